@@ -1,0 +1,41 @@
+# Sourced by build_book.sh and run_tests.sh: make .venv with toxlib and its pinned dependencies.
+# CPU machines get PyTorch's CPU wheel first (a plain "torch" requirement would pull several GB of CUDA packages).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+EXTRAS="${TOXLIB_EXTRAS:-}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[bootstrap] creating $VENV with $($PY --version)"
+  "$PY" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    echo "[bootstrap] CUDA GPU found: installing the default PyTorch build"
+    "${PIP[@]}" install "torch>=2.3,<3"
+  else
+    echo "[bootstrap] no CUDA GPU: installing the CPU build of PyTorch first"
+    "${PIP[@]}" install "torch==2.13.0" 2>/dev/null \
+      || "${PIP[@]}" install "torch>=2.3,<3" --index-url https://download.pytorch.org/whl/cpu
+  fi
+fi
+
+# Reinstall only when the declared dependencies change.
+stamp="$VENV/.toxlib-install-$(cat pyproject.toml | sha256sum | cut -c1-16)${EXTRAS:+-$EXTRAS}"
+if [ ! -f "$stamp" ]; then
+  echo "[bootstrap] installing toxlib (editable)${EXTRAS:+ with extras [$EXTRAS]}"
+  "${PIP[@]}" install -e ".${EXTRAS:+[$EXTRAS]}"
+  rm -f "$VENV"/.toxlib-install-*
+  touch "$stamp"
+fi
+
+# Offline machines: use ../shared/data as the data mirror when it exists and none is set.
+if [ -z "${TOXLIB_DATA_MIRROR:-}" ] && [ -d "$ROOT/../shared/data" ]; then
+  export TOXLIB_DATA_MIRROR="$(cd "$ROOT/../shared/data" && pwd)"
+  echo "[bootstrap] TOXLIB_DATA_MIRROR=$TOXLIB_DATA_MIRROR"
+fi
+export PATH="$VENV/bin:$PATH"

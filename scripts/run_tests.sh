@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run the test suite: set up .venv with the dev extras, make sure Debian's chromium is there for the
+# browser test, then pytest (the smoke book build and the browser check included). Extra arguments go to pytest.
+set -euo pipefail
+TOXLIB_EXTRAS=dev
+source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[tests] installing Debian's chromium for the browser test"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+  else
+    echo "[tests] chromium not found and cannot be installed here: the browser test will fail (install chromium)"
+  fi
+fi
+python -m pytest -ra "$@"

@@ -1,0 +1,5 @@
+import sys
+
+from toxlib.cli import main
+
+sys.exit(main())

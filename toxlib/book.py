@@ -1,0 +1,119 @@
+"""Build the book: execute the notebooks listed in _toc.yml with papermill, then run Jupyter Book 1 (execution off).
+
+A full build executes the notebooks in place (their outputs are the committed "last full run") and writes
+results under data/results/. A smoke build (``smoke=True``, for CI) copies the book sources into a staging
+directory, runs each notebook with its tiny smoke parameters there, with results written inside the staging
+directory, so the committed notebooks and results are never overwritten by a smoke run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from toxlib import paths
+from toxlib.errors import UnknownNameError
+from toxlib.runner import run_notebook
+
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks", "references.bib")
+
+
+def toc_files(root: Path) -> list[str]:
+    """The ``file:`` entries of root/_toc.yml in reading order (root first), without extensions."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return found
+
+
+def toc_notebooks(root: Path) -> list[Path]:
+    """The notebooks (.ipynb) among the table of contents' files, in reading order."""
+    return [root / f"{f}.ipynb" for f in toc_files(root) if (root / f"{f}.ipynb").exists()]
+
+
+def is_aggregate(notebook: Path) -> bool:
+    """Whether the notebook gathers other chapters' results (metadata toxlib.aggregate: true)."""
+    return bool(nbformat.read(str(notebook), as_version=4).metadata.get("toxlib", {}).get("aggregate", False))
+
+
+def stage_sources(root: Path, staging: Path) -> Path:
+    """Copy the book's sources (not data or results) into ``staging`` and return it."""
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    for name in BOOK_SOURCES:
+        src = root / name
+        if src.is_dir():
+            shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, staging / name)
+    return staging
+
+
+def build_html(source: Path, output: Path) -> Path:
+    """Run ``jupyter-book build`` on ``source`` into output/_build/html; warnings (broken references) fail it."""
+    cmd = [
+        sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+        "build", str(source), "--path-output", str(output), "--builder", "html", "-W", "-n", "--keep-going",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
+        raise RuntimeError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
+    return output / "_build" / "html"
+
+
+def build_book(
+    only: list[str] | None = None,
+    smoke: bool = False,
+    workdir: str | Path | None = None,
+    execute: bool = True,
+) -> dict:
+    """Execute the table of contents' notebooks and build the HTML.
+
+    only: notebook stems to execute (others keep their committed outputs); unknown stems raise UnknownNameError.
+    smoke: tiny parameters in a staging copy under ``workdir`` (default <project>/_build/smoke).
+    Returns {"html": path of the HTML folder, "runs": [run record per executed notebook], "wall_s": seconds}.
+    """
+    started = time.perf_counter()
+    root = paths.project_root()
+    if smoke:
+        work = Path(workdir) if workdir else root / "_build" / "smoke"
+        source = stage_sources(root, work / "src")
+        env = {"TOXLIB_RESULTS_DIR": str(source / "data" / "results")}
+        output = work
+    else:
+        source, env, output = root, {}, Path(workdir) if workdir else root
+    notebooks = toc_notebooks(source)
+    stems = {nb.stem: nb for nb in notebooks}
+    if only:
+        unknown = sorted(set(only) - set(stems))
+        if unknown:
+            raise UnknownNameError(f"unknown notebook(s) {', '.join(unknown)}; the book has: {', '.join(stems)}")
+        # Aggregating notebooks (the scorecard) re-run whenever any chapter does, so they never go stale.
+        notebooks = [nb for s, nb in stems.items() if s in set(only) or is_aggregate(nb)]
+    runs = []
+    if execute:
+        for nb in notebooks:
+            print(f"[toxlib] executing {nb.relative_to(source)}{' (smoke parameters)' if smoke else ''}", flush=True)
+            runs.append(run_notebook(nb, smoke=smoke, env=env))
+    print("[toxlib] building HTML with jupyter-book", flush=True)
+    html = build_html(source, output)
+    return {"html": html, "runs": runs, "wall_s": time.perf_counter() - started}

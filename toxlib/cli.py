@@ -1,0 +1,86 @@
+"""Command line: ``python -m toxlib {data,run,book} ...`` (see ``--help`` of each)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from toxlib.errors import ToxlibError
+
+
+def _data(args) -> int:
+    from toxlib.data.registry import fetch, registry
+
+    reg = registry()
+    if args.action == "list":
+        for name in reg.names():
+            s = reg[name]
+            print(f"{name:28s} {s.bytes:>9,d} B  {s.license:40.40s}  {s.path}")
+        return 0
+    names = args.names or reg.names()
+    for name in names:
+        path = fetch(name, mirror=args.mirror, force=args.force)
+        print(f"{name}: {path}")
+    return 0
+
+
+def _run(args) -> int:
+    from toxlib.runner import run_notebook
+
+    params = dict(args.parameter or [])
+    record = run_notebook(args.notebook, params, output=args.output, smoke=args.smoke)
+    print(f"executed {record['notebook']} in {record['wall_s']:.1f} s with {record['parameters']}")
+    return 0
+
+
+def _book(args) -> int:
+    from toxlib.book import build_book
+
+    result = build_book(only=args.only, smoke=args.smoke, execute=not args.no_execute)
+    for run in result["runs"]:
+        print(f"  {run['notebook']:28s} {run['wall_s']:8.1f} s")
+    print(f"book built in {result['wall_s']:.1f} s: open {result['html'] / 'index.html'}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="list or fetch the registry's data files")
+    data_sub = data.add_subparsers(dest="action", required=True)
+    data_sub.add_parser("list", help="list every registered data file")
+    fetch = data_sub.add_parser("fetch", help="download (or copy from a mirror) and verify data files")
+    fetch.add_argument("names", nargs="*", help="source names (default: all)")
+    fetch.add_argument("--mirror", help="copy from this directory (owner/repo/path layout) instead of downloading; "
+                       "default $TOXLIB_DATA_MIRROR")
+    fetch.add_argument("--force", action="store_true", help="fetch again even if the file is present")
+    data.set_defaults(func=_data)
+
+    run = sub.add_parser("run", help="execute one notebook with papermill")
+    run.add_argument("notebook", help="path of the .ipynb file")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                     help="set a parameter (value parsed to the parameter's type); repeatable")
+    run.add_argument("-o", "--output", help="write the executed notebook here (default: in place)")
+    run.add_argument("--smoke", action="store_true", help="start from the notebook's tiny CI parameters")
+    run.set_defaults(func=_run)
+
+    book = sub.add_parser("book", help="execute the notebooks in _toc.yml and build the HTML book")
+    book.add_argument("--only", nargs="+", metavar="STEM", help="execute only these notebooks (and the scorecard)")
+    book.add_argument("--smoke", action="store_true", help="tiny parameters, in a staging copy under _build/smoke")
+    book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
+    book.set_defaults(func=_book)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ToxlibError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

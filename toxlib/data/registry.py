@@ -1,0 +1,191 @@
+"""The data registry (data/sources.yaml) and fetching: download by URL or copy from a mirror, verify sha256.
+
+A file is fetched once into the local data directory (``toxlib.paths.data_dir()``) under its mirror path
+``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+import yaml
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from toxlib import paths
+from toxlib.errors import ChecksumMismatchError, DataUnavailableError, UnknownNameError
+
+FETCH_HINT = (
+    "Fetch it with `python -m toxlib data fetch {name}` while online, or copy it from a local mirror laid out as "
+    "owner/repo/path: `python -m toxlib data fetch {name} --mirror DIR`, or set TOXLIB_DATA_MIRROR=DIR."
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One data file of the registry.
+
+    path: location under a mirror or the local data dir, ``owner/repo/path``.
+    sha256: checksum of accepted bytes; upstream_sha256: the URL's bytes where a mirror copy was scrubbed.
+    drop_columns: CSV columns removed before storing (upstream credential leaks).
+    """
+
+    name: str
+    description: str
+    path: str
+    repo: str
+    commit: str
+    url: str
+    bytes: int
+    sha256: str
+    license: str
+    citation: str
+    upstream_sha256: str | None = None
+    drop_columns: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def url_sha256(self) -> str:
+        return self.upstream_sha256 or self.sha256
+
+
+class Registry:
+    """The sources of one registry file, by name."""
+
+    def __init__(self, sources: list[Source]):
+        self.sources = {s.name: s for s in sources}
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Registry":
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return cls([Source(**{**e, "drop_columns": tuple(e.get("drop_columns", ()))}) for e in raw["sources"]])
+
+    def __getitem__(self, name: str) -> Source:
+        try:
+            return self.sources[name]
+        except KeyError:
+            raise UnknownNameError(
+                f"unknown data source {name!r}; known sources: {', '.join(sorted(self.sources))}"
+            ) from None
+
+    def names(self) -> list[str]:
+        return list(self.sources)
+
+
+_default_registry: Registry | None = None
+
+
+def registry() -> Registry:
+    """The project's registry (data/sources.yaml), read once."""
+    global _default_registry
+    if _default_registry is None:
+        _default_registry = Registry.from_file(paths.registry_file())
+    return _default_registry
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
+    """A requests session that retries connection errors, 429 and 5xx with exponential back-off."""
+    retry = Retry(
+        total=retries,
+        backoff_factor=backoff,
+        status_forcelist=(429, 500, 502, 503, 504),
+        allowed_methods=frozenset({"GET"}),
+        raise_on_status=False,
+    )
+    session = requests.Session()
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
+def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries: int = 3) -> bytes:
+    """The bytes at ``source.url``; raises DataUnavailableError (with the fetch hint) when it cannot be reached."""
+    try:
+        with http_session(retries=retries) as session:
+            response = session.get(source.url, timeout=timeout)
+            response.raise_for_status()
+            return response.content
+    except requests.RequestException as exc:
+        raise DataUnavailableError(
+            f"could not download {source.name!r} from {source.url}: {type(exc).__name__}: {exc}. "
+            + FETCH_HINT.format(name=source.name)
+        ) from exc
+
+
+def drop_csv_columns(data: bytes, columns: tuple[str, ...]) -> bytes:
+    """Remove the named columns of a CSV file, leaving every other field's text as it was."""
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    keep = [i for i, col in enumerate(rows[0]) if col not in columns]
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    for row in rows:
+        writer.writerow([row[i] for i in keep if i < len(row)])
+    return out.getvalue().encode("utf-8")
+
+
+def _atomic_write(dest: Path, data: bytes) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fetch(
+    name: str,
+    mirror: str | Path | None = None,
+    force: bool = False,
+    reg: Registry | None = None,
+    data_dir: Path | None = None,
+) -> Path:
+    """Make one source present in the local data dir and return its path.
+
+    Copies from ``mirror`` (or $TOXLIB_DATA_MIRROR) when given, else downloads the pinned URL.
+    The bytes are checked against the registry's sha256 before anything is written.
+    """
+    source = (reg or registry())[name]
+    dest = (data_dir or paths.data_dir()) / source.path
+    if dest.exists() and not force:
+        return dest
+    mirror_root = Path(mirror).expanduser() if mirror else paths.mirror_dir()
+    if mirror_root is not None:
+        origin = mirror_root / source.path
+        if not origin.exists():
+            raise DataUnavailableError(
+                f"{source.name!r} is not in the mirror {mirror_root} (looked for {origin}). "
+                "Point --mirror / TOXLIB_DATA_MIRROR at a directory laid out as owner/repo/path, "
+                "or unset it to download from the pinned URL."
+            )
+        data, expected, where = origin.read_bytes(), source.sha256, str(origin)
+    else:
+        data, expected, where = download(source), source.url_sha256, source.url
+    actual = sha256_of(data)
+    if actual != expected:
+        raise ChecksumMismatchError(
+            f"checksum mismatch for {source.name!r} ({source.path}) from {where}: expected sha256 {expected}, "
+            f"got {actual}. The copy is corrupt or not the pinned version; fetch it again from the pinned URL "
+            "or a clean mirror. Nothing was written."
+        )
+    if source.drop_columns:
+        data = drop_csv_columns(data, source.drop_columns)
+    _atomic_write(dest, data)
+    return dest
+
+
+def ensure(name: str) -> Path:
+    """Path of a source in the local data dir, fetched on first use (mirror from $TOXLIB_DATA_MIRROR if set)."""
+    return fetch(name)

@@ -1,0 +1,58 @@
+"""TweetEval hate (Basile et al., 2019) and the 1,000-tweet sample SASS scored with GPT-3 and Perspective."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from toxlib.data.io import read_lines
+from toxlib.data.registry import ensure
+from toxlib.errors import DataFormatError, UnknownNameError
+
+SPLITS = ("train", "val", "test")
+
+
+def load_tweeteval_hate(split: str = "test") -> pd.DataFrame:
+    """One TweetEval hate split. Columns: text, label (int: 0 = not-hate, 1 = hate), label_name."""
+    if split not in SPLITS:
+        raise UnknownNameError(f"unknown TweetEval split {split!r}; known: {', '.join(SPLITS)}")
+    texts = read_lines(ensure(f"tweeteval_hate_{split}_text"))
+    labels = read_lines(ensure(f"tweeteval_hate_{split}_labels"))
+    if len(texts) != len(labels):
+        raise DataFormatError(
+            f"TweetEval hate {split}: {len(texts)} texts but {len(labels)} labels; re-fetch both files with --force"
+        )
+    names = dict(line.split("\t") for line in read_lines(ensure("tweeteval_hate_mapping")))
+    frame = pd.DataFrame({"text": [t.strip() for t in texts], "label": [int(x) for x in labels]})
+    frame["label_name"] = frame["label"].astype(str).map(names)
+    return frame
+
+
+def load_sass_tweeteval() -> pd.DataFrame:
+    """The 1,000 TweetEval hate test tweets SASS used, with the recorded responses.
+
+    Columns: id, text, label (1 = hate), gpt3_few (1 toxic, 0 not, NaN where the reply was not parsed: upstream -1),
+    gpt3_reply (raw reply text), perspective_toxicity (NaN where the API call failed), perspective_failed (bool),
+    perspective_label (0/1, NaN where the call failed; upstream recorded those as 0).
+    The upstream error-message column is dropped at fetch time: one message carries an API key.
+    """
+    raw = pd.read_csv(ensure("sass_tweeteval_responses"), index_col=0)
+    failed = raw["perspective_response"].isna()
+    gpt = raw["gpt_response"].astype(float).where(raw["gpt_response"] >= 0, np.nan)
+    return pd.DataFrame(
+        {
+            "id": raw["id"].astype(int),
+            "text": raw["text"],
+            "label": raw["label"].astype(int),
+            "gpt3_few": gpt,
+            "gpt3_reply": raw["gpt_response_txt"].astype(str).str.strip(),
+            "perspective_toxicity": raw["perspective_response"].astype(float),
+            "perspective_failed": failed,
+            "perspective_label": raw["perspective_response_bin"].astype(float).mask(failed),
+        }
+    ).reset_index(drop=True)
+
+
+def load_sass_tweeteval_sample() -> pd.DataFrame:
+    """The sampled tweets as SASS stored them before scoring. Columns: id, text, label."""
+    return pd.read_csv(ensure("sass_tweeteval_sample"))

@@ -1,0 +1,44 @@
+"""Where toxlib reads and writes on disk.
+
+Every location can be moved with an environment variable:
+  TOXLIB_DATA_DIR      downloaded data files (default: <project>/data/downloads, git-ignored)
+  TOXLIB_RESULTS_DIR   tables, figures and claims written by notebooks (default: <project>/data/results)
+  TOXLIB_DATA_MIRROR   a local mirror laid out as owner/repo/path to copy data from instead of downloading
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def project_root() -> Path:
+    """The checkout holding _toc.yml and data/sources.yaml (toxlib is installed editable from it)."""
+    root = PACKAGE_DIR.parent
+    if (root / "data" / "sources.yaml").exists():
+        return root
+    raise FileNotFoundError(
+        f"toxlib at {PACKAGE_DIR} is not inside the companion's checkout (no data/sources.yaml beside it). "
+        "Install it editable from the repository: pip install -e ."
+    )
+
+
+def registry_file() -> Path:
+    return project_root() / "data" / "sources.yaml"
+
+
+def data_dir() -> Path:
+    env = os.environ.get("TOXLIB_DATA_DIR")
+    return Path(env).expanduser().resolve() if env else project_root() / "data" / "downloads"
+
+
+def results_dir() -> Path:
+    env = os.environ.get("TOXLIB_RESULTS_DIR")
+    return Path(env).expanduser().resolve() if env else project_root() / "data" / "results"
+
+
+def mirror_dir() -> Path | None:
+    env = os.environ.get("TOXLIB_DATA_MIRROR")
+    return Path(env).expanduser().resolve() if env else None

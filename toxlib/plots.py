@@ -1,0 +1,44 @@
+"""Figures shared by chapters (matplotlib/seaborn). Each returns the Figure; callers save it with results.save_figure."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+
+def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title: str, ylabel: str,
+                 horizontal: bool = True):
+    """Grouped bar chart: one group of bars per row of ``table[group]``, one bar per ``values`` column.
+
+    values: {column: legend label}. Returns the matplotlib Figure.
+    """
+    long = table.melt(id_vars=group, value_vars=list(values), var_name="series", value_name="value")
+    long["series"] = long["series"].map(values)
+    height = max(3.0, 0.45 * len(table) * max(1, len(values)) / 2)
+    fig, ax = plt.subplots(figsize=(7.5, height) if horizontal else (9, 4))
+    if horizontal:
+        sns.barplot(data=long, y=group, x="value", hue="series", ax=ax, orient="h")
+        ax.set_xlabel(ylabel)
+        ax.set_ylabel("")
+    else:
+        sns.barplot(data=long, x=group, y="value", hue="series", ax=ax)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel("")
+        ax.tick_params(axis="x", rotation=30)
+    ax.set_title(title)
+    ax.legend(title=None, frameon=False, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def histograms(frame: pd.DataFrame, column: str, by: str, title: str, xlabel: str, marker: float | None = None):
+    """Overlaid density-normalised histograms of ``frame[column]`` per value of ``frame[by]``; optional vertical line."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.5))
+    sns.histplot(data=frame, x=column, hue=by, stat="density", common_norm=False, bins=20, element="step", ax=ax)
+    if marker is not None:
+        ax.axvline(marker, color="black", linestyle="--", linewidth=1)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    fig.tight_layout()
+    return fig

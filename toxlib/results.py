@@ -1,0 +1,84 @@
+"""Where notebooks put what they show: tables (CSV), figures (PNG) and claims, under results_dir()/<notebook-stem>/.
+
+Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
+claim, paper_value, our_value, holds, note. ``holds`` is True, False, or empty where the claim cannot be judged.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from toxlib import paths
+
+CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "holds", "note"]
+
+
+def chapter_dir(stem: str) -> Path:
+    out = paths.results_dir() / stem
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def write_table(stem: str, name: str, table: pd.DataFrame) -> Path:
+    """Write ``table`` to <results>/<stem>/<name>.csv (index dropped) and return the path."""
+    path = chapter_dir(stem) / f"{name}.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def save_figure(stem: str, name: str, fig) -> Path:
+    """Save a matplotlib figure to <results>/<stem>/<name>.png."""
+    path = chapter_dir(stem) / f"{name}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
+def within(paper_value: float, our_value: float, tolerance: float) -> bool:
+    """Whether our value equals the paper's up to ``tolerance`` (False when either is NaN)."""
+    if any(isinstance(v, float) and math.isnan(v) for v in (paper_value, our_value)):
+        return False
+    return abs(float(paper_value) - float(our_value)) <= tolerance + 1e-12
+
+
+def claim(claim: str, paper_value, our_value, holds: bool | None, note: str = "") -> dict:
+    """One row of a claims table. Values are formatted as strings so numbers and ranges mix in one column."""
+
+    def fmt(v):
+        if isinstance(v, float):
+            return "NaN" if math.isnan(v) else f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+        return str(v)
+
+    return {
+        "claim": claim,
+        "paper_value": fmt(paper_value),
+        "our_value": fmt(our_value),
+        "holds": None if holds is None else bool(holds),
+        "note": note,
+    }
+
+
+def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
+    """Write the chapter's claims to <results>/<stem>/claims.csv and return them as a DataFrame."""
+    table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    if table["claim"].isna().any() or (table["claim"] == "").any():
+        raise ValueError("every claim needs its text")
+    write_table(stem, "claims", table)
+    return table
+
+
+def collect_claims() -> pd.DataFrame:
+    """Every chapter's claims.csv stacked. Columns: chapter + CLAIM_COLUMNS, chapters in name order."""
+    frames = []
+    for path in sorted(paths.results_dir().glob("*/claims.csv")):
+        table = pd.read_csv(path, dtype={"paper_value": str, "our_value": str, "note": str}, keep_default_na=False)
+        missing = set(CLAIM_COLUMNS) - set(table.columns)
+        if missing:
+            raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
+        table.insert(0, "chapter", path.parent.name)
+        frames.append(table[["chapter"] + CLAIM_COLUMNS])
+    if not frames:
+        return pd.DataFrame(columns=["chapter"] + CLAIM_COLUMNS)
+    return pd.concat(frames, ignore_index=True)

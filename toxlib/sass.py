@@ -1,0 +1,131 @@
+"""The SASS paper's tables (3, 5, 6, 7) computed from recorded predictions, with the paper's printed values.
+
+Inputs are the frames of ``toxlib.data.load_sass_predictions`` and ``load_sass_tweeteval``. A system's
+prediction column holds 0/1 (or NaN for a failed prediction, which is left out and counted, never taken as 0).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from toxlib.metrics import conditional_rates, prf_table
+from toxlib.wordmatch import contains_listed_word
+
+# system name -> prediction column of load_sass_predictions()
+RECORDED_SYSTEMS = {
+    "PERSPECTIVE": "perspective_label",
+    "GPT-3-ZERO": "gpt3_zero",
+    "GPT-3-ONE": "gpt3_one",
+    "GPT-3-FEW": "gpt3_few",
+}
+
+CATEGORY_ORDER = [
+    "Blackmail", "Classism", "Exclusionary", "Gaslighting", "Misogyny", "Sarcasm",
+    "Sexual Harassment", "Stereotyping", "Neutral", "False Positive",
+]
+
+# Printed in the paper (values as fractions).
+PAPER_TABLE3 = pd.DataFrame(
+    {
+        "system": ["PERSPECTIVE", "GPT-3-ZERO", "GPT-3-ONE", "GPT-3-FEW"],
+        "precision": [0.26, 0.83, 0.77, 0.73],
+        "recall": [0.05, 0.19, 0.11, 0.52],
+        "f1": [0.08, 0.31, 0.19, 0.61],
+    }
+)
+PAPER_TABLE5 = pd.DataFrame(
+    {
+        "category": CATEGORY_ORDER,
+        "human": [0.682, 0.787, 0.836, 0.565, 0.787, 0.665, 0.80, 0.814, 0.007, 0.054],
+        "perspective": [0.157, 0.193, 0.234, 0.155, 0.222, 0.337, 0.219, 0.317, 0.104, 0.809],
+        "gpt3_zero": [0.40, 0.208, 0.12, 0.16, 0.292, 0.08, 0.16, 0.12, 0.0, 0.25],
+        "gpt3_one": [0.40, 0.0, 0.24, 0.0, 0.083, 0.0, 0.04, 0.0, 0.0, 0.25],
+        "gpt3_few": [0.69, 0.542, 0.64, 0.44, 0.583, 0.32, 0.32, 0.40, 0.28, 0.792],
+    }
+)
+PAPER_TABLE6 = pd.DataFrame(
+    {
+        "system": ["PERSPECTIVE", "GPT-3-ZERO", "GPT-3-ONE", "GPT-3-FEW"],
+        "p_swear_given_toxic": [0.53, 0.14, 0.15, 0.12],
+        "p_toxic_given_swear": [1.0, 0.33, 0.22, 0.83],
+    }
+)
+PAPER_TABLE7 = pd.DataFrame(
+    {"system": ["PERSPECTIVE", "GPT-3-FEW"], "precision": [0.40, 0.41], "recall": [0.62, 0.69], "f1": [0.48, 0.52]}
+)
+
+
+def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Our table with the paper's columns beside each of ours (suffix ``_paper``) and their difference (``_diff``)."""
+    merged = ours.merge(paper, on=key, how="left", suffixes=("", "_paper"))
+    for col in paper.columns.drop(key):
+        merged[f"{col}_diff"] = merged[col] - merged[f"{col}_paper"]
+    ordered = [key] + [c for col in paper.columns.drop(key) for c in (col, f"{col}_paper", f"{col}_diff")]
+    return merged[ordered + [c for c in merged.columns if c not in ordered]]
+
+
+def relabel(pred: pd.DataFrame, human_threshold: float = 0.5, perspective_threshold: float = 0.5) -> pd.DataFrame:
+    """A copy of ``pred`` with human_label = human_toxicity > human_threshold and perspective_label =
+    perspective_toxicity > perspective_threshold (the paper: both 0.5, strictly greater)."""
+    out = pred.copy()
+    out["human_label"] = (out["human_toxicity"] > human_threshold).astype(int)
+    out["perspective_label"] = (out["perspective_toxicity"] > perspective_threshold).astype(int)
+    return out
+
+
+def table3(pred: pd.DataFrame, systems: dict[str, str] = RECORDED_SYSTEMS) -> pd.DataFrame:
+    """Precision/recall/F1 of each system against human_label (human_toxicity > 0.5). One row per system."""
+    return prf_table(pred["human_label"], {name: pred[col] for name, col in systems.items()})
+
+
+def table5(pred: pd.DataFrame, columns: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per-category means (continuous scores for human and Perspective, positive rates for binary systems).
+
+    columns: {output column: input column}; default human, perspective and the three GPT-3 settings.
+    One row per category in the paper's order; columns: category, n, then the means.
+    """
+    columns = columns or {
+        "human": "human_toxicity",
+        "perspective": "perspective_toxicity",
+        "gpt3_zero": "gpt3_zero",
+        "gpt3_one": "gpt3_one",
+        "gpt3_few": "gpt3_few",
+    }
+    grouped = pred.groupby("category")
+    table = grouped[list(columns.values())].mean().rename(columns={v: k for k, v in columns.items()})
+    table.insert(0, "n", grouped.size())
+    order = [c for c in CATEGORY_ORDER if c in table.index] + sorted(set(table.index) - set(CATEGORY_ORDER))
+    return table.loc[order].rename_axis("category").reset_index()
+
+
+def table6(
+    pred: pd.DataFrame, words, systems: dict[str, str] = RECORDED_SYSTEMS, subset: pd.Series | None = None
+) -> pd.DataFrame:
+    """Swear-word conditionals per system: p(swear | flagged toxic) and p(flagged toxic | contains swear word).
+
+    words: the word list used to detect swear words (see toxlib.wordmatch). subset: optional boolean mask of rows.
+    Columns: system, p_swear_given_toxic, p_toxic_given_swear, n_flagged, n_contains, n_both, n.
+    """
+    frame = pred if subset is None else pred[subset]
+    has_swear = contains_listed_word(frame["text"], words)
+    rows = []
+    for name, col in systems.items():
+        known = frame[col].notna().to_numpy()
+        rates = conditional_rates(frame[col].to_numpy()[known] == 1, has_swear[known])
+        rows.append(
+            {
+                "system": name,
+                "p_swear_given_toxic": rates["p_contains_given_flagged"],
+                "p_toxic_given_swear": rates["p_flagged_given_contains"],
+                **{k: rates[k] for k in ("n_flagged", "n_contains", "n_both", "n")},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def table7(tweets: pd.DataFrame) -> pd.DataFrame:
+    """Precision/recall/F1 of Perspective (> 0.5) and GPT-3-FEW against the TweetEval hate labels (1,000 tweets).
+
+    Failed Perspective calls and unparsed GPT-3 replies are NaN and left out (counted in n_missing).
+    """
+    return prf_table(tweets["label"], {"PERSPECTIVE": tweets["perspective_label"], "GPT-3-FEW": tweets["gpt3_few"]})
