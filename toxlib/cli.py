@@ -9,7 +9,7 @@ from toxlib.errors import ToxlibError
 
 
 def _data(args) -> int:
-    from toxlib.data.registry import fetch, registry
+    from toxlib.data.sources import fetch, registry
 
     reg = registry()
     if args.action == "list":

@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from toxlib.data.io import read_lines
-from toxlib.data.registry import Registry, ensure, registry
+from toxlib.data.sources import Registry, ensure, registry
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:

@@ -1,6 +1,6 @@
 """Data: the registry of source files (``registry``), fetching (``fetch``) and typed loaders returning DataFrames."""
 
-from toxlib.data.registry import Registry, Source, ensure, fetch, registry
+from toxlib.data.sources import Registry, Source, ensure, fetch, registry
 from toxlib.data.rtp import PERSPECTIVE_ATTRIBUTES, load_debias_prompts, load_rtp, load_rtp_all
 from toxlib.data.sass import load_sass_benchmark, load_sass_human_scores, load_sass_paper_scores, load_sass_predictions
 from toxlib.data.toxigen import explode_groups, load_implicit_hate, load_toxigen

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from toxlib.data.registry import ensure
+from toxlib.data.sources import ensure
 
 GPT3_SETTINGS = {"zero": "gpt_zero_shot_mode", "one": "gpt_one_shot_mode", "few": "gpt_few_shot_mode"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.data.io import read_json_array
-from toxlib.data.registry import ensure
+from toxlib.data.sources import ensure
 from toxlib.errors import DataFormatError
 
 COLUMNS = ["id", "text", "toxicity_score", "label", "harmful", "target_groups"]

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from toxlib.data.io import read_lines
-from toxlib.data.registry import ensure
+from toxlib.data.sources import ensure
 from toxlib.errors import DataFormatError, UnknownNameError
 
 SPLITS = ("train", "val", "test")

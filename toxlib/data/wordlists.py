@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.data.io import read_lines
-from toxlib.data.registry import ensure
+from toxlib.data.sources import ensure
 from toxlib.errors import UnknownNameError
 
 WORD_LISTS = {"rtp": "ldnoobw_rtp", "en": "ldnoobw_en"}

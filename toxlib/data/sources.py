@@ -108,10 +108,10 @@ def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
     return session
 
 
-def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries: int = 3) -> bytes:
+def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries: int = 3, backoff: float = 0.5) -> bytes:
     """The bytes at ``source.url``; raises DataUnavailableError (with the fetch hint) when it cannot be reached."""
     try:
-        with http_session(retries=retries) as session:
+        with http_session(retries=retries, backoff=backoff) as session:
             response = session.get(source.url, timeout=timeout)
             response.raise_for_status()
             return response.content
@@ -151,11 +151,14 @@ def fetch(
     force: bool = False,
     reg: Registry | None = None,
     data_dir: Path | None = None,
+    retries: int = 3,
+    backoff: float = 0.5,
 ) -> Path:
     """Make one source present in the local data dir and return its path.
 
     Copies from ``mirror`` (or $TOXLIB_DATA_MIRROR) when given, else downloads the pinned URL.
-    The bytes are checked against the registry's sha256 before anything is written.
+    The bytes are checked against the registry's sha256 before anything is written. retries/backoff: HTTP retries
+    on connection errors, 429 and 5xx, with exponential back-off starting at ``backoff`` seconds.
     """
     source = (reg or registry())[name]
     dest = (data_dir or paths.data_dir()) / source.path
@@ -172,7 +175,7 @@ def fetch(
             )
         data, expected, where = origin.read_bytes(), source.sha256, str(origin)
     else:
-        data, expected, where = download(source), source.url_sha256, source.url
+        data, expected, where = download(source, retries=retries, backoff=backoff), source.url_sha256, source.url
     actual = sha256_of(data)
     if actual != expected:
         raise ChecksumMismatchError(

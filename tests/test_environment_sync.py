@@ -1,0 +1,24 @@
+"""environment.yml and pyproject.toml declare the same pins."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _normalise(req: str) -> str:
+    return req.replace(" ", "").lower()
+
+
+def test_conda_environment_pins_match_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + project["optional-dependencies"]["dev"]
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert sorted(map(_normalise, pip_section)) == sorted(map(_normalise, declared))
+    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
+    assert _normalise(python) == "python" + _normalise(project["requires-python"])

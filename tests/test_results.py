@@ -1,0 +1,29 @@
+"""The results contract: tables and claims under results_dir()/<stem>/, gathered by the scorecard."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from toxlib import results
+
+
+def test_claims_round_trip_and_collect(results_dir):
+    results.write_claims("chap_a", [results.claim("x is 0.5", 0.5, 0.5004, results.within(0.5, 0.5004, 0.001), "n")])
+    results.write_claims("chap_b", [results.claim("y > z", "1 > 0", "no data", None)])
+    table = results.collect_claims()
+    assert table.columns.tolist() == ["chapter"] + results.CLAIM_COLUMNS
+    assert table["chapter"].tolist() == ["chap_a", "chap_b"]
+    assert str(table.loc[0, "holds"]) == "True" and table.loc[0, "our_value"] == "0.5"
+    assert (results_dir / "chap_a" / "claims.csv").exists()
+
+
+def test_collect_rejects_a_claims_file_without_the_columns(results_dir):
+    results.write_table("bad", "claims", pd.DataFrame({"claim": ["x"], "value": [1]}))
+    with pytest.raises(ValueError, match="lacks the claims columns"):
+        results.collect_claims()
+
+
+def test_within_is_false_for_nan():
+    assert not results.within(0.5, float("nan"), 1.0)
+    assert results.within(0.26, 0.2647, 0.01) and not results.within(0.26, 0.2801, 0.01)
