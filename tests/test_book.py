@@ -59,7 +59,7 @@ def test_results_contract(smoke_book):
     t3 = pd.read_csv(results / "sass" / "table3.csv").set_index("system")
     assert ((t3[["precision", "recall", "f1"]] - t3[["precision_paper", "recall_paper", "f1_paper"]].values)
             .abs() <= 0.01).all().all()
-    scorecard = pd.read_csv(results / "scorecard" / "claims.csv")
+    scorecard = pd.read_csv(results / "scorecard" / "all_claims.csv")
     assert {"datasets", "sass"} <= set(scorecard["chapter"])
     assert (results / "datasets" / "toxigen_groups.png").stat().st_size > 1000
 

@@ -1,7 +1,7 @@
 """Build the book: execute the notebooks listed in _toc.yml with papermill, then run Jupyter Book 1 (execution off).
 
 A full build executes the notebooks in place (their outputs are the committed "last full run") and writes
-results under data/results/. A smoke build (``smoke=True``, for CI) copies the book sources into a staging
+results under data/results/; the HTML is built from a copy of the sources in _build/src. A smoke build (``smoke=True``, for CI) copies the book sources into a staging
 directory, runs each notebook with its tiny smoke parameters there, with results written inside the staging
 directory, so the committed notebooks and results are never overwritten by a smoke run.
 """
@@ -98,9 +98,9 @@ def build_book(
         work = Path(workdir) if workdir else root / "_build" / "smoke"
         source = stage_sources(root, work / "src")
         env = {"TOXLIB_RESULTS_DIR": str(source / "data" / "results")}
-        output = work
     else:
-        source, env, output = root, {}, Path(workdir) if workdir else root
+        work = Path(workdir) if workdir else root
+        source, env = root, {}
     notebooks = toc_notebooks(source)
     stems = {nb.stem: nb for nb in notebooks}
     if only:
@@ -115,5 +115,7 @@ def build_book(
             print(f"[toxlib] executing {nb.relative_to(source)}{' (smoke parameters)' if smoke else ''}", flush=True)
             runs.append(run_notebook(nb, smoke=smoke, env=env))
     print("[toxlib] building HTML with jupyter-book", flush=True)
-    html = build_html(source, output)
+    # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
+    staged = source if smoke else stage_sources(root, work / "_build" / "src")
+    html = build_html(staged, work)
     return {"html": html, "runs": runs, "wall_s": time.perf_counter() - started}

@@ -163,6 +163,7 @@ def run_notebook(
     output = Path(output).resolve() if output else path
     wanted = {**(smoke_parameters(path) if smoke else {}), **(parameters or {})}
     checked = check_parameters(path, wanted)
+    commit = git_commit(Path(toxlib.__file__).resolve().parent.parent)  # before the run dirties the notebook
     started = time.perf_counter()
     with environment(env or {}):
         papermill.execute_notebook(
@@ -174,7 +175,7 @@ def run_notebook(
         "parameters": checked,
         "smoke": smoke,
         "toxlib_version": toxlib.__version__,
-        "commit": git_commit(Path(toxlib.__file__).resolve().parent.parent),
+        "commit": commit,
         "machine": machine_description(),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
