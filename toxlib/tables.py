@@ -13,8 +13,10 @@ def show(table: pd.DataFrame, caption: str, digits: int = 3):
     if table.empty:
         raise ValueError(f"refusing to show an empty table ({caption!r}): an upstream step produced no rows")
     floats = table.select_dtypes("float").columns
+    texts = table.select_dtypes(exclude="number").columns
     return (
         table.style.hide(axis="index")
+        .set_properties(subset=list(texts), **{"text-align": "left"})
         .format({c: f"{{:.{digits}f}}" for c in floats}, na_rep="NaN")
         .set_caption(caption)
         .set_table_styles(
