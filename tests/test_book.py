@@ -17,6 +17,7 @@ import pytest
 
 from toxlib import paths
 from toxlib.book import build_book, toc_files, toc_notebooks
+from toxlib.errors import BookBuildError
 
 ROOT = paths.project_root()
 pytestmark = pytest.mark.slow
@@ -132,3 +133,13 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
                 problems.append(f"{name}: bad title {page.title()!r}")
         browser.close()
     assert not problems, "\n".join(problems)
+
+
+def test_a_broken_reference_fails_the_build(tmp_path):
+    from toxlib.book import build_html, stage_sources
+
+    source = stage_sources(ROOT, tmp_path / "src")
+    page = source / "book" / "methods.md"
+    page.write_text(page.read_text() + "\nSee {doc}`no-such-page`.\n")
+    with pytest.raises(BookBuildError, match="no-such-page"):
+        build_html(source, tmp_path)

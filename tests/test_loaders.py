@@ -103,9 +103,10 @@ def test_word_lists():
 
 
 def _plant(session_data_dir, name: str, text: str):
-    path = session_data_dir / registry()[name].path
-    original = path.read_bytes() if path.exists() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace a fetched file with ``text``; returns (path, original bytes) to restore it."""
+    path = data.ensure(name)
+    assert path == session_data_dir / registry()[name].path
+    original = path.read_bytes()
     path.write_text(text, encoding="utf-8")
     return path, original
 

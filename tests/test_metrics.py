@@ -117,3 +117,41 @@ def test_table6_counts_on_a_hand_made_frame():
     t6 = sass.table6(frame, ["fuck", "shit"], systems={"P": "perspective_label"}).iloc[0]
     assert t6["p_swear_given_toxic"] == pytest.approx(2 / 3)
     assert t6["p_toxic_given_swear"] == pytest.approx(1.0)
+
+
+def test_non_binary_predictions_are_refused_not_rounded():
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        binary_prf([1, 0, 1], [0.7, 0.2, 1.0])
+
+
+def test_all_missing_predictions_give_nan_scores():
+    r = binary_prf([1, 0], [np.nan, np.nan])
+    assert math.isnan(r["f1"]) and (r["n"], r["n_missing"]) == (0, 2)
+
+
+def test_conditional_rates_refuse_missing_or_fractional_values():
+    for bad in ([np.nan, 1.0], [0.3, 1.0], ["False", "True"]):
+        with pytest.raises(ValueError, match="booleans or 0/1"):
+            conditional_rates(bad, [True, False])
+
+
+def test_table6_leaves_out_missing_predictions():
+    frame = pd.DataFrame({"text": ["fuck yes", "shit", "nice day", "you idiot"],
+                          "g": [1.0, np.nan, 0.0, 1.0]})
+    t6 = sass.table6(frame, ["fuck", "shit"], systems={"G": "g"}).iloc[0]
+    # "shit" has no prediction: 3 rows remain, 1 with a swear word, flagged
+    assert (t6["n"], t6["n_contains"], t6["n_flagged"], t6["n_both"]) == (3, 1, 2, 1)
+    assert t6["p_toxic_given_swear"] == pytest.approx(1.0)
+
+
+def test_relabel_keeps_missing_scores_missing():
+    frame = pd.DataFrame({"human_toxicity": [0.7, 0.2], "perspective_toxicity": [np.nan, 0.9]})
+    out = sass.relabel(frame)
+    assert out["human_label"].tolist() == [1.0, 0.0]
+    assert math.isnan(out["perspective_label"][0]) and out["perspective_label"][1] == 1.0
+
+
+def test_with_paper_refuses_unknown_rows():
+    ours = pd.DataFrame({"system": ["PERSPECTIVE", "GPT3-FEW"], "precision": [0.1, 0.2], "recall": [0, 0], "f1": [0, 0]})
+    with pytest.raises(ValueError, match="GPT3-FEW"):
+        sass.with_paper(ours, sass.PAPER_TABLE3, "system")

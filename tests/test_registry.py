@@ -158,3 +158,18 @@ def test_download_of_leaky_file_drops_the_credential_column(tmp_path, monkeypatc
         server.close()
     assert "AIza" not in stored and "perspective_error" not in stored
     assert stored.splitlines() == ["id,text", '1,"hi, there"', "2,x"]
+
+
+def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TOXLIB_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "toxlib", "data", "fetch", "sass_benchmark", "toxigen", "--mirror",
+                           str(mirror)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / registry()["toxigen"].path).exists()
+    bad = subprocess.run([sys.executable, "-m", "toxlib", "data", "fetch", "sass_benchmrk"], capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 2 and "unknown data source 'sass_benchmrk'" in bad.stderr and "sass_benchmark" in bad.stderr

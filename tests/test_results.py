@@ -14,7 +14,8 @@ def test_claims_round_trip_and_collect(results_dir):
     table = results.collect_claims()
     assert table.columns.tolist() == ["chapter"] + results.CLAIM_COLUMNS
     assert table["chapter"].tolist() == ["chap_a", "chap_b"]
-    assert str(table.loc[0, "holds"]) == "True" and table.loc[0, "our_value"] == "0.5"
+    assert table["holds"].tolist() == [True, None] and table.loc[0, "our_value"] == "0.5"
+    assert results.claim("c", 1, 2, float("nan"))["holds"] is None
     assert (results_dir / "chap_a" / "claims.csv").exists()
 
 

@@ -99,3 +99,18 @@ def test_cli_rejects_unknown_parameter(tmp_path):
     assert done.returncode == 2
     assert "unknown parameter(s) temperature" in done.stderr and "n_prompts" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("value,default", [(2.5, 3), (True, 3), ("x", 0.5), (1, True), (["a"], "s"), (3, ["a"])])
+def test_python_values_are_type_checked_too(value, default):
+    with pytest.raises(ParameterError, match="parameter 'p' expects"):
+        coerce("p", value, default)
+
+
+def test_a_failing_notebook_names_the_cell_and_keeps_the_output(tmp_path):
+    from toxlib.errors import NotebookExecutionError
+
+    path = _notebook(tmp_path, body="raise RuntimeError('boom in cell')")
+    with pytest.raises(NotebookExecutionError, match="RuntimeError: boom in cell") as err:
+        run_notebook(path, output=tmp_path / "failed.ipynb", progress=False)
+    assert str(tmp_path / "failed.ipynb") in str(err.value) and (tmp_path / "failed.ipynb").exists()

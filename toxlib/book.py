@@ -18,7 +18,7 @@ import nbformat
 import yaml
 
 from toxlib import paths
-from toxlib.errors import UnknownNameError
+from toxlib.errors import BookBuildError, UnknownNameError
 from toxlib.runner import run_notebook
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks", "references.bib")
@@ -76,7 +76,7 @@ def build_html(source: Path, output: Path) -> Path:
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
-        raise RuntimeError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
+        raise BookBuildError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
     return output / "_build" / "html"
 
 

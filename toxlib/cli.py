@@ -17,10 +17,14 @@ def _data(args) -> int:
             s = reg[name]
             print(f"{name:28s} {s.bytes:>9,d} B  {s.license:40.40s}  {s.path}")
         return 0
+    from tqdm.auto import tqdm
+
     names = args.names or reg.names()
     for name in names:
+        reg[name]  # an unknown name fails before anything is fetched
+    for name in tqdm(names, desc="fetching data", unit="file", disable=len(names) < 2):
         path = fetch(name, mirror=args.mirror, force=args.force)
-        print(f"{name}: {path}")
+        tqdm.write(f"{name}: {path}")
     return 0
 
 

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from toxlib.data.io import read_lines
-from toxlib.data.sources import Registry, ensure, registry
+from toxlib.data.io import read_json_array, read_jsonl, read_lines
+from toxlib.data.sources import Registry, fetch, registry
+from toxlib.data.toxigen import explode_groups
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:
     """Records in one source file: JSON lines, JSON array items, CSV/TSV rows, or text lines."""
     source = (reg or registry())[name]
-    path = ensure(name)
+    path = fetch(name, reg=reg)
     if source.path.endswith(".jsonl"):
-        return sum(1 for line in read_lines(path) if line.strip())
+        return len(read_jsonl(path, name))
     if source.path.endswith(".json"):
-        return len(json.loads(path.read_text(encoding="utf-8")))
+        return len(read_json_array(path, name))
     if source.path.endswith((".csv", ".tsv")):
         return len(pd.read_csv(path, sep="\t" if source.path.endswith(".tsv") else ","))
     return len(read_lines(path))
@@ -79,8 +78,10 @@ def group_label_counts(frame: pd.DataFrame) -> pd.DataFrame:
     frame: load_toxigen() or load_implicit_hate(). Columns: target_group, harmful, benign, total, share_harmful;
     rows sorted by total, largest first.
     """
-    exploded = frame.explode("target_groups")
-    table = pd.crosstab(exploded["target_groups"], exploded["harmful"]).reindex(columns=[True, False], fill_value=0)
+    exploded = explode_groups(frame)
+    if exploded["target_group"].isna().any():
+        raise ValueError(f"{int(exploded['target_group'].isna().sum())} sentence(s) name no target group")
+    table = pd.crosstab(exploded["target_group"], exploded["harmful"]).reindex(columns=[True, False], fill_value=0)
     table.columns = ["harmful", "benign"]
     table["total"] = table["harmful"] + table["benign"]
     table["share_harmful"] = table["harmful"] / table["total"]

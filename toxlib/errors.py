@@ -26,3 +26,11 @@ class DataFormatError(ToxlibError):
 
 class ParameterError(ToxlibError, ValueError):
     """A notebook parameter value that cannot be parsed to the parameter's type."""
+
+
+class NotebookExecutionError(ToxlibError):
+    """A notebook raised while papermill executed it (the partial output notebook is kept)."""
+
+
+class BookBuildError(ToxlibError):
+    """jupyter-book failed, for example on a broken reference."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from toxlib.errors import ToxlibError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -19,7 +21,7 @@ def project_root() -> Path:
     root = PACKAGE_DIR.parent
     if (root / "data" / "sources.yaml").exists():
         return root
-    raise FileNotFoundError(
+    raise ToxlibError(
         f"toxlib at {PACKAGE_DIR} is not inside the companion's checkout (no data/sources.yaml beside it). "
         "Install it editable from the repository: pip install -e ."
     )

@@ -55,7 +55,7 @@ def claim(claim: str, paper_value, our_value, holds: bool | None, note: str = ""
         "claim": claim,
         "paper_value": fmt(paper_value),
         "our_value": fmt(our_value),
-        "holds": None if holds is None else bool(holds),
+        "holds": None if holds is None or pd.isna(holds) else bool(holds),
         "note": note,
     }
 
@@ -73,10 +73,13 @@ def collect_claims() -> pd.DataFrame:
     """Every chapter's claims.csv stacked. Columns: chapter + CLAIM_COLUMNS, chapters in name order."""
     frames = []
     for path in sorted(paths.results_dir().glob("*/claims.csv")):
-        table = pd.read_csv(path, dtype={"paper_value": str, "our_value": str, "note": str}, keep_default_na=False)
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
         missing = set(CLAIM_COLUMNS) - set(table.columns)
         if missing:
             raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
+        # holds: True / False, or None where the chapter could not judge the claim
+        table["holds"] = table["holds"].str.lower().map({"true": True, "false": False}).astype(object)
+        table["holds"] = table["holds"].where(table["holds"].notna(), None)
         table.insert(0, "chapter", path.parent.name)
         frames.append(table[["chapter"] + CLAIM_COLUMNS])
     if not frames:

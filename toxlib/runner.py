@@ -18,7 +18,7 @@ import nbformat
 import papermill
 
 import toxlib
-from toxlib.errors import ParameterError, UnknownNameError
+from toxlib.errors import NotebookExecutionError, ParameterError, UnknownNameError
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
@@ -64,10 +64,25 @@ def smoke_parameters(path: str | Path) -> dict:
     return dict(nb.metadata.get("toxlib", {}).get("smoke_parameters", {}))
 
 
+def _check_type(name: str, value, default):
+    """``value`` if it has the type of ``default`` (an int where a float is expected is widened); else ParameterError."""
+    if default is None:
+        return value
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    same = isinstance(value, bool) if isinstance(default, bool) else (
+        isinstance(value, type(default)) and not isinstance(value, bool))
+    if not same:
+        raise ParameterError(f"parameter {name!r} expects a {type(default).__name__} like {default!r}, got {value!r}")
+    return value
+
+
 def coerce(name: str, value, default):
     """Parse ``value`` (a command-line string or a Python value) to the type of ``default``."""
-    if not isinstance(value, str) or isinstance(default, str):
-        return value
+    if isinstance(default, str):
+        return _check_type(name, value, default)
+    if not isinstance(value, str):
+        return _check_type(name, value, default)
     text = value.strip()
     if isinstance(default, bool):
         if text.lower() in _TRUE | _FALSE:
@@ -81,11 +96,7 @@ def coerce(name: str, value, default):
         raise ParameterError(
             f"parameter {name!r} expects a {type(default).__name__} like {default!r}, could not parse {value!r}"
         ) from None
-    if isinstance(default, float) and isinstance(parsed, int) and not isinstance(parsed, bool):
-        return float(parsed)
-    if default is not None and not isinstance(parsed, type(default)):
-        raise ParameterError(f"parameter {name!r} expects a {type(default).__name__} like {default!r}, got {value!r}")
-    return parsed
+    return _check_type(name, parsed, default)
 
 
 def check_parameters(path: str | Path, given: dict) -> dict:
@@ -166,10 +177,16 @@ def run_notebook(
     commit = git_commit(Path(toxlib.__file__).resolve().parent.parent)  # before the run dirties the notebook
     started = time.perf_counter()
     with environment(env or {}):
-        papermill.execute_notebook(
-            str(path), str(output), parameters=checked, cwd=str(path.parent), progress_bar=progress,
-            kernel_name="python3",
-        )
+        try:
+            papermill.execute_notebook(
+                str(path), str(output), parameters=checked, cwd=str(path.parent), progress_bar=progress,
+                kernel_name="python3",
+            )
+        except papermill.PapermillExecutionError as exc:
+            raise NotebookExecutionError(
+                f"{path.name} failed in cell {exc.exec_count} with {exc.ename}: {exc.evalue}\n"
+                f"The executed notebook, with the traceback in that cell, is at {output}"
+            ) from None
     record = {
         "notebook": path.name,
         "parameters": checked,

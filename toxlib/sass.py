@@ -57,7 +57,13 @@ PAPER_TABLE7 = pd.DataFrame(
 
 def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, key: str) -> pd.DataFrame:
     """Our table with the paper's columns beside each of ours (suffix ``_paper``) and their difference (``_diff``)."""
-    merged = ours.merge(paper, on=key, how="left", suffixes=("", "_paper"))
+    missing = [c for c in paper.columns.drop(key) if c not in ours.columns]
+    if missing:
+        raise ValueError(f"our table lacks the paper's column(s) {missing}")
+    unmatched = sorted(set(ours[key]) - set(paper[key]))
+    if unmatched:
+        raise ValueError(f"{key} value(s) {unmatched} are not in the paper's table (check the spelling)")
+    merged = ours.merge(paper, on=key, how="left", suffixes=("", "_paper"), validate="one_to_one")
     for col in paper.columns.drop(key):
         merged[f"{col}_diff"] = merged[col] - merged[f"{col}_paper"]
     ordered = [key] + [c for col in paper.columns.drop(key) for c in (col, f"{col}_paper", f"{col}_diff")]
@@ -68,8 +74,10 @@ def relabel(pred: pd.DataFrame, human_threshold: float = 0.5, perspective_thresh
     """A copy of ``pred`` with human_label = human_toxicity > human_threshold and perspective_label =
     perspective_toxicity > perspective_threshold (the paper: both 0.5, strictly greater)."""
     out = pred.copy()
-    out["human_label"] = (out["human_toxicity"] > human_threshold).astype(int)
-    out["perspective_label"] = (out["perspective_toxicity"] > perspective_threshold).astype(int)
+    for label, score, threshold in (("human_label", "human_toxicity", human_threshold),
+                                    ("perspective_label", "perspective_toxicity", perspective_threshold)):
+        # a missing score stays a missing label (NaN), never a 0
+        out[label] = (out[score] > threshold).astype(float).where(out[score].notna())
     return out
 
 

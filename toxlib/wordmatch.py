@@ -12,6 +12,11 @@ from collections.abc import Iterable
 import numpy as np
 
 
+def _text(value) -> str:
+    """A text, or "" for a missing one (None or NaN): a missing text contains no word."""
+    return value if isinstance(value, str) else ""
+
+
 def listed_word_pattern(words: Iterable[str]) -> re.Pattern:
     """A compiled regex matching any of ``words`` as a whole word or phrase (longest entries tried first)."""
     entries = sorted({w.strip().lower() for w in words if w.strip()}, key=len, reverse=True)
@@ -24,10 +29,10 @@ def listed_word_pattern(words: Iterable[str]) -> re.Pattern:
 def find_listed_words(texts: Iterable[str], words: Iterable[str]) -> list[list[str]]:
     """For each text, the listed entries it contains (lower-cased, in order of appearance)."""
     pattern = listed_word_pattern(words)
-    return [[m.group(0).lower() for m in pattern.finditer(t or "")] for t in texts]
+    return [[m.group(0).lower() for m in pattern.finditer(_text(t))] for t in texts]
 
 
 def contains_listed_word(texts: Iterable[str], words: Iterable[str]) -> np.ndarray:
     """Boolean array, shape (n_texts,): whether each text contains at least one listed entry."""
     pattern = listed_word_pattern(words)
-    return np.array([bool(pattern.search(t or "")) for t in texts], dtype=bool)
+    return np.array([bool(pattern.search(_text(t))) for t in texts], dtype=bool)

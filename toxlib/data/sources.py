@@ -20,7 +20,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from toxlib import paths
-from toxlib.errors import ChecksumMismatchError, DataUnavailableError, UnknownNameError
+from toxlib.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
 
 FETCH_HINT = (
     "Fetch it with `python -m toxlib data fetch {name}` while online, or copy it from a local mirror laid out as "
@@ -125,6 +125,12 @@ def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries
 def drop_csv_columns(data: bytes, columns: tuple[str, ...]) -> bytes:
     """Remove the named columns of a CSV file, leaving every other field's text as it was."""
     rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    if not rows:
+        raise DataFormatError("cannot drop columns from an empty CSV file")
+    absent = [c for c in columns if c not in rows[0]]
+    if absent:
+        # a renamed credential column must not slip through unnoticed
+        raise DataFormatError(f"column(s) {absent} to drop are not in the CSV header {rows[0]}; update the registry")
     keep = [i for i, col in enumerate(rows[0]) if col not in columns]
     out = io.StringIO(newline="")
     writer = csv.writer(out, lineterminator="\n")

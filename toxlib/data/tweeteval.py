@@ -45,7 +45,7 @@ def load_sass_tweeteval() -> pd.DataFrame:
             "text": raw["text"],
             "label": raw["label"].astype(int),
             "gpt3_few": gpt,
-            "gpt3_reply": raw["gpt_response_txt"].astype(str).str.strip(),
+            "gpt3_reply": raw["gpt_response_txt"].fillna("").astype(str).str.strip(),
             "perspective_toxicity": raw["perspective_response"].astype(float),
             "perspective_failed": failed,
             "perspective_label": raw["perspective_response_bin"].astype(float).mask(failed),

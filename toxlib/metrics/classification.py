@@ -23,10 +23,14 @@ def binary_prf(y_true, y_pred) -> dict:
     if np.isnan(y_true).any():
         raise ValueError("y_true contains NaN: every gold label must be known")
     keep = ~np.isnan(y_pred)
+    for name, arr in (("y_true", y_true), ("y_pred", y_pred[keep])):
+        if not np.isin(arr, (0.0, 1.0)).all():
+            raise ValueError(f"{name} must hold only 0 and 1, got values {sorted(set(arr.tolist()))[:10]}")
     t, p = y_true[keep].astype(int), y_pred[keep].astype(int)
-    for name, arr in (("y_true", t), ("y_pred", p)):
-        if not np.isin(arr, (0, 1)).all():
-            raise ValueError(f"{name} must hold only 0 and 1, got values {sorted(set(arr.tolist()))}")
+    if not keep.any():
+        nan = float("nan")
+        return {"precision": nan, "recall": nan, "f1": nan, "n": 0, "n_missing": int(y_pred.size),
+                "n_true_pos": 0, "n_pred_pos": 0}
     precision, recall, f1, _ = precision_recall_fscore_support(
         t, p, average="binary", pos_label=1, zero_division=np.nan
     )

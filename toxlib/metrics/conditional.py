@@ -5,14 +5,26 @@ from __future__ import annotations
 import numpy as np
 
 
+def _as_bool(values, name: str) -> np.ndarray:
+    """Booleans from bools or 0/1; anything else (NaN, 0.3, "False") is an error rather than a silent True."""
+    arr = np.asarray(values)
+    if arr.dtype != bool:
+        try:
+            ok = np.isin(arr.astype(float), (0.0, 1.0)).all()
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"{name} must hold booleans or 0/1 (drop missing predictions first)")
+    return arr.astype(bool)
+
+
 def conditional_rates(flagged, contains) -> dict:
     """P(contains | flagged) and P(flagged | contains).
 
     flagged, contains: boolean array-likes of shape (n,). An empty conditioning set gives NaN, not 0.
     Returns a dict: p_contains_given_flagged, p_flagged_given_contains, n_flagged, n_contains, n_both, n.
     """
-    flagged = np.asarray(flagged, dtype=bool)
-    contains = np.asarray(contains, dtype=bool)
+    flagged, contains = _as_bool(flagged, "flagged"), _as_bool(contains, "contains")
     if flagged.shape != contains.shape:
         raise ValueError(f"flagged has shape {flagged.shape} but contains has {contains.shape}")
     n_flagged, n_contains = int(flagged.sum()), int(contains.sum())
