@@ -8,6 +8,13 @@ from pathlib import Path
 from toxlib.errors import DataFormatError
 
 
+def _malformed(path: Path, lineno: int, what: str, source_name: str, exc: json.JSONDecodeError) -> DataFormatError:
+    return DataFormatError(
+        f"{path}:{lineno}: {what} in {source_name!r} ({exc.msg} at column {exc.colno}). "
+        f"Fetch a clean copy: python -m toxlib data fetch {source_name} --force"
+    )
+
+
 def read_jsonl(path: Path, source_name: str) -> list[dict]:
     """Objects of a JSON-lines file, one per non-blank line.
 
@@ -22,10 +29,7 @@ def read_jsonl(path: Path, source_name: str) -> list[dict]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataFormatError(
-                    f"{path}:{lineno}: malformed JSON line in {source_name!r} ({exc.msg} at column {exc.colno}). "
-                    f"Delete the file and fetch it again: python -m toxlib data fetch {source_name} --force"
-                ) from None
+                raise _malformed(path, lineno, "malformed JSON line", source_name, exc) from None
             if not isinstance(obj, dict):
                 raise DataFormatError(f"{path}:{lineno}: expected a JSON object in {source_name!r}, got {type(obj).__name__}")
             records.append(obj)
@@ -37,10 +41,7 @@ def read_json_array(path: Path, source_name: str) -> list[dict]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise DataFormatError(
-            f"{path}:{exc.lineno}: malformed JSON in {source_name!r} ({exc.msg} at column {exc.colno}). "
-            f"Delete the file and fetch it again: python -m toxlib data fetch {source_name} --force"
-        ) from None
+        raise _malformed(path, exc.lineno, "malformed JSON", source_name, exc) from None
     if not isinstance(data, list):
         raise DataFormatError(f"{path}: expected a JSON array in {source_name!r}, got {type(data).__name__}")
     return data
