@@ -28,3 +28,12 @@ def test_collect_rejects_a_claims_file_without_the_columns(results_dir):
 def test_within_is_false_for_nan():
     assert not results.within(0.5, float("nan"), 1.0)
     assert results.within(0.26, 0.2647, 0.01) and not results.within(0.26, 0.2801, 0.01)
+
+
+def test_claims_summary_counts_by_hand(results_dir):
+    results.write_claims("a", [results.claim("1", 1, 1, True), results.claim("2", 1, 2, False),
+                               results.claim("3", 1, 1, True)])
+    results.write_claims("b", [results.claim("4", 1, "?", None)])
+    summary = results.claims_summary(results.collect_claims()).set_index("chapter")
+    assert summary.loc["a"].tolist() == [2, 1, 0, 3]
+    assert summary.loc["b"].tolist() == [0, 0, 1, 1]

@@ -69,6 +69,19 @@ def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
     return table
 
 
+def claims_summary(claims: pd.DataFrame) -> pd.DataFrame:
+    """Per chapter, how many claims hold, do not, or could not be judged.
+
+    claims: the frame of collect_claims(). Columns: chapter, holds, does_not_hold, not_judged, total.
+    """
+    holds = claims["holds"]
+    table = pd.DataFrame({"chapter": claims["chapter"], "holds": holds.eq(True), "does_not_hold": holds.eq(False),
+                          "not_judged": holds.isna()})
+    summary = table.groupby("chapter", sort=True).sum().astype(int)
+    summary["total"] = summary.sum(axis=1)
+    return summary.reset_index()
+
+
 def collect_claims() -> pd.DataFrame:
     """Every chapter's claims.csv stacked. Columns: chapter + CLAIM_COLUMNS, chapters in name order."""
     frames = []

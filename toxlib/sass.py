@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics import conditional_rates, prf_table
+from toxlib.results import claim, within
 from toxlib.wordmatch import contains_listed_word
 
 # system name -> prediction column of load_sass_predictions()
@@ -79,6 +80,18 @@ def relabel(pred: pd.DataFrame, human_threshold: float = 0.5, perspective_thresh
         # a missing score stays a missing label (NaN), never a 0
         out[label] = (out[score] > threshold).astype(float).where(out[score].notna())
     return out
+
+
+def prf_claim(ours: pd.DataFrame, paper: pd.DataFrame, system: str, label: str, note: str,
+              tolerance: float = 0.01) -> dict:
+    """A claims row comparing one system's precision/recall/F1 with the paper's; holds when all three are within
+    ``tolerance``. ours, paper: frames with columns system, precision, recall, f1."""
+    cols = ["precision", "recall", "f1"]
+    mine = ours.set_index("system").loc[system, cols].astype(float)
+    theirs = paper.set_index("system").loc[system, cols].astype(float)
+    holds = all(within(p, o, tolerance) for p, o in zip(theirs, mine))
+    return claim(f"{label}: {system} precision/recall/F1", "/".join(f"{v:.2f}" for v in theirs),
+                 "/".join(f"{v:.3f}" for v in mine), holds, note)
 
 
 def table3(pred: pd.DataFrame, systems: dict[str, str] = RECORDED_SYSTEMS) -> pd.DataFrame:
