@@ -112,13 +112,14 @@ def check_parameters(path: str | Path, given: dict) -> dict:
 
 
 def git_commit(repo: Path) -> str:
-    """Short commit of the checkout, with "+dirty" when it has uncommitted changes; "unknown" outside git."""
+    """Short commit of the checkout, with "+dirty" when toxlib has uncommitted changes; "unknown" outside git."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                               capture_output=True, text=True).stdout.strip()
+        # Only the library decides results; notebooks and results being rewritten by this very build do not count.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
+                               cwd=repo, capture_output=True, text=True).stdout.strip()
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
