@@ -146,3 +146,14 @@ def test_loaders_fetch_lazily_into_an_empty_data_dir(tmp_path, monkeypatch):
     frame = data.load_sass_benchmark()
     assert isinstance(frame, pd.DataFrame) and len(frame) == 250
     assert (tmp_path / registry()["sass_benchmark"].path).exists()
+
+
+def test_bad_tweeteval_label_names_file_and_line(session_data_dir):
+    labels = data.ensure("tweeteval_hate_val_labels").read_text(encoding="utf-8").splitlines()
+    labels[4] = "2"
+    path, original = _plant(session_data_dir, "tweeteval_hate_val_labels", "\n".join(labels) + "\n")
+    try:
+        with pytest.raises(DataFormatError, match=rf"{path}:5: label '2' is not one of"):
+            data.load_tweeteval_hate("val")
+    finally:
+        path.write_bytes(original)

@@ -22,7 +22,19 @@ def load_tweeteval_hate(split: str = "test") -> pd.DataFrame:
         raise DataFormatError(
             f"TweetEval hate {split}: {len(texts)} texts but {len(labels)} labels; re-fetch both files with --force"
         )
-    names = dict(line.split("\t") for line in read_lines(ensure("tweeteval_hate_mapping")))
+    mapping_path = ensure("tweeteval_hate_mapping")
+    names = {}
+    for lineno, line in enumerate(read_lines(mapping_path), start=1):
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise DataFormatError(f"{mapping_path}:{lineno}: expected 'label<TAB>name', got {line!r}")
+        names[parts[0]] = parts[1]
+    labels_path = ensure(f"tweeteval_hate_{split}_labels")
+    bad = [(i, x) for i, x in enumerate(labels, start=1) if x.strip() not in names]
+    if bad:
+        lineno, value = bad[0]
+        raise DataFormatError(f"{labels_path}:{lineno}: label {value!r} is not one of {sorted(names)} "
+                              f"({len(bad)} such lines); fetch a clean copy with --force")
     frame = pd.DataFrame({"text": [t.strip() for t in texts], "label": [int(x) for x in labels]})
     frame["label_name"] = frame["label"].astype(str).map(names)
     return frame
