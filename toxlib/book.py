@@ -1,9 +1,10 @@
 """Build the book: execute the notebooks listed in _toc.yml with papermill, then run Jupyter Book 1 (execution off).
 
 A full build executes the notebooks in place (their outputs are the committed "last full run") and writes
-results under data/results/; the HTML is built from a copy of the sources in _build/src. A smoke build (``smoke=True``, for CI) copies the book sources into a staging
-directory, runs each notebook with its tiny smoke parameters there, with results written inside the staging
-directory, so the committed notebooks and results are never overwritten by a smoke run.
+results under data/results/; the HTML is built from a copy of the sources in _build/src. A smoke build
+(``smoke=True``, for CI) copies the book sources into a staging directory, runs each notebook with its tiny smoke
+parameters there, with results written inside the staging directory, so the committed notebooks and results are
+never overwritten by a smoke run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from toxlib import paths
 from toxlib.errors import BookBuildError, UnknownNameError
 from toxlib.runner import run_notebook
 
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks", "references.bib")
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks")
 
 
 def toc_files(root: Path) -> list[str]:

@@ -91,8 +91,8 @@ def collect_claims() -> pd.DataFrame:
         if missing:
             raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
         # holds: True / False, or None where the chapter could not judge the claim
-        table["holds"] = table["holds"].str.lower().map({"true": True, "false": False}).astype(object)
-        table["holds"] = table["holds"].where(table["holds"].notna(), None)
+        holds = table["holds"].str.lower().map({"true": True, "false": False}).astype(object)
+        table["holds"] = holds.where(holds.notna(), None)
         table.insert(0, "chapter", path.parent.name)
         frames.append(table[["chapter"] + CLAIM_COLUMNS])
     if not frames:

@@ -18,6 +18,7 @@ import nbformat
 import papermill
 
 import toxlib
+from toxlib import paths
 from toxlib.errors import NotebookExecutionError, ParameterError, UnknownNameError
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
@@ -79,9 +80,7 @@ def _check_type(name: str, value, default):
 
 def coerce(name: str, value, default):
     """Parse ``value`` (a command-line string or a Python value) to the type of ``default``."""
-    if isinstance(default, str):
-        return _check_type(name, value, default)
-    if not isinstance(value, str):
+    if isinstance(default, str) or not isinstance(value, str):
         return _check_type(name, value, default)
     text = value.strip()
     if isinstance(default, bool):
@@ -175,7 +174,7 @@ def run_notebook(
     output = Path(output).resolve() if output else path
     wanted = {**(smoke_parameters(path) if smoke else {}), **(parameters or {})}
     checked = check_parameters(path, wanted)
-    commit = git_commit(Path(toxlib.__file__).resolve().parent.parent)  # before the run dirties the notebook
+    commit = git_commit(paths.project_root())
     started = time.perf_counter()
     with environment(env or {}):
         try:
