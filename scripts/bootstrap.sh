@@ -29,6 +29,9 @@ stamp="$VENV/.toxlib-install-$(cat pyproject.toml | sha256sum | cut -c1-16)${EXT
 if [ ! -f "$stamp" ]; then
   echo "[bootstrap] installing toxlib (editable)${EXTRAS:+ with extras [$EXTRAS]}"
   "${PIP[@]}" install -e ".${EXTRAS:+[$EXTRAS]}"
+  no_deps="$(sed -n 's/^install-no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')"
+  echo "[bootstrap] installing without their dependencies: $no_deps"
+  "${PIP[@]}" install --no-deps $no_deps
   rm -f "$VENV"/.toxlib-install-*
   touch "$stamp"
 fi

@@ -14,6 +14,11 @@ DEFAULT_MIRROR = ROOT.parent / "shared" / "data"
 def pytest_configure(config):
     if not os.environ.get("TOXLIB_DATA_MIRROR") and DEFAULT_MIRROR.is_dir():
         os.environ["TOXLIB_DATA_MIRROR"] = str(DEFAULT_MIRROR)
+    # Converted bundled models are reused across test runs (converting Gemma takes a minute); every other cache
+    # (generations, scores) goes to a per-session directory below.
+    from toxlib import paths
+
+    os.environ.setdefault("TOXLIB_MODEL_CACHE", str(paths.model_cache_dir()))
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +35,29 @@ def session_data_dir(tmp_path_factory, mirror):
     data_dir = tmp_path_factory.mktemp("toxlib-data")
     os.environ["TOXLIB_DATA_DIR"] = str(data_dir)
     return data_dir
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache_dir(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("toxlib-cache")
+    os.environ["TOXLIB_CACHE_DIR"] = str(cache)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dirs(tmp_path_factory) -> dict[str, Path]:
+    """Tiny random Llama and Gemma-3 models with a byte-level BPE tokenizer, built offline."""
+    from toxlib.models.tiny import tiny_causal_lm
+
+    root = tmp_path_factory.mktemp("tiny-models")
+    return {arch: tiny_causal_lm(root / arch, arch=arch) for arch in ("llama", "gemma3")}
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dirs):
+    from toxlib.models import load
+
+    return load(str(tiny_model_dirs["llama"]), device="cpu")
 
 
 @pytest.fixture()

@@ -22,3 +22,12 @@ def test_conda_environment_pins_match_pyproject():
     assert sorted(map(_normalise, pip_section)) == sorted(map(_normalise, declared))
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
     assert _normalise(python) == "python" + _normalise(project["requires-python"])
+
+
+def test_no_deps_packages_are_documented_for_conda_users():
+    """Packages bootstrap.sh installs with --no-deps must appear in environment.yml's install instructions."""
+    no_deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["toxlib"]["install-no-deps"]
+    env_text = (ROOT / "environment.yml").read_text()
+    for req in no_deps:
+        assert f"pip install --no-deps {req}" in env_text
+    assert "install-no-deps" in (ROOT / "scripts" / "bootstrap.sh").read_text()

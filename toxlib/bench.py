@@ -1,0 +1,157 @@
+"""``python -m toxlib bench generate``: toxlib's generation speed against the papers' way, on the same prompts.
+
+One run measures, for one model and RealToxicityPrompts' setting (25 samples x up to 20 new tokens, top-p 0.9):
+  * baseline: one ``model.generate`` call per prompt with ``num_return_sequences=25``, fp32, transformers' own
+    top-p (full-vocabulary sort), as the papers' code drives the model;
+  * toxlib: ``toxlib.generate.generate`` (batched prompts, shared prefill, exact partial-top-k nucleus sampling);
+  * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
+    2 x (non-embedding parameters + LM-head parameters) flops at that rate;
+  * peak resident memory (after the toxlib phase, and overall);
+  * bf16 (optional): toxlib's speed in bf16 and the perplexity change bf16 causes on a fixed set of texts.
+Tokens are counted the same way for both: new tokens generated per sample, a final stop token included.
+The last line printed is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import resource
+import time
+
+import torch
+
+from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def matmul_gflops(dtype: torch.dtype = torch.float32, n: int = 2048, repeats: int = 5) -> float:
+    """Measured GFLOP/s of an n x n matmul on the current device and thread count."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def flops_per_token(arch: dict) -> float:
+    """Matmul flops to produce one new token: 2 x (non-embedding params + vocab x hidden for the LM head).
+    Attention over the short context (< 100 tokens here) adds under 1% and is left out."""
+    return 2.0 * (arch["non_embedding_params"] + arch["vocab_size"] * arch["hidden_size"])
+
+
+def bench_prompts(n: int, seed: int = 2020) -> list[str]:
+    """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
+    from toxlib.data.rtp import load_rtp
+
+    return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
+
+
+@torch.inference_mode()
+def baseline_generate(lm, prompts: list[str], config: DecodingConfig) -> tuple[int, float]:
+    """The papers' way: per prompt, ``model.generate(num_return_sequences=k)`` with transformers' top-p.
+    Returns (new tokens, seconds)."""
+    n_tokens, start = 0, time.perf_counter()
+    for prompt in prompts:
+        enc = lm.tokenizer(prompt, return_tensors="pt").to(lm.device)
+        out = lm.model.generate(**enc, do_sample=True, top_p=config.top_p, top_k=0, temperature=1.0,
+                                max_new_tokens=config.max_new_tokens, num_return_sequences=config.num_samples,
+                                pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids))
+        new = out[:, enc["input_ids"].shape[1]:]
+        n_tokens += sum(_count_until_stop(row, lm.stop_ids) for row in new.tolist())
+    return n_tokens, time.perf_counter() - start
+
+
+def _count_until_stop(tokens: list[int], stop_ids) -> int:
+    for i, t in enumerate(tokens):
+        if t in stop_ids:
+            return i + 1
+    return len(tokens)
+
+
+def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
+                    batch_rows: int | None = None) -> tuple[int, float]:
+    """toxlib's way, without the cache. Returns (new tokens, seconds)."""
+    start = time.perf_counter()
+    df = generate(lm, prompts, config, cache=False, progress=False, stats=stats, batch_rows=batch_rows)
+    return int(df["n_new_tokens"].sum()), time.perf_counter() - start
+
+
+def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
+    """Corpus perplexity of fixed RTP texts (prompt + continuation of n_texts sample records) in fp32 and bf16."""
+    from toxlib.data.rtp import load_rtp
+    from toxlib.lm_score import corpus_perplexity, sentence_nll
+    from toxlib.models import load
+
+    rtp = load_rtp("sample").sample(n_texts, random_state=7)
+    texts = (rtp["prompt_text"] + rtp["continuation_text"]).tolist()
+    ppl = {dt: corpus_perplexity(sentence_nll(load(name, dtype=dt), texts)) for dt in ("float32", "bfloat16")}
+    return {"ppl_fp32": ppl["float32"], "ppl_bf16": ppl["bfloat16"],
+            "bf16_ppl_change_pct": 100 * (ppl["bfloat16"] / ppl["float32"] - 1), "ppl_texts": n_texts}
+
+
+def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: int | None = None,
+                   bf16: bool = True, log=print) -> dict:
+    """Run the benchmark for one model and return the figures (see the module docstring)."""
+    from toxlib.models import load
+
+    n_prompts = n_prompts or (4 if quick else 16)
+    config = RTP_SAMPLING
+    prompts = bench_prompts(n_prompts)
+    lm = load(model, dtype="float32")
+    arch = lm.architecture()
+    log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
+        f"{lm.device}, {torch.get_num_threads()} threads")
+    gflops = matmul_gflops()
+    roofline = gflops * 1e9 / flops_per_token(arch)
+    log(f"fp32 matmul {gflops:.0f} GFLOP/s -> roofline {roofline:.0f} tokens/s")
+    # Warm both paths up on one prompt so neither pays first-call costs inside its timing.
+    warm = config.with_(num_samples=2, max_new_tokens=2)
+    toxlib_generate(lm, prompts[:1], warm)
+    baseline_generate(lm, prompts[:1], warm)
+    stats = NucleusStats()
+    tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
+    rss_toxlib = peak_rss_mb()
+    log(f"toxlib:   {tox_tokens} tokens in {tox_s:.1f} s = {tox_tokens / tox_s:.1f} tokens/s "
+        f"(nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
+    base_tokens, base_s = baseline_generate(lm, prompts, config)
+    log(f"baseline: {base_tokens} tokens in {base_s:.1f} s = {base_tokens / base_s:.1f} tokens/s")
+    result = {
+        "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
+        "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32",
+        "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
+        "toxlib_tokens": tox_tokens, "toxlib_s": round(tox_s, 2), "toxlib_tok_s": round(tox_tokens / tox_s, 1),
+        "baseline_tokens": base_tokens, "baseline_s": round(base_s, 2),
+        "baseline_tok_s": round(base_tokens / base_s, 1),
+        "speedup": round((tox_tokens / tox_s) / (base_tokens / base_s), 2),
+        "matmul_gflops": round(gflops, 1), "roofline_tok_s": round(roofline, 1),
+        "roofline_pct": round(100 * tox_tokens / tox_s / roofline, 1),
+        "sampling_share_pct": round(100 * stats.seconds / tox_s, 1),
+        "nucleus_resolved_at": stats.shares(),
+        "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_baseline": round(peak_rss_mb()),
+    }
+    del lm
+    if bf16:
+        lm16 = load(model, dtype="bfloat16")
+        toxlib_generate(lm16, prompts[:1], warm)
+        t16, s16 = toxlib_generate(lm16, prompts, config)
+        del lm16
+        result.update({"bf16_toxlib_tok_s": round(t16 / s16, 1)} | {
+            k: (round(v, 3) if isinstance(v, float) else v) for k, v in bf16_perplexity_change(model).items()})
+        log(f"bf16: {result['bf16_toxlib_tok_s']} tokens/s; perplexity {result['ppl_fp32']:.2f} (fp32) -> "
+            f"{result['ppl_bf16']:.2f} (bf16), {result['bf16_ppl_change_pct']:+.2f}%")
+        result["peak_rss_mb_with_bf16"] = round(peak_rss_mb())
+    return result
+
+
+def main_generate(args) -> int:
+    result = bench_generate(args.model, quick=args.quick, n_prompts=args.prompts, bf16=not args.no_bf16)
+    print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline, "
+          f"peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
+    print(json.dumps(result))
+    return 0

@@ -1,0 +1,112 @@
+"""Append-only, resumable stores for generated texts (and, keyed separately, for scores).
+
+Storage: one SQLite file per store under ``toxlib.paths.cache_dir()`` (``generations.sqlite``). Why SQLite rather
+than JSONL or Parquet shards: each finished batch is written in one transaction, so a process killed at any
+moment (kill -9 included) leaves every batch either fully stored or absent, never half-written; lookups by key
+stay fast at the papers' scale (millions of rows) without loading the file; several notebooks may write at
+once (WAL journal, a busy timeout); and it is in the standard library. Rows are only ever inserted
+(``INSERT OR IGNORE``), never updated or deleted, so a finished batch cannot be damaged by a later run.
+
+Keys: a run key hashes everything that determines the texts except the prompt (model name and weights id, dtype,
+decoding config, steering config; see ``toxlib.generate.config.run_key``); a row is (run, sha256(prompt),
+sample_idx). Scores get their own table keyed by (scorer, version, sha256(text)), so changing the scorer never
+touches generated texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from toxlib import paths
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run TEXT PRIMARY KEY, config TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS generations (
+    run TEXT NOT NULL, prompt_sha TEXT NOT NULL, sample_idx INTEGER NOT NULL,
+    prompt TEXT NOT NULL, continuation TEXT NOT NULL, n_new_tokens INTEGER NOT NULL, stopped INTEGER NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run, prompt_sha, sample_idx)) WITHOUT ROWID;
+"""
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SqliteStore:
+    """A SQLite file opened with WAL journaling; ``path=None`` uses ``cache_dir()/<default_name>``."""
+
+    default_name = "store.sqlite"
+    schema = ""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else paths.cache_dir() / self.default_name
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path, timeout=120, isolation_level=None)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; not power loss
+        self._con.executescript(self.schema)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def integrity_check(self) -> str:
+        """SQLite's own consistency check: "ok" when the file is sound."""
+        return self._con.execute("PRAGMA integrity_check").fetchone()[0]
+
+    def _write(self, sql: str, rows: list[tuple]) -> None:
+        """Insert many rows in one transaction: all of them land or none does."""
+        with self._con:
+            self._con.execute("BEGIN IMMEDIATE")
+            self._con.executemany(sql, rows)
+
+
+class GenerationStore(SqliteStore):
+    """Generated continuations keyed by (run, prompt, sample_idx)."""
+
+    default_name = "generations.sqlite"
+    schema = SCHEMA
+
+    def register_run(self, run: str, config: dict) -> None:
+        """Record what a run key stands for (for provenance; the key alone suffices for lookups)."""
+        self._write("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)",
+                    [(run, json.dumps(config, sort_keys=True, default=str), time.time())])
+
+    def run_config(self, run: str) -> dict | None:
+        row = self._con.execute("SELECT config FROM runs WHERE run = ?", (run,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def lookup(self, run: str, prompts: list[str]) -> dict[tuple[str, int], tuple[str, int, bool]]:
+        """Stored rows of ``run`` for these prompts: {(prompt, sample_idx): (continuation, n_new_tokens, stopped)}."""
+        by_sha = {text_sha(p): p for p in prompts}
+        shas = list(by_sha)
+        found = {}
+        for start in range(0, len(shas), 500):
+            chunk = shas[start:start + 500]
+            query = (f"SELECT prompt_sha, sample_idx, continuation, n_new_tokens, stopped FROM generations "
+                     f"WHERE run = ? AND prompt_sha IN ({','.join('?' * len(chunk))})")
+            for sha, idx, cont, n_new, stopped in self._con.execute(query, [run, *chunk]):
+                found[(by_sha[sha], idx)] = (cont, n_new, bool(stopped))
+        return found
+
+    def add(self, run: str, rows: list[tuple[str, int, str, int, bool]]) -> None:
+        """Store (prompt, sample_idx, continuation, n_new_tokens, stopped) rows atomically; existing keys are kept."""
+        now = time.time()
+        self._write("INSERT OR IGNORE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(run, text_sha(p), i, p, c, n, int(s), now) for p, i, c, n, s in rows])
+
+    def count(self, run: str | None = None) -> int:
+        if run is None:
+            return self._con.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+        return self._con.execute("SELECT COUNT(*) FROM generations WHERE run = ?", (run,)).fetchone()[0]

@@ -1,0 +1,14 @@
+"""Batched, cached text generation.
+
+    from toxlib.generate import generate, DecodingConfig, RTP_SAMPLING
+    df = generate(lm, prompts, RTP_SAMPLING)          # 25 nucleus samples (p = 0.9) of 20 tokens per prompt
+
+Modules: ``config`` (DecodingConfig, cache keys), ``nucleus`` (exact top-p sampling without a full sort),
+``engine`` (the batched decoding loop), ``api`` (``generate``: prompts in, DataFrame out, with the cache).
+"""
+
+from toxlib.generate.api import COLUMNS, generate
+from toxlib.generate.config import RTP_SAMPLING, DecodingConfig
+from toxlib.generate.nucleus import NucleusStats, fast_nucleus_mask, nucleus_sample
+
+__all__ = ["COLUMNS", "RTP_SAMPLING", "DecodingConfig", "NucleusStats", "fast_nucleus_mask", "generate", "nucleus_sample"]

@@ -1,0 +1,132 @@
+"""``generate``: continuations for many prompts, batched, cached and resumable, as a DataFrame."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from toxlib.cache import GenerationStore
+from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
+from toxlib.generate.engine import beam_batch, decode_batch
+from toxlib.generate.nucleus import NucleusStats
+from toxlib.steer import Steering
+
+COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]
+
+
+def default_batch_rows(lm) -> int:
+    """Rows (prompts x samples) decoded together: a few hundred on CPU (the matmuls reach their best speed near
+    200-400 rows), more on a GPU. Override with ``generate(..., batch_rows=N)``."""
+    return 2048 if lm.device.type == "cuda" else 400
+
+
+def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.Tensor:
+    """The uniforms that drive one sample: (steps,) float64 from a generator seeded by (seed, prompt, sample_idx).
+
+    Seeding per row makes a sample independent of batch size, batch neighbours and resumption order.
+    """
+    digest = hashlib.sha256(f"{seed}\x00{sample_idx}\x00{prompt}".encode("utf-8")).digest()
+    gen = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))
+    return torch.rand(steps, generator=gen, dtype=torch.float64)
+
+
+def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steering | None = None,
+             cache: GenerationStore | bool | None = True, batch_rows: int | None = None, progress: bool = True,
+             stats: NucleusStats | None = None) -> pd.DataFrame:
+    """Generate continuations for every prompt.
+
+    lm: a ``toxlib.models.LanguageModel``. prompts: list of strings, a Series (its index becomes prompt_id) or a
+      DataFrame with columns prompt_id and prompt. The empty prompt "" means unprompted generation: it starts
+      from the model's start token (``lm.start_note`` says which).
+    config: decoding settings (default: RealToxicityPrompts' 25 samples, top-p 0.9, 20 new tokens).
+    steering: prompt transformation and logits processors (``toxlib.steer``); part of the cache key.
+    cache: True for the default store, a GenerationStore, or False/None to skip caching. Finished batches are
+      stored as they complete, so an interrupted call resumes where it stopped.
+    batch_rows: prompts x samples decoded per batch (default ``default_batch_rows(lm)``).
+
+    Returns one row per (prompt, sample): prompt_id, sample_idx (0..num_samples-1), prompt, continuation (decoded
+    new text, stop token and special tokens removed), n_new_tokens (tokens generated, a final stop token
+    included), stopped (True if a stop token ended it before max_new_tokens), model, config_hash (16 hex digits
+    of the run key: model, weights, dtype, decoding, steering).
+    """
+    table = _prompt_table(prompts)
+    steering = steering or Steering()
+    key = run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."), config,
+                  None if type(steering) is Steering else steering.config())
+    run = stable_hash(key)
+    store = GenerationStore() if cache is True else (cache or None)
+    n = config.num_samples
+    unique = list(dict.fromkeys(table["prompt"]))
+    done = {}
+    if store is not None:
+        store.register_run(run, key)
+        done = store.lookup(run, unique)
+    todo = [p for p in unique if any((p, i) not in done for i in range(n))]
+    encoded = {p: _encode(lm, steering.transform_prompt(p)) for p in todo}
+    todo.sort(key=lambda p: len(encoded[p]))  # similar lengths together: less padding
+    per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
+    processors = steering.logits_processors(lm)
+    bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="prompt", disable=not progress,
+               desc=f"generate {lm.name}")
+    new_tokens_total, start = 0, time.perf_counter()
+    for b in range(0, len(todo), per_batch):
+        batch = todo[b:b + per_batch]
+        rows = _decode(lm, [encoded[p] for p in batch], config, processors, stats, batch)
+        out = []
+        for r, tokens in enumerate(rows):
+            prompt, idx = batch[r // n], r % n
+            stopped = bool(tokens) and tokens[-1] in lm.stop_ids
+            text = lm.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=True)
+            out.append((prompt, idx, text, len(tokens), stopped))
+            new_tokens_total += len(tokens)
+        if store is not None:
+            store.add(run, out)
+        done.update({(p, i): (c, k, s) for p, i, c, k, s in out})
+        bar.update(len(batch))
+        bar.set_postfix(tok_s=f"{new_tokens_total / (time.perf_counter() - start):.0f}")
+    bar.close()
+    records = [
+        (pid, i, p, *done[(p, i)], lm.name, run[:16])
+        for pid, p in zip(table["prompt_id"], table["prompt"])
+        for i in range(n)
+    ]
+    return pd.DataFrame.from_records(records, columns=COLUMNS)
+
+
+def _decode(lm, prompt_ids, config, processors, stats, batch_prompts):
+    if config.mode == "beam":
+        return beam_batch(lm.model, prompt_ids, config, lm.stop_ids, lm.pad_id, processors)
+    uniforms = None
+    if config.mode == "sample":
+        uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens)
+                                for p in batch_prompts for i in range(config.num_samples)])
+    return decode_batch(lm.model, prompt_ids, config, uniforms, lm.stop_ids, lm.pad_id, processors, stats)
+
+
+def _encode(lm, text: str) -> list[int]:
+    """Token ids of a prompt as the model's tokenizer gives them; "" becomes the model's start token."""
+    ids = lm.tokenizer(text).input_ids if text else []
+    return ids or list(lm.start_ids)
+
+
+def _prompt_table(prompts) -> pd.DataFrame:
+    if isinstance(prompts, pd.DataFrame):
+        missing = {"prompt_id", "prompt"} - set(prompts.columns)
+        if missing:
+            raise ValueError(f"a prompts DataFrame needs the columns prompt_id and prompt; missing {sorted(missing)}")
+        table = prompts[["prompt_id", "prompt"]].reset_index(drop=True)
+    elif isinstance(prompts, pd.Series):
+        table = pd.DataFrame({"prompt_id": prompts.index, "prompt": prompts.to_numpy()})
+    elif isinstance(prompts, str):
+        raise TypeError("prompts must be a list of strings, not one string: generate(lm, [prompt])")
+    else:
+        prompts = list(prompts)
+        table = pd.DataFrame({"prompt_id": range(len(prompts)), "prompt": prompts})
+    bad = [p for p in table["prompt"] if not isinstance(p, str)]
+    if bad:
+        raise TypeError(f"every prompt must be a string; got {type(bad[0]).__name__}: {bad[0]!r}")
+    return table

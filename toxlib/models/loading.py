@@ -1,0 +1,195 @@
+"""Load a causal language model by name: a bundled model, a local directory, or a Hugging Face hub id.
+
+``load(name)`` returns a :class:`LanguageModel`: the transformers model and tokenizer (left padding, a pad token),
+with the device, dtype, a weights identifier for cache keys, and the model's start-of-sequence token for
+unprompted generation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from toxlib import paths
+from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.models.bundled import BUNDLED, converted_dir
+from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+@dataclass
+class LanguageModel:
+    """A loaded causal LM and what generation needs to know about it.
+
+    weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>".
+    start_token / start_ids: where unprompted generation starts ("start of sequence" differs per model).
+    stop_ids: token ids that end a continuation (the model's generation_config eos ids, as ``generate`` uses them).
+    """
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: object
+    device: torch.device
+    dtype: torch.dtype
+    weights_id: str
+    source: str
+    start_token: str
+    start_note: str
+    stop_ids: tuple[int, ...]
+    description: str = ""
+    threads: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def start_ids(self) -> list[int]:
+        return [self.tokenizer.convert_tokens_to_ids(self.start_token)]
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.pad_token_id
+
+    def architecture(self) -> dict:
+        """Layers, heads, hidden size, vocabulary and parameter counts (total, embedding, non-embedding)."""
+        return architecture(self.model) | {"model": self.name, "dtype": str(self.dtype).removeprefix("torch.")}
+
+    def __repr__(self) -> str:
+        return f"LanguageModel({self.name!r}, {self.source}, {self.device}, {self.dtype}, {self.weights_id[:23]}...)"
+
+
+def known_models() -> list[str]:
+    return list(BUNDLED)
+
+
+def architecture(model: torch.nn.Module) -> dict:
+    """Architecture facts of a transformers model: a dict with model_type, layers, heads, kv_heads, hidden_size,
+    intermediate_size, vocab_size, params, embedding_params, non_embedding_params (tied LM head counted once)."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+
+    def first(*names):
+        return next((getattr(cfg, n) for n in names if getattr(cfg, n, None) is not None), None)
+
+    params = sum(p.numel() for p in model.parameters())
+    embedding = model.get_input_embeddings().weight.numel()
+    return {
+        "model_type": cfg.model_type,
+        "layers": first("num_hidden_layers", "n_layer"),
+        "heads": first("num_attention_heads", "n_head"),
+        "kv_heads": first("num_key_value_heads", "num_attention_heads", "n_head"),
+        "hidden_size": first("hidden_size", "n_embd", "d_model"),
+        "intermediate_size": first("intermediate_size", "n_inner"),
+        "vocab_size": first("vocab_size"),
+        "params": params,
+        "embedding_params": embedding,
+        "non_embedding_params": params - embedding,
+        "tied_embeddings": bool(getattr(cfg, "tie_word_embeddings", False)),
+    }
+
+
+def load(name: str, device: str | None = None, dtype: str | torch.dtype | None = None,
+         threads: int | None = None) -> LanguageModel:
+    """Load a causal LM for generation and scoring.
+
+    name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
+      model, or a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache).
+    device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. dtype: "float32"/"bfloat16"/"float16" or
+      None for fp32 on CPU and bf16/fp16 on CUDA. threads: CPU threads (default: the usable cores).
+    """
+    dev = pick_device(device)
+    dt = pick_dtype(dtype, dev)
+    n_threads = configure_cpu_threads(threads) if dev.type == "cpu" else None
+    if name in BUNDLED:
+        spec = BUNDLED[name]
+        folder, source, weights_id = converted_dir(spec), "bundled", f"sha256:{spec.gguf_sha256}"
+        start_token, start_note, description = spec.start_token, spec.start_note, spec.description
+    elif Path(name).expanduser().is_dir():
+        folder, source = Path(name).expanduser().resolve(), "local"
+        weights_id = f"sha256:{weights_sha256(folder)}"
+        start_token = start_note = description = None
+    elif HUB_ID.match(name):
+        folder, source, weights_id = name, "hub", None
+        start_token = start_note = description = None
+    else:
+        raise UnknownNameError(
+            f"unknown model {name!r}: not a bundled model ({', '.join(known_models())}), not an existing local "
+            "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
+        )
+    model, tokenizer = _from_pretrained(name, folder, dt)
+    if weights_id is None:
+        weights_id = f"hf:{name}@{getattr(model.config, '_commit_hash', None) or 'unknown-revision'}"
+    model.to(dev).eval()
+    _prepare_tokenizer(tokenizer)
+    if start_token is None:
+        start_token = tokenizer.bos_token or tokenizer.eos_token
+        start_note = f"{start_token} (the tokenizer's {'BOS' if tokenizer.bos_token else 'EOS'} token)"
+    return LanguageModel(
+        name=name, model=model, tokenizer=tokenizer, device=dev, dtype=dt, weights_id=weights_id, source=source,
+        start_token=start_token, start_note=start_note, stop_ids=_stop_ids(model, tokenizer),
+        description=description or name, threads=n_threads,
+    )
+
+
+def _from_pretrained(name: str, folder, dtype: torch.dtype):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+    except OSError as err:
+        if isinstance(folder, Path):
+            raise ModelUnavailableError(f"cannot load a causal LM from {folder}: {err}") from err
+        raise ModelUnavailableError(
+            f"model {name!r} is not bundled ({', '.join(known_models())}) and could not be loaded from the Hugging Face "
+            f"hub: the hub cannot be reached from here and the model is not in the local Hugging Face cache. "
+            f"On a machine with hub access, run once `python -c \"import transformers as t; "
+            f"t.AutoModelForCausalLM.from_pretrained('{name}').save_pretrained('DIR'); "
+            f"t.AutoTokenizer.from_pretrained('{name}').save_pretrained('DIR')\"`, copy DIR here and pass its path: "
+            f"load('DIR'). ({type(err).__name__}: {str(err).splitlines()[0]})"
+        ) from err
+    return model, tokenizer
+
+
+def _prepare_tokenizer(tokenizer) -> None:
+    """Left padding (new tokens line up at the right edge of a batch) and a pad token (EOS if the model has none)."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+
+
+def _stop_ids(model, tokenizer) -> tuple[int, ...]:
+    eos = getattr(model.generation_config, "eos_token_id", None)
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    ids = eos if isinstance(eos, (list, tuple)) else [eos]
+    return tuple(int(i) for i in ids if i is not None)
+
+
+def weights_sha256(folder: Path) -> str:
+    """sha256 over a folder's weight files (names and bytes, sorted by name), memoised by (path, size, mtime)."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
+    if not files:
+        raise ModelUnavailableError(f"{folder} holds no weight files ({', '.join(WEIGHT_SUFFIXES)})")
+    stamp = json.dumps([[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+    memo_file = paths.model_cache_dir() / "weights-sha256.json"
+    memo = json.loads(memo_file.read_text()) if memo_file.exists() else {}
+    key = hashlib.sha256(stamp.encode()).hexdigest()
+    if key not in memo:
+        digest = hashlib.sha256()
+        for p in files:
+            digest.update(p.relative_to(folder).as_posix().encode())
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+        memo[key] = digest.hexdigest()
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo))
+        os.replace(tmp, memo_file)
+    return memo[key]

@@ -1,0 +1,57 @@
+"""Steering: ways to change what a model writes, plugged into ``toxlib.generate.generate(..., steering=...)``.
+
+A steering method is a :class:`Steering`: it may rewrite each prompt before the model sees it (instructive
+prefixes) and may add logits processors that see every decoding step (word filters, vocabulary shifts,
+self-debiasing). Its ``config()`` goes into the generation cache key, so changing a steering setting never reuses
+texts generated under another. Concrete methods live in this package, one module each.
+
+Logits processors use transformers' interface, ``processor(input_ids, scores) -> scores``, with input_ids
+(rows, prompt + generated tokens, left padded) and scores (rows, vocab) float32 logits. Two optional methods let a
+processor keep per-row state: ``start_batch(input_ids, attention_mask, rows_per_prompt)`` is called before the
+first step of each batch, and ``select_rows(index)`` whenever finished rows leave the batch (index: the rows kept).
+"""
+
+from __future__ import annotations
+
+from toxlib.generate.config import stable_hash
+
+
+class Steering:
+    """No steering. Subclasses override ``transform_prompt``, ``logits_processors`` and ``config``."""
+
+    name = "none"
+
+    def transform_prompt(self, prompt: str) -> str:
+        """The text the model is given for ``prompt`` (the output keeps the original prompt)."""
+        return prompt
+
+    def logits_processors(self, lm) -> list:
+        """Processors applied, in order, to the logits of every step before the next token is chosen."""
+        return []
+
+    def config(self) -> dict:
+        """Every setting that changes the texts (JSON-serialisable). Part of the generation cache key."""
+        return {"name": self.name}
+
+    def config_hash(self) -> str:
+        return stable_hash(self.config())[:16]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config()})"
+
+
+class PromptTemplate(Steering):
+    """Rewrite every prompt with a template containing ``{prompt}``, e.g. "Be polite for: {prompt}"."""
+
+    name = "prompt-template"
+
+    def __init__(self, template: str):
+        if "{prompt}" not in template:
+            raise ValueError(f"template must contain '{{prompt}}', got {template!r}")
+        self.template = template
+
+    def transform_prompt(self, prompt: str) -> str:
+        return self.template.replace("{prompt}", prompt)
+
+    def config(self) -> dict:
+        return {"name": self.name, "template": self.template}
