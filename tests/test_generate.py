@@ -189,3 +189,20 @@ def test_decoding_config_validation_and_key():
     assert DecodingConfig(mode="greedy", top_p=0.5).key() == DecodingConfig(mode="greedy").key()
     assert DecodingConfig(top_p=0.5).key() != DecodingConfig().key()
     assert DecodingConfig(mode="greedy").num_samples == 1
+
+
+def test_nucleus_recorder_sees_every_step_and_agrees_with_transformers(lm):
+    from toxlib.generate.diagnostics import record_nucleus
+
+    steps = record_nucleus(lm, PROMPTS[:2], SAMPLE.with_(num_samples=3, max_new_tokens=4), progress=False)
+    assert len(steps) >= 2 * 3  # at least one step per row (rows may stop early)
+    assert steps["step"].min() == 0 and steps["step"].max() <= 3
+    assert steps["nucleus_size"].between(1, len(lm.tokenizer)).all()
+    assert steps["same_as_transformers"].all()
+
+
+def test_describe_models_table(lm):
+    from toxlib.models import describe_models
+
+    table = describe_models([lm])
+    assert table.loc[0, "layers"] == 2 and table.loc[0, "start_of_sequence"].startswith("<bos>")

@@ -2,6 +2,12 @@
 
 Where things live:
   toxlib.data      data registry, fetch (URL or mirror) and typed loaders
+  toxlib.models    language models by name (bundled, local directory, hub id), architecture facts
+  toxlib.generate  batched, cached generation with exact nucleus sampling (generate, DecodingConfig)
+  toxlib.steer     the steering hook: prompt transformations and logits processors
+  toxlib.cache     append-only SQLite stores (generations)
+  toxlib.lm_score  sentence log-likelihood and perplexity
+  toxlib.bench     python -m toxlib bench generate
   toxlib.metrics   classification metrics and conditional rates
   toxlib.sass      the SASS paper's tables, built from loaded frames
   toxlib.describe  data cards and the dataset statistics the papers report

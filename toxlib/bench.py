@@ -82,6 +82,22 @@ def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: Nucle
     return int(df["n_new_tokens"].sum()), time.perf_counter() - start
 
 
+def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLING,
+                     stats: NucleusStats | None = None) -> dict:
+    """toxlib and the papers' way on the same prompts, each warmed up first on one prompt.
+
+    Returns toxlib_tokens, toxlib_s, toxlib_tok_s, baseline_tokens, baseline_s, baseline_tok_s, speedup."""
+    warm = config.with_(num_samples=2, max_new_tokens=2)
+    toxlib_generate(lm, prompts[:1], warm)
+    baseline_generate(lm, prompts[:1], warm)
+    tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
+    base_tokens, base_s = baseline_generate(lm, prompts, config)
+    return {"toxlib_tokens": tox_tokens, "toxlib_s": round(tox_s, 2), "toxlib_tok_s": round(tox_tokens / tox_s, 1),
+            "baseline_tokens": base_tokens, "baseline_s": round(base_s, 2),
+            "baseline_tok_s": round(base_tokens / base_s, 1),
+            "speedup": round((tox_tokens / tox_s) / (base_tokens / base_s), 2)}
+
+
 def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
     """Corpus perplexity of fixed RTP texts (prompt + continuation of n_texts sample records) in fp32 and bf16."""
     from toxlib.data.rtp import load_rtp
@@ -110,35 +126,28 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     gflops = matmul_gflops()
     roofline = gflops * 1e9 / flops_per_token(arch)
     log(f"fp32 matmul {gflops:.0f} GFLOP/s -> roofline {roofline:.0f} tokens/s")
-    # Warm both paths up on one prompt so neither pays first-call costs inside its timing.
-    warm = config.with_(num_samples=2, max_new_tokens=2)
-    toxlib_generate(lm, prompts[:1], warm)
-    baseline_generate(lm, prompts[:1], warm)
     stats = NucleusStats()
-    tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
+    speed = speed_comparison(lm, prompts, config, stats)
     rss_toxlib = peak_rss_mb()
-    log(f"toxlib:   {tox_tokens} tokens in {tox_s:.1f} s = {tox_tokens / tox_s:.1f} tokens/s "
+    log(f"toxlib:   {speed['toxlib_tokens']} tokens in {speed['toxlib_s']:.1f} s = {speed['toxlib_tok_s']:.1f} tokens/s "
         f"(nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
-    base_tokens, base_s = baseline_generate(lm, prompts, config)
-    log(f"baseline: {base_tokens} tokens in {base_s:.1f} s = {base_tokens / base_s:.1f} tokens/s")
+    log(f"baseline: {speed['baseline_tokens']} tokens in {speed['baseline_s']:.1f} s = "
+        f"{speed['baseline_tok_s']:.1f} tokens/s")
     result = {
         "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
         "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32",
         "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
-        "toxlib_tokens": tox_tokens, "toxlib_s": round(tox_s, 2), "toxlib_tok_s": round(tox_tokens / tox_s, 1),
-        "baseline_tokens": base_tokens, "baseline_s": round(base_s, 2),
-        "baseline_tok_s": round(base_tokens / base_s, 1),
-        "speedup": round((tox_tokens / tox_s) / (base_tokens / base_s), 2),
+        **speed,
         "matmul_gflops": round(gflops, 1), "roofline_tok_s": round(roofline, 1),
-        "roofline_pct": round(100 * tox_tokens / tox_s / roofline, 1),
-        "sampling_share_pct": round(100 * stats.seconds / tox_s, 1),
+        "roofline_pct": round(100 * speed["toxlib_tok_s"] / roofline, 1),
+        "sampling_share_pct": round(100 * stats.seconds / speed["toxlib_s"], 1),
         "nucleus_resolved_at": stats.shares(),
         "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_baseline": round(peak_rss_mb()),
     }
     del lm
     if bf16:
         lm16 = load(model, dtype="bfloat16")
-        toxlib_generate(lm16, prompts[:1], warm)
+        toxlib_generate(lm16, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
         t16, s16 = toxlib_generate(lm16, prompts, config)
         del lm16
         result.update({"bf16_toxlib_tok_s": round(t16 / s16, 1)} | {

@@ -32,12 +32,15 @@ def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title:
     return fig
 
 
-def histograms(frame: pd.DataFrame, column: str, by: str, title: str, xlabel: str, marker: float | None = None):
-    """Overlaid density-normalised histograms of ``frame[column]`` per value of ``frame[by]``; optional vertical line."""
+def histograms(frame: pd.DataFrame, column: str, by: str, title: str, xlabel: str,
+               marker: float | list[float] | None = None, log_scale: bool = False, bins: int = 20):
+    """Overlaid density-normalised histograms of ``frame[column]`` per value of ``frame[by]``; optional vertical
+    line(s) at ``marker``; ``log_scale`` puts the x axis (and the bins) on a log10 scale."""
     fig, ax = plt.subplots(figsize=(7.5, 3.5))
-    sns.histplot(data=frame, x=column, hue=by, stat="density", common_norm=False, bins=20, element="step", ax=ax)
-    if marker is not None:
-        ax.axvline(marker, color="black", linestyle="--", linewidth=1)
+    sns.histplot(data=frame, x=column, hue=by, stat="density", common_norm=False, bins=bins, element="step", ax=ax,
+                 log_scale=log_scale)
+    for m in [marker] if isinstance(marker, (int, float)) else marker or []:
+        ax.axvline(m, color="black", linestyle="--", linewidth=1)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     fig.tight_layout()

@@ -58,7 +58,24 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     key = run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."), config,
                   None if type(steering) is Steering else steering.config())
     run = stable_hash(key)
-    store = GenerationStore() if cache is True else (cache or None)
+    own_store = cache is True
+    store = GenerationStore() if own_store else (cache or None)
+    try:
+        done = _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats)
+    finally:
+        if own_store:
+            store.close()
+    n = config.num_samples
+    records = [
+        (pid, i, p, *done[(p, i)], lm.name, run[:16])
+        for pid, p in zip(table["prompt_id"], table["prompt"])
+        for i in range(n)
+    ]
+    return pd.DataFrame.from_records(records, columns=COLUMNS)
+
+
+def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats) -> dict:
+    """Decode the prompts not in the store, storing each finished batch; returns {(prompt, idx): row values}."""
     n = config.num_samples
     unique = list(dict.fromkeys(table["prompt"]))
     done = {}
@@ -89,12 +106,7 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
         bar.update(len(batch))
         bar.set_postfix(tok_s=f"{new_tokens_total / (time.perf_counter() - start):.0f}")
     bar.close()
-    records = [
-        (pid, i, p, *done[(p, i)], lm.name, run[:16])
-        for pid, p in zip(table["prompt_id"], table["prompt"])
-        for i in range(n)
-    ]
-    return pd.DataFrame.from_records(records, columns=COLUMNS)
+    return done
 
 
 def _decode(lm, prompt_ids, config, processors, stats, batch_prompts):

@@ -81,7 +81,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
             token = scores.argmax(-1)
         else:
             token = nucleus_sample(scores / config.temperature if config.temperature != 1.0 else scores,
-                                   config.top_p, uniforms[live, step], top_k=config.top_k, stats=stats)
+                                   config.top_p, uniforms[live, step], top_k=config.top_k, stats=stats,
+                                   overwrite=True)  # the step's logits are not needed afterwards
         new_tokens[live, step] = token
         finished = torch.isin(token, stop)
         if step == config.max_new_tokens - 1 or bool(finished.all()):

@@ -13,10 +13,12 @@ after the k-th then has at least p before it, so the nucleus lies inside the top
 full sort gives. Nothing is approximated; tests compare the kept sets with the float64 definition and with
 transformers' warper on random logits, and the sampled frequencies with the exact distribution (chi-square).
 
-Numerics: probabilities are fp32, renormalised by their float64 sum; rows that reach the full sort (nuclei of more
-than 16,384 tokens) are sorted in float64. The kept set then equals the float64 nucleus. transformers' own fp32
-cumulative sum over 262K tokens misplaces the boundary of a nucleus of tens of thousands of tokens by one token now and then; those
-rows are the only place where our set and its set differ (by that one token of probability ~1e-6).
+Numerics: the exponentials are fp32 and their row sum uses torch's pairwise fp32 summation (within ~1e-7 of the
+float64 sum), candidate masses are divided by it in float64, and rows past the ladder are normalised and sorted in
+float64. On random logits the kept set equals the float64 definition exactly (tested). transformers' warper
+cumulates a fused fp32 softmax, whose row sums are off by up to ~3e-5 for 262K tokens; it now and then misplaces
+the boundary of a nucleus of tens of thousands of tokens by one token, the only place where its set and ours
+differ.
 
 Sampling is by inverse CDF from one uniform number per row, over the kept tokens in vocabulary order: the caller
 passes the uniforms, drawn from per-row seeded generators, so a row's sample does not depend on which other rows
@@ -80,11 +82,13 @@ def _pick(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tens
     return index.gather(-1, torch.minimum(pos, torch.full_like(pos, cum.shape[-1] - 1))).squeeze(-1)
 
 
-def _candidate_groups(logits: torch.Tensor, top_p: float, top_k: int | None, ladder: tuple[int, ...]):
+def _candidate_groups(logits: torch.Tensor, top_p: float, top_k: int | None, ladder: tuple[int, ...],
+                      overwrite: bool = False):
     """Split the rows into groups whose candidate tokens certainly contain the nucleus.
 
-    Yields (rows, probs, token_ids, stage): rows (n,) row indices; probs and token_ids (n, k) sorted descending
-    (for top_p = 1: the whole vocabulary in vocabulary order); stage names what resolved them.
+    Yields (rows, probs, token_ids, stage): rows (n,) row indices; probs (n, k) float64 and token_ids (n, k),
+    sorted by probability, descending (stage "all", for top_p = 1: the whole vocabulary in vocabulary order).
+    overwrite=True lets the exponentials be computed in place in ``logits`` (saves a copy of rows x V).
     """
     if not 0.0 < top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
@@ -93,43 +97,51 @@ def _candidate_groups(logits: torch.Tensor, top_p: float, top_k: int | None, lad
     every = torch.arange(rows, device=logits.device)
     if top_k:  # transformers' order: TopK keeps k logits, then TopP works on their renormalised softmax
         vals, idx = torch.topk(logits, min(top_k, vocab), dim=-1)
-        yield every, vals.softmax(-1), idx, f"top_k={top_k}"
+        yield every, vals.double().softmax(-1), idx, f"top_k={top_k}"
         return
-    probs = logits.softmax(-1)
-    # fp32 softmax over 262K terms leaves the row sums off 1 by ~1e-7, enough to move the boundary of a nucleus
-    # of 100K+ tokens by a few tokens; dividing by the float64 sum makes the kept set the exact one.
-    probs /= probs.sum(-1, keepdim=True, dtype=torch.float64).float()
-    if top_p >= 1.0:
-        yield every, probs, torch.arange(vocab, device=logits.device).expand(rows, vocab), "all"
-        return
+    # Unnormalised exponentials and their sum. torch's fused fp32 softmax leaves row sums off 1 by up to ~3e-5
+    # over 262K terms (enough to move a nucleus boundary); its pairwise fp32 sum is within ~1e-7, and the
+    # candidates below are divided by it in float64.
+    shifted = logits.sub_(logits.amax(-1, keepdim=True)) if overwrite else logits - logits.amax(-1, keepdim=True)
+    expo = shifted.exp_()
+    total = expo.sum(-1).double()
     todo = every
-    for k in ladder:
-        if k >= vocab or todo.numel() == 0:
-            break
-        vals, idx = torch.topk(probs if todo.numel() == rows else probs[todo], k, dim=-1)
-        done = vals.double().sum(-1) >= top_p  # the top k reach p, so the nucleus lies inside them
-        if done.any():
-            yield todo[done], vals[done], idx[done], k
-        todo = todo[~done]
-    # Nuclei beyond the ladder hold tens of thousands of tokens of ~1e-6 each, where fp32 rounding in the mass
-    # before a token can flip the boundary: these rows are sorted in float64, a few rows at a time.
+    if top_p < 1.0:
+        for k in ladder:
+            if k >= vocab or todo.numel() == 0:
+                break
+            vals, idx = torch.topk(expo if todo.numel() == rows else expo[todo], k, dim=-1)
+            vals = vals.double() / total[todo, None]
+            done = vals.sum(-1) >= top_p  # the top k reach p, so the nucleus lies inside them
+            if done.any():
+                yield todo[done], vals[done], idx[done], k
+            todo = todo[~done]
+    # Rows past the ladder (nuclei of tens of thousands of tokens of ~1e-6 each) are normalised and sorted in
+    # float64, a few rows at a time; top_p = 1 takes every token, in vocabulary order.
     for start in range(0, todo.numel(), SORT_CHUNK):
         part = todo[start:start + SORT_CHUNK]
-        vals, idx = torch.sort(logits[part].double().softmax(-1), dim=-1, descending=True)
-        yield part, vals, idx, "sort"
+        probs = expo[part].double()
+        probs /= probs.sum(-1, keepdim=True)
+        if top_p >= 1.0:
+            yield part, probs, torch.arange(vocab, device=logits.device).expand(part.numel(), vocab), "all"
+        else:
+            vals, idx = torch.sort(probs, dim=-1, descending=True)
+            yield part, vals, idx, "sort"
 
 
 def nucleus_sample(logits: torch.Tensor, top_p: float, u: torch.Tensor, top_k: int | None = None,
-                   stats: NucleusStats | None = None, ladder: tuple[int, ...] = K_LADDER) -> torch.Tensor:
+                   stats: NucleusStats | None = None, ladder: tuple[int, ...] = K_LADDER,
+                   overwrite: bool = False) -> torch.Tensor:
     """Draw one token per row from the top-p nucleus of softmax(logits).
 
     logits: (rows, V) float, already temperature-scaled and processed (-inf allowed); u: (rows,) uniforms in
     [0, 1); top_k: optionally restrict to the k most likely tokens first (as transformers' TopKLogitsWarper before
-    TopPLogitsWarper). Returns (rows,) int64 token ids.
+    TopPLogitsWarper). overwrite: allow ``logits`` (fp32) to be overwritten, saving a copy. Returns (rows,) int64
+    token ids.
     """
     start = time.perf_counter()
     out = torch.empty(logits.shape[0], dtype=torch.long, device=logits.device)
-    for rows, vals, idx, stage in _candidate_groups(logits, top_p, top_k, ladder):
+    for rows, vals, idx, stage in _candidate_groups(logits, top_p, top_k, ladder, overwrite):
         out[rows] = _pick(vals, idx, top_p, u[rows], stage)
         if stats is not None:
             stats.add(stage, rows.numel())

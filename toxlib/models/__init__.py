@@ -8,6 +8,6 @@ dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (ran
 """
 
 from toxlib.models.bundled import BUNDLED
-from toxlib.models.loading import LanguageModel, architecture, known_models, load
+from toxlib.models.loading import LanguageModel, architecture, describe_models, known_models, load
 
-__all__ = ["BUNDLED", "LanguageModel", "architecture", "known_models", "load"]
+__all__ = ["BUNDLED", "LanguageModel", "architecture", "describe_models", "known_models", "load"]

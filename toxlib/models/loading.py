@@ -93,6 +93,23 @@ def architecture(model: torch.nn.Module) -> dict:
     }
 
 
+def describe_models(lms: list[LanguageModel]) -> "pd.DataFrame":
+    """One row per loaded model: model, description, source, architecture facts, parameters in millions,
+    start token for unprompted generation (start_note), dtype, device."""
+    import pandas as pd
+
+    rows = []
+    for lm in lms:
+        arch = lm.architecture()
+        rows.append({"model": lm.name, "description": lm.description, "source": lm.source,
+                     **{k: arch[k] for k in ("model_type", "layers", "heads", "kv_heads", "hidden_size",
+                                             "intermediate_size", "vocab_size")},
+                     "params_m": round(arch["params"] / 1e6, 1),
+                     "non_embedding_params_m": round(arch["non_embedding_params"] / 1e6, 1),
+                     "start_of_sequence": lm.start_note, "dtype": arch["dtype"], "device": str(lm.device)})
+    return pd.DataFrame(rows)
+
+
 def load(name: str, device: str | None = None, dtype: str | torch.dtype | None = None,
          threads: int | None = None) -> LanguageModel:
     """Load a causal LM for generation and scoring.

@@ -1,0 +1,59 @@
+"""Look inside nucleus sampling on a real model: nucleus sizes per step, and agreement with transformers' top-p.
+
+``record_nucleus(lm, prompts, config)`` generates with a pass-through logits processor that measures, at every
+step and row, the size of the nucleus and whether toxlib's kept set equals transformers' ``TopPLogitsWarper`` set
+on the same logits. It changes no text; it runs uncached because it must see every step.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+from transformers import TopPLogitsWarper
+
+from toxlib.generate.api import generate
+from toxlib.generate.config import DecodingConfig
+from toxlib.generate.nucleus import fast_nucleus_mask
+from toxlib.steer import Steering
+
+
+class NucleusRecorder:
+    """Logits processor that records (step, nucleus size, same set as transformers) and returns scores unchanged."""
+
+    def __init__(self, top_p: float):
+        self.top_p, self.rows = top_p, []
+        self.reference = TopPLogitsWarper(top_p)
+
+    def start_batch(self, input_ids, attention_mask, rows_per_prompt):
+        self.prompt_width = input_ids.shape[1]
+
+    def __call__(self, input_ids, scores):
+        ours = fast_nucleus_mask(scores, self.top_p)
+        theirs = self.reference(input_ids, scores.clone()) > -float("inf")
+        step = input_ids.shape[1] - self.prompt_width
+        sizes, same = ours.sum(-1).tolist(), (ours == theirs).all(-1).tolist()
+        self.rows.extend((step, s, e) for s, e in zip(sizes, same))
+        return scores
+
+
+class _Record(Steering):
+    name = "record-nucleus"
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+
+    def logits_processors(self, lm):
+        return [self.recorder]
+
+
+def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None = None,
+                   progress: bool = True) -> pd.DataFrame:
+    """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
+    nucleus_size (tokens kept), same_as_transformers (bool)."""
+    recorder = NucleusRecorder(config.top_p)
+    with torch.inference_mode():
+        generate(lm, prompts, config, steering=_Record(recorder), cache=False, batch_rows=batch_rows,
+                 progress=progress)
+    out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
+    out.insert(0, "model", lm.name)
+    return out
