@@ -15,19 +15,15 @@ import pytest
 import toxlib.generate.api as api
 from toxlib.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
-from toxlib.steer import Steering
+from toxlib.steer import LogitsSteering
 
 CONFIG = DecodingConfig(num_samples=3, max_new_tokens=6, seed=4)
 PROMPTS = [f"prompt number {i} says" for i in range(40)]
 
 
-class Passthrough(Steering):
+def passthrough() -> LogitsSteering:
     """Same name and config as the child's slow steering, without the sleep: the same cache key."""
-
-    name = "slow"
-
-    def logits_processors(self, lm):
-        return [lambda ids, scores: scores]
+    return LogitsSteering("slow", [lambda ids, scores: scores])
 
 
 @pytest.fixture()
@@ -64,7 +60,7 @@ def test_cached_rows_are_not_generated_again(tiny_lm, tmp_path, decoded_prompts)
     assert len(decoded_prompts) == 8  # only the two new prompts were decoded
     assert again.iloc[:18].equals(first)
     generate(tiny_lm, PROMPTS[:6], CONFIG.with_(seed=5), cache=store, progress=False)
-    generate(tiny_lm, PROMPTS[:6], CONFIG, cache=store, progress=False, steering=Passthrough())
+    generate(tiny_lm, PROMPTS[:6], CONFIG, cache=store, progress=False, steering=passthrough())
     assert len(decoded_prompts) == 20  # another seed or steering is another run
 
 
@@ -73,16 +69,12 @@ CHILD = textwrap.dedent('''
     from toxlib.cache import GenerationStore
     from toxlib.generate import DecodingConfig, generate
     from toxlib.models import load
-    from toxlib.steer import Steering
+    from toxlib.steer import LogitsSteering
 
-    class Slow(Steering):
-        name = "slow"
-        def logits_processors(self, lm):
-            return [lambda ids, scores: (time.sleep(0.03), scores)[1]]
-
+    slow = LogitsSteering("slow", [lambda ids, scores: (time.sleep(0.03), scores)[1]])
     lm = load(sys.argv[1], device="cpu")
     prompts = [f"prompt number {i} says" for i in range(40)]
-    generate(lm, prompts, DecodingConfig(num_samples=3, max_new_tokens=6, seed=4), steering=Slow(),
+    generate(lm, prompts, DecodingConfig(num_samples=3, max_new_tokens=6, seed=4), steering=slow,
              cache=GenerationStore(sys.argv[2]), batch_rows=6, progress=False)
     print("finished", flush=True)
 ''')
@@ -116,10 +108,10 @@ def test_kill_9_mid_run_then_resume(tiny_model_dirs, tiny_lm, tmp_path, decoded_
     assert 12 <= stored < 120 and stored % 6 == 0  # whole batches (2 prompts x 3 samples) only
     with GenerationStore(db) as store:
         assert store.integrity_check() == "ok"
-        resumed = generate(tiny_lm, PROMPTS, CONFIG, steering=Passthrough(), cache=store, batch_rows=6,
+        resumed = generate(tiny_lm, PROMPTS, CONFIG, steering=passthrough(), cache=store, batch_rows=6,
                            progress=False)
         assert store.count() == 120
     assert len(decoded_prompts) == 40 - stored // 3  # finished prompts were not decoded again
 
-    clean = generate(tiny_lm, PROMPTS, CONFIG, steering=Passthrough(), cache=False, batch_rows=6, progress=False)
+    clean = generate(tiny_lm, PROMPTS, CONFIG, steering=passthrough(), cache=False, batch_rows=6, progress=False)
     assert resumed.equals(clean)

@@ -8,7 +8,7 @@ import torch
 
 from toxlib.generate import COLUMNS, DecodingConfig, generate
 from toxlib.models import load
-from toxlib.steer import PromptTemplate, Steering
+from toxlib.steer import LogitsSteering, PromptTemplate
 
 PROMPTS = ["The quick brown fox", "Hello", "Nucleus sampling keeps the smallest set of tokens", "She said"]
 SAMPLE = DecodingConfig(num_samples=5, max_new_tokens=8, top_p=0.9, seed=1)
@@ -95,16 +95,10 @@ class BanSubstring:
         return scores
 
 
-class BanE(Steering):
-    name = "ban-e"
-
-    def logits_processors(self, lm):
-        return [BanSubstring(lm.tokenizer, "e")]
-
-
 def test_logits_processor_hook(lm):
     free = run(lm, config=SAMPLE.with_(max_new_tokens=12))
-    banned = run(lm, config=SAMPLE.with_(max_new_tokens=12), steering=BanE())
+    ban_e = LogitsSteering("ban", [BanSubstring(lm.tokenizer, "e")], {"substring": "e"})
+    banned = run(lm, config=SAMPLE.with_(max_new_tokens=12), steering=ban_e)
     assert free["continuation"].str.contains("e").any()
     assert not banned["continuation"].str.contains("e").any()
     assert free["config_hash"].iloc[0] != banned["config_hash"].iloc[0]
@@ -146,19 +140,9 @@ class RowTracker:
         return scores
 
 
-class Tracked(Steering):
-    name = "tracked"
-
-    def __init__(self, tracker):
-        self.tracker = tracker
-
-    def logits_processors(self, lm):
-        return [self.tracker]
-
-
 def test_stateful_processor_follows_rows_when_finished_rows_leave_the_batch(lm):
     tracker = RowTracker(lm.stop_ids[0])
-    df = run(lm, config=SAMPLE.with_(num_samples=4), steering=Tracked(tracker), batch_rows=1000)
+    df = run(lm, config=SAMPLE.with_(num_samples=4), steering=LogitsSteering("tracked", [tracker]), batch_rows=1000)
     even = df.index % 2 == 0
     assert (df.loc[even, "n_new_tokens"] == 3).all() and df.loc[even, "stopped"].all()
     assert (df.loc[~even, "n_new_tokens"] == 8).all() and not df.loc[~even, "stopped"].any()

@@ -14,7 +14,7 @@ from transformers import TopPLogitsWarper
 from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import fast_nucleus_mask
-from toxlib.steer import Steering
+from toxlib.steer import LogitsSteering
 
 
 class NucleusRecorder:
@@ -36,23 +36,13 @@ class NucleusRecorder:
         return scores
 
 
-class _Record(Steering):
-    name = "record-nucleus"
-
-    def __init__(self, recorder):
-        self.recorder = recorder
-
-    def logits_processors(self, lm):
-        return [self.recorder]
-
-
 def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None = None,
                    progress: bool = True) -> pd.DataFrame:
     """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
     nucleus_size (tokens kept), same_as_transformers (bool)."""
     recorder = NucleusRecorder(config.top_p)
     with torch.inference_mode():
-        generate(lm, prompts, config, steering=_Record(recorder), cache=False, batch_rows=batch_rows,
+        generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False, batch_rows=batch_rows,
                  progress=progress)
     out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
     out.insert(0, "model", lm.name)

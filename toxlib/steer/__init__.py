@@ -55,3 +55,17 @@ class PromptTemplate(Steering):
 
     def config(self) -> dict:
         return {"name": self.name, "template": self.template}
+
+
+class LogitsSteering(Steering):
+    """Steering by a given list of logits processors. ``settings`` (JSON-serialisable) must describe everything
+    about them that changes the texts: it goes into the cache key with ``name``."""
+
+    def __init__(self, name: str, processors: list, settings: dict | None = None):
+        self.name, self.processors, self.settings = name, list(processors), settings or {}
+
+    def logits_processors(self, lm) -> list:
+        return self.processors
+
+    def config(self) -> dict:
+        return {"name": self.name, **self.settings}
