@@ -23,8 +23,8 @@ def test_matches_a_hand_computation(tiny_lm):
 
 
 def test_padding_does_not_change_scores(tiny_lm):
-    batched = sentence_nll(tiny_lm, TEXTS, batch_size=4)
-    single = sentence_nll(tiny_lm, TEXTS, batch_size=1)
+    batched = sentence_nll(tiny_lm, TEXTS, batch_tokens=64)
+    single = sentence_nll(tiny_lm, TEXTS, batch_tokens=1)
     assert batched["text"].tolist() == TEXTS
     np.testing.assert_allclose(batched["nll_sum"], single["nll_sum"], rtol=1e-5)
     assert (batched["n_tokens"] == single["n_tokens"]).all()
