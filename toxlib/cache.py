@@ -7,6 +7,9 @@ stay fast at the papers' scale (millions of rows) without loading the file; seve
 once (WAL journal, a busy timeout); and it is in the standard library. Rows are only ever inserted
 (``INSERT OR IGNORE``), never updated or deleted, so a finished batch cannot be damaged by a later run.
 
+Stores: ``GenerationStore`` (generations.sqlite) and ``LMScoreStore`` (lm_scores.sqlite: per-sentence negative
+log-likelihoods keyed by (model key, sha256(text)), where the model key names the weights, dtype and method).
+
 Keys: a run key hashes everything that determines the texts except the prompt (model name and weights id, dtype,
 decoding config, steering config; see ``toxlib.generate.config.run_key``); a row is (run, sha256(prompt),
 sample_idx). Scores get their own table keyed by (scorer, version, sha256(text)), so changing the scorer never
@@ -110,3 +113,34 @@ class GenerationStore(SqliteStore):
         if run is None:
             return self._con.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
         return self._con.execute("SELECT COUNT(*) FROM generations WHERE run = ?", (run,)).fetchone()[0]
+
+
+class LMScoreStore(SqliteStore):
+    """Per-sentence language-model scores: (model_key, text) -> (n_tokens, nll_sum)."""
+
+    default_name = "lm_scores.sqlite"
+    schema = """
+    CREATE TABLE IF NOT EXISTS lm_scores (
+        model_key TEXT NOT NULL, text_sha TEXT NOT NULL, n_tokens INTEGER NOT NULL, nll_sum REAL NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (model_key, text_sha)) WITHOUT ROWID;
+    """
+
+    def lookup(self, model_key: str, texts: list[str]) -> dict[str, tuple[int, float]]:
+        """{text: (n_tokens, nll_sum)} for the stored texts among ``texts``."""
+        by_sha = {text_sha(t): t for t in texts}
+        shas = list(by_sha)
+        found = {}
+        for start in range(0, len(shas), 500):
+            chunk = shas[start:start + 500]
+            query = (f"SELECT text_sha, n_tokens, nll_sum FROM lm_scores WHERE model_key = ? "
+                     f"AND text_sha IN ({','.join('?' * len(chunk))})")
+            for sha, n, nll in self._con.execute(query, [model_key, *chunk]):
+                found[by_sha[sha]] = (n, nll)
+        return found
+
+    def add(self, model_key: str, rows: list[tuple[str, int, float]]) -> None:
+        """Store (text, n_tokens, nll_sum) rows atomically; existing keys are kept."""
+        now = time.time()
+        self._write("INSERT OR IGNORE INTO lm_scores VALUES (?, ?, ?, ?, ?)",
+                    [(model_key, text_sha(t), n, nll, now) for t, n, nll in rows])

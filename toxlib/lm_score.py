@@ -1,4 +1,5 @@
-"""Sentence log-likelihood and perplexity under a causal language model.
+"""Sentence log-likelihood and perplexity: causal LMs (``sentence_nll``), masked LMs (``pseudo_nll``), cached
+per (model, sentence) (``cached_nll``).
 
 Start-token handling: a sentence is scored from the model's start token, so its first word is predicted too.
 Gemma's tokenizer already puts <bos> first; SmolLM2's adds nothing, so <|endoftext|> is put first; for other
@@ -13,6 +14,11 @@ import numpy as np
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
+
+from toxlib.cache import LMScoreStore
+
+#: Bump a version when the computation changes, so cached scores are not reused across versions.
+METHOD_VERSIONS = {"causal": "causal-nll-v1", "masked": "pseudo-nll-v1"}
 
 
 def _with_start(lm, text: str) -> list[int]:
@@ -75,6 +81,96 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     with np.errstate(divide="ignore", invalid="ignore"):
         ppl = np.exp(nll / count)
     return pd.DataFrame({"text": texts, "n_tokens": count, "nll_sum": nll, "perplexity": ppl})
+
+
+@torch.inference_mode()
+def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: bool = False) -> pd.DataFrame:
+    """Pseudo-log-likelihood of each text under a masked LM (Salazar et al., 2020): every token that is not a
+    special token is replaced in turn by the tokenizer's own mask token and scored from its masked copy.
+
+    Returns the columns of ``sentence_nll``; perplexity is the pseudo-perplexity exp(nll_sum / n_tokens).
+    (The SafeNLP reference hard-codes mask id 103, BERT-uncased's [MASK]; this uses ``tokenizer.mask_token_id``.)
+    """
+    tok = lm.tokenizer
+    if tok.mask_token_id is None:
+        raise ValueError(f"{lm.name}'s tokenizer has no mask token: pseudo-perplexity needs a masked LM")
+    special = set(tok.all_special_ids)
+    jobs = []  # (text index, position, token ids): one masked copy each
+    for i, text in enumerate(texts):
+        ids = tok(text).input_ids
+        jobs.extend((i, pos, ids) for pos, t in enumerate(ids) if t not in special)
+    budget = batch_tokens or default_batch_tokens(lm)
+    nll = np.zeros(len(texts))
+    count = np.zeros(len(texts), dtype=int)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    start = 0
+    bar = tqdm(total=len(jobs), disable=not progress, desc=f"pseudo-perplexity {lm.name}", unit="mask")
+    while start < len(jobs):
+        width = len(jobs[start][2])
+        end = start + 1
+        while end < len(jobs) and (end - start + 1) * max(width, len(jobs[end][2])) <= budget:
+            width = max(width, len(jobs[end][2]))
+            end += 1
+        batch = jobs[start:end]
+        ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for b, (_, pos, seq) in enumerate(batch):
+            ids[b, : len(seq)] = torch.tensor(seq)
+            mask[b, : len(seq)] = 1
+            ids[b, pos] = tok.mask_token_id
+        rows = torch.arange(len(batch))
+        positions = torch.tensor([pos for _, pos, _ in batch])
+        targets = torch.tensor([seq[pos] for _, pos, seq in batch])
+        logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
+        token_nll = _token_nll(logits[rows.to(lm.device), positions.to(lm.device)], targets.to(lm.device)).cpu()
+        for (i, _, _), v in zip(batch, token_nll.tolist()):
+            nll[i] += v
+            count[i] += 1
+        bar.update(len(batch))
+        start = end
+    bar.close()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ppl = np.exp(nll / count)
+    return pd.DataFrame({"text": texts, "n_tokens": count, "nll_sum": nll, "perplexity": ppl})
+
+
+def model_key(lm, method: str) -> str:
+    """Cache key of a model's sentence scores: method (with its version), weights, dtype."""
+    return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}"
+
+
+def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore | bool = True,
+               chunk: int = 512, progress: bool = True) -> pd.DataFrame:
+    """``sentence_nll`` (method "causal") or ``pseudo_nll`` (method "masked") with a per-(model, sentence) cache.
+
+    Missing sentences are scored in chunks of ``chunk`` and each chunk is stored as it finishes, so an interrupted
+    run resumes. Returns the same columns as ``sentence_nll``, one row per input text, in order.
+    """
+    score = {"causal": sentence_nll, "masked": pseudo_nll}[method]
+    store = LMScoreStore() if cache is True else (cache or None)
+    key = model_key(lm, METHOD_VERSIONS[method])
+    try:
+        unique = list(dict.fromkeys(texts))
+        done = store.lookup(key, unique) if store is not None else {}
+        todo = [t for t in unique if t not in done]
+        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="sentence",
+                   desc=f"{method} NLL {lm.name}")
+        for start in range(0, len(todo), chunk):
+            part = score(lm, todo[start:start + chunk])
+            rows = list(zip(part["text"], part["n_tokens"].astype(int), part["nll_sum"].astype(float)))
+            if store is not None:
+                store.add(key, rows)
+            done.update({t: (n, v) for t, n, v in rows})
+            bar.update(len(part))
+        bar.close()
+    finally:
+        if cache is True:
+            store.close()
+    n_tokens = np.array([done[t][0] for t in texts], dtype=int)
+    nll = np.array([done[t][1] for t in texts], dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ppl = np.exp(nll / n_tokens)
+    return pd.DataFrame({"text": texts, "n_tokens": n_tokens, "nll_sum": nll, "perplexity": ppl})
 
 
 def corpus_perplexity(scores: pd.DataFrame) -> float:

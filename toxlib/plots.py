@@ -45,3 +45,23 @@ def histograms(frame: pd.DataFrame, column: str, by: str, title: str, xlabel: st
     ax.set_xlabel(xlabel)
     fig.tight_layout()
     return fig
+
+
+def box_with_points(reference: pd.DataFrame, ours: pd.DataFrame, x: str, y: str, hue: str, title: str,
+                    ylabel: str, line: float | None = None):
+    """Box plots of ``reference[y]`` per ``x`` category (e.g. the paper's models per demographic), with ``ours``
+    drawn on top as one marker per ``hue`` value (e.g. our models). Optional horizontal line at ``line``."""
+    order = list(dict.fromkeys(reference[x]))
+    fig, ax = plt.subplots(figsize=(9, 4))
+    sns.boxplot(data=reference, x=x, y=y, order=order, color="0.85", ax=ax, fliersize=2)
+    sns.stripplot(data=ours, x=x, y=y, hue=hue, order=order, ax=ax, size=7, jitter=0.15, marker="D",
+                  edgecolor="black", linewidth=0.5)
+    if line is not None:
+        ax.axhline(line, color="black", linestyle="--", linewidth=1)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("")
+    ax.tick_params(axis="x", rotation=35)
+    ax.legend(title=None, frameon=False, loc="upper right")
+    fig.tight_layout()
+    return fig

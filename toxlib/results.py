@@ -22,10 +22,11 @@ def chapter_dir(stem: str) -> Path:
     return out
 
 
-def write_table(stem: str, name: str, table: pd.DataFrame) -> Path:
-    """Write ``table`` to <results>/<stem>/<name>.csv (index dropped) and return the path."""
-    path = chapter_dir(stem) / f"{name}.csv"
-    table.to_csv(path, index=False)
+def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
+    """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
+    of tens of thousands of rows) and return the path."""
+    path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
+    table.to_csv(path, index=False, **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
     return path
 
 

@@ -111,14 +111,17 @@ def describe_models(lms: list[LanguageModel]) -> "pd.DataFrame":
 
 
 def load(name: str, device: str | None = None, dtype: str | torch.dtype | None = None,
-         threads: int | None = None) -> LanguageModel:
+         threads: int | None = None, kind: str = "causal") -> LanguageModel:
     """Load a causal LM for generation and scoring.
 
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
       model, or a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache).
     device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. dtype: "float32"/"bfloat16"/"float16" or
       None for fp32 on CPU and bf16/fp16 on CUDA. threads: CPU threads (default: the usable cores).
+    kind: "causal" (generation, perplexity) or "masked" (pseudo-perplexity; hub ids and local directories only).
     """
+    if kind not in ("causal", "masked"):
+        raise UnknownNameError(f"unknown model kind {kind!r}; known: causal, masked")
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     n_threads = configure_cpu_threads(threads) if dev.type == "cpu" else None
@@ -138,7 +141,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
             f"unknown model {name!r}: not a bundled model ({', '.join(known_models())}), not an existing local "
             "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
         )
-    model, tokenizer = _from_pretrained(name, folder, dt)
+    model, tokenizer = _from_pretrained(name, folder, dt, kind)
     if weights_id is None:
         weights_id = f"hf:{name}@{getattr(model.config, '_commit_hash', None) or 'unknown-revision'}"
     model.to(dev).eval()
@@ -153,15 +156,16 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     )
 
 
-def _from_pretrained(name: str, folder, dtype: torch.dtype):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
+    auto = AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+        model = auto.from_pretrained(folder, dtype=dtype)
     except OSError as err:
         if isinstance(folder, Path):
-            raise ModelUnavailableError(f"cannot load a causal LM from {folder}: {err}") from err
+            raise ModelUnavailableError(f"cannot load a {kind} LM from {folder}: {err}") from err
         raise ModelUnavailableError(
             f"model {name!r} is not bundled ({', '.join(known_models())}) and could not be loaded from the Hugging Face "
             f"hub: the hub cannot be reached from here and the model is not in the local Hugging Face cache. "
@@ -181,7 +185,7 @@ def _prepare_tokenizer(tokenizer) -> None:
 
 
 def _stop_ids(model, tokenizer) -> tuple[int, ...]:
-    eos = getattr(model.generation_config, "eos_token_id", None)
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if eos is None:
         eos = tokenizer.eos_token_id
     ids = eos if isinstance(eos, (list, tuple)) else [eos]

@@ -20,19 +20,21 @@ CORPUS = [
 ]
 
 
-def tiny_tokenizer(vocab_size: int = 300):
-    """A byte-level BPE tokenizer (PreTrainedTokenizerFast) with <bos>, <eos>, <pad> and <unk> tokens."""
+def tiny_tokenizer(vocab_size: int = 300, mask: bool = False):
+    """A byte-level BPE tokenizer (PreTrainedTokenizerFast) with <bos>, <eos>, <pad> and <unk> tokens, and
+    <mask> (id 4) when ``mask``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "<eos>", "<bos>", "<unk>"],
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>"] + (["<mask>"] if mask else [])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(CORPUS * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>",
-                                   unk_token="<unk>")
+                                   unk_token="<unk>", **({"mask_token": "<mask>"} if mask else {}))
 
 
 def tiny_causal_lm(folder: str | Path, arch: str = "llama", vocab_size: int = 300, layers: int = 2,
@@ -54,6 +56,23 @@ def tiny_causal_lm(folder: str | Path, arch: str = "llama", vocab_size: int = 30
         raise ValueError(f"unknown tiny architecture {arch!r}; known: llama, gemma3")
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config)
+    folder = Path(folder)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_masked_lm(folder: str | Path, vocab_size: int = 300, layers: int = 2, hidden: int = 64, heads: int = 4,
+                   seed: int = 0) -> Path:
+    """Build and save a tiny random BERT masked LM whose tokenizer's mask token is <mask> (id 4, not BERT's 103)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    tokenizer = tiny_tokenizer(vocab_size, mask=True)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=2 * hidden, max_position_embeddings=256,
+                        pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(config)
     folder = Path(folder)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
