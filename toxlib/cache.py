@@ -68,6 +68,19 @@ class SqliteStore:
         """SQLite's own consistency check: "ok" when the file is sound."""
         return self._con.execute("PRAGMA integrity_check").fetchone()[0]
 
+    def _select_by_text(self, table: str, key_column: str, key: str, sha_column: str, columns: str,
+                        texts: list[str]) -> list[tuple[str, tuple]]:
+        """(text, row values) for the stored rows of ``key`` whose text hash is one of ``texts``' hashes."""
+        by_sha = {text_sha(t): t for t in texts}
+        shas = list(by_sha)
+        found = []
+        for start in range(0, len(shas), 500):  # SQLite limits the number of bound parameters
+            chunk = shas[start:start + 500]
+            query = (f"SELECT {sha_column}, {columns} FROM {table} WHERE {key_column} = ? "
+                     f"AND {sha_column} IN ({','.join('?' * len(chunk))})")
+            found.extend((by_sha[row[0]], row[1:]) for row in self._con.execute(query, [key, *chunk]))
+        return found
+
     def _write(self, sql: str, rows: list[tuple]) -> None:
         """Insert many rows in one transaction: all of them land or none does."""
         with self._con:
@@ -92,16 +105,9 @@ class GenerationStore(SqliteStore):
 
     def lookup(self, run: str, prompts: list[str]) -> dict[tuple[str, int], tuple[str, int, bool]]:
         """Stored rows of ``run`` for these prompts: {(prompt, sample_idx): (continuation, n_new_tokens, stopped)}."""
-        by_sha = {text_sha(p): p for p in prompts}
-        shas = list(by_sha)
-        found = {}
-        for start in range(0, len(shas), 500):
-            chunk = shas[start:start + 500]
-            query = (f"SELECT prompt_sha, sample_idx, continuation, n_new_tokens, stopped FROM generations "
-                     f"WHERE run = ? AND prompt_sha IN ({','.join('?' * len(chunk))})")
-            for sha, idx, cont, n_new, stopped in self._con.execute(query, [run, *chunk]):
-                found[(by_sha[sha], idx)] = (cont, n_new, bool(stopped))
-        return found
+        rows = self._select_by_text("generations", "run", run, "prompt_sha",
+                                    "sample_idx, continuation, n_new_tokens, stopped", prompts)
+        return {(p, idx): (cont, n_new, bool(stopped)) for p, (idx, cont, n_new, stopped) in rows}
 
     def add(self, run: str, rows: list[tuple[str, int, str, int, bool]]) -> None:
         """Store (prompt, sample_idx, continuation, n_new_tokens, stopped) rows atomically; existing keys are kept."""
@@ -128,16 +134,7 @@ class LMScoreStore(SqliteStore):
 
     def lookup(self, model_key: str, texts: list[str]) -> dict[str, tuple[int, float]]:
         """{text: (n_tokens, nll_sum)} for the stored texts among ``texts``."""
-        by_sha = {text_sha(t): t for t in texts}
-        shas = list(by_sha)
-        found = {}
-        for start in range(0, len(shas), 500):
-            chunk = shas[start:start + 500]
-            query = (f"SELECT text_sha, n_tokens, nll_sum FROM lm_scores WHERE model_key = ? "
-                     f"AND text_sha IN ({','.join('?' * len(chunk))})")
-            for sha, n, nll in self._con.execute(query, [model_key, *chunk]):
-                found[by_sha[sha]] = (n, nll)
-        return found
+        return dict(self._select_by_text("lm_scores", "model_key", model_key, "text_sha", "n_tokens, nll_sum", texts))
 
     def add(self, model_key: str, rows: list[tuple[str, int, float]]) -> None:
         """Store (text, n_tokens, nll_sum) rows atomically; existing keys are kept."""
