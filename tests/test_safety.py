@@ -100,3 +100,16 @@ def test_per_group_scores_do_not_depend_on_the_index():
                           "toxicity_score": [1.0, 1.0, 1.0], "harmful": [True, False, False]}, index=[0, 0, 1])
     out = safety_scores(frame).iloc[0]
     assert (out["n_harmful"], out["n_benign"], out["safety_score"]) == (1, 2, 1.0)
+
+
+def test_dataset_scores_and_paper_rows():
+    from toxlib import safety
+
+    scored = pd.DataFrame({"model": ["m2", "m2", "m1", "m1"], "harmful": [True, False, True, False],
+                           "toxicity_score": [2.25, 1.0, 2.25, 1.0], "perplexity": [45.0, 10.0, 9.0, 10.0]})
+    table = safety.dataset_scores(scored)
+    assert table["model"].tolist() == ["m2", "m1"]  # first-seen order
+    assert table["safety_score"].tolist() == [1.0, 0.0]  # 45/2.25 = 20 > 10; 9/2.25 = 4 < 10
+    both = safety.with_paper_rows(table, safety.PAPER_TABLE10)
+    assert both["model"].tolist()[2:] == ["paper: " + m for m in safety.PAPER_GPT2]
+    assert str(both["n_harmful"].dtype) == "Int64"

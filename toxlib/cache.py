@@ -95,13 +95,10 @@ class GenerationStore(SqliteStore):
     schema = SCHEMA
 
     def register_run(self, run: str, config: dict) -> None:
-        """Record what a run key stands for (for provenance; the key alone suffices for lookups)."""
+        """Record what a run key stands for in the ``runs`` table (provenance for readers of the file; lookups need
+        only the key)."""
         self._write("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)",
                     [(run, json.dumps(config, sort_keys=True, default=str), time.time())])
-
-    def run_config(self, run: str) -> dict | None:
-        row = self._con.execute("SELECT config FROM runs WHERE run = ?", (run,)).fetchone()
-        return json.loads(row[0]) if row else None
 
     def lookup(self, run: str, prompts: list[str]) -> dict[tuple[str, int], tuple[str, int, bool]]:
         """Stored rows of ``run`` for these prompts: {(prompt, sample_idx): (continuation, n_new_tokens, stopped)}."""

@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from toxlib.batching import budget_batches, pad, shifted_exp
 from toxlib.cache import LMScoreStore
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
@@ -32,9 +33,15 @@ def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     targets: (N,). Returns (N,) float64."""
     logits = logits.float()
     target_logit = logits.gather(-1, targets[:, None]).squeeze(-1).double()
-    peak = logits.amax(-1, keepdim=True)
-    lse = logits.sub_(peak).exp_().sum(-1).double().log() + peak.squeeze(-1).double()
-    return lse - target_logit
+    _, total, peak = shifted_exp(logits, inplace=True)
+    return total.log() + peak - target_logit
+
+
+def _score_table(texts: list[str], n_tokens: np.ndarray, nll_sum: np.ndarray) -> pd.DataFrame:
+    """The scoring functions' output: text, n_tokens, nll_sum, perplexity = exp(nll_sum / n_tokens)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        perplexity = np.exp(nll_sum / n_tokens)
+    return pd.DataFrame({"text": texts, "n_tokens": n_tokens, "nll_sum": nll_sum, "perplexity": perplexity})
 
 
 def default_batch_tokens(lm) -> int:
@@ -52,35 +59,19 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     """
     encoded = [_with_start(lm, t) for t in texts]
     order = np.argsort([len(e) for e in encoded], kind="stable")  # similar lengths together: less padding
-    budget = batch_tokens or default_batch_tokens(lm)
-    batches, current = [], []
-    for r in order:
-        if current and (len(current) + 1) * len(encoded[r]) > budget:
-            batches.append(current)
-            current = []
-        current.append(r)
-    if current:
-        batches.append(current)
+    batches = budget_batches([len(encoded[r]) for r in order], batch_tokens or default_batch_tokens(lm))
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    pad = lm.pad_id if lm.pad_id is not None else 0
-    for rows in tqdm(batches, disable=not progress, desc=f"perplexity {lm.name}", unit="batch"):
-        width = max(len(encoded[r]) for r in rows)
-        ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):
-            ids[i, : len(encoded[r])] = torch.tensor(encoded[r])
-            mask[i, : len(encoded[r])] = 1
-        ids, mask = ids.to(lm.device), mask.to(lm.device)
+    for batch in tqdm(batches, disable=not progress, desc=f"perplexity {lm.name}", unit="batch"):
+        rows = order[batch]
+        ids, mask = pad([encoded[r] for r in rows], lm.pad_id or 0, lm.device, side="right")
         logits = lm.model(input_ids=ids, attention_mask=mask).logits[:, :-1]
         scored = mask[:, 1:].bool()
         token_nll = torch.zeros(scored.shape, dtype=torch.float64, device=lm.device)
         token_nll[scored] = _token_nll(logits[scored], ids[:, 1:][scored])
         nll[rows] = token_nll.sum(-1).cpu().numpy()
         count[rows] = scored.sum(-1).cpu().numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ppl = np.exp(nll / count)
-    return pd.DataFrame({"text": texts, "n_tokens": count, "nll_sum": nll, "perplexity": ppl})
+    return _score_table(texts, count, nll)
 
 
 @torch.inference_mode()
@@ -95,43 +86,25 @@ def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: 
     if tok.mask_token_id is None:
         raise ValueError(f"{lm.name}'s tokenizer has no mask token: pseudo-perplexity needs a masked LM")
     special = set(tok.all_special_ids)
-    jobs = []  # (text index, position, token ids): one masked copy each
+    jobs = []  # (text index, position, token ids with that position masked, original token)
     for i, text in enumerate(texts):
         ids = tok(text).input_ids
-        jobs.extend((i, pos, ids) for pos, t in enumerate(ids) if t not in special)
-    budget = batch_tokens or default_batch_tokens(lm)
+        jobs.extend((i, pos, ids[:pos] + [tok.mask_token_id] + ids[pos + 1:], t)
+                    for pos, t in enumerate(ids) if t not in special)
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    start = 0
-    bar = tqdm(total=len(jobs), disable=not progress, desc=f"pseudo-perplexity {lm.name}", unit="mask")
-    while start < len(jobs):
-        width = len(jobs[start][2])
-        end = start + 1
-        while end < len(jobs) and (end - start + 1) * max(width, len(jobs[end][2])) <= budget:
-            width = max(width, len(jobs[end][2]))
-            end += 1
-        batch = jobs[start:end]
-        ids = torch.full((len(batch), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for b, (_, pos, seq) in enumerate(batch):
-            ids[b, : len(seq)] = torch.tensor(seq)
-            mask[b, : len(seq)] = 1
-            ids[b, pos] = tok.mask_token_id
-        rows = torch.arange(len(batch))
-        positions = torch.tensor([pos for _, pos, _ in batch])
-        targets = torch.tensor([seq[pos] for _, pos, seq in batch])
-        logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
-        token_nll = _token_nll(logits[rows.to(lm.device), positions.to(lm.device)], targets.to(lm.device)).cpu()
-        for (i, _, _), v in zip(batch, token_nll.tolist()):
+    batches = budget_batches([len(job[2]) for job in jobs], batch_tokens or default_batch_tokens(lm))
+    for batch in tqdm(batches, disable=not progress, desc=f"pseudo-perplexity {lm.name}", unit="batch"):
+        part = [jobs[j] for j in batch]
+        ids, mask = pad([masked for _, _, masked, _ in part], tok.pad_token_id or 0, lm.device, side="right")
+        positions = torch.tensor([pos for _, pos, _, _ in part], device=lm.device)
+        targets = torch.tensor([t for _, _, _, t in part], device=lm.device)
+        logits = lm.model(input_ids=ids, attention_mask=mask).logits
+        token_nll = _token_nll(logits[torch.arange(len(part), device=lm.device), positions], targets).cpu()
+        for (i, _, _, _), v in zip(part, token_nll.tolist()):
             nll[i] += v
             count[i] += 1
-        bar.update(len(batch))
-        start = end
-    bar.close()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ppl = np.exp(nll / count)
-    return pd.DataFrame({"text": texts, "n_tokens": count, "nll_sum": nll, "perplexity": ppl})
+    return _score_table(texts, count, nll)
 
 
 def model_key(lm, method: str) -> str:
@@ -166,11 +139,8 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
     finally:
         if cache is True:
             store.close()
-    n_tokens = np.array([done[t][0] for t in texts], dtype=int)
-    nll = np.array([done[t][1] for t in texts], dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ppl = np.exp(nll / n_tokens)
-    return pd.DataFrame({"text": texts, "n_tokens": n_tokens, "nll_sum": nll, "perplexity": ppl})
+    return _score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
+                        np.array([done[t][1] for t in texts], dtype=float))
 
 
 def corpus_perplexity(scores: pd.DataFrame) -> float:

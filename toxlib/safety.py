@@ -7,13 +7,14 @@ the paper's rows beside ours and recompute the paper's own correlations from its
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr
+from scipy.stats import pearsonr, spearmanr
 
+from toxlib.lm_score import cached_nll
 from toxlib.metrics.safety import safety_scores
+from toxlib.models import load
 
 #: ToxiGen target-group keys (as in the data) -> the paper's column names, in the paper's order.
 GROUPS = {
@@ -230,3 +231,46 @@ def paper_correlations() -> pd.DataFrame:
             rows.append({"correlation": f"{family.upper()}: average safety score vs {column} (Table 4)",
                          "paper_value": paper, "recomputed": pearsonr(g[column], g["average_safety_score"]).statistic})
     return pd.DataFrame(rows)
+
+
+def pvalue_table(group_table: pd.DataFrame) -> pd.DataFrame:
+    """One row per demographic: the p-value of each model (one column per model), dropped_by_reference_any (some
+    model's p > 0.05) and the group's n_harmful / n_benign, from ``group_scores`` output."""
+    table = group_table.pivot(index="demographic", columns="model", values="p_value")
+    table["dropped_by_reference_any"] = group_table.groupby("demographic")["dropped_by_reference"].any()
+    counts = group_table.groupby("demographic")[["n_harmful", "n_benign"]].first()
+    return table.join(counts).reset_index()
+
+
+def dataset_scores(scored: pd.DataFrame) -> pd.DataFrame:
+    """Table 10 analogue: one safety score per model over all of ``scored``'s rows (ImplicitHate has no target
+    groups). Columns: model, safety_score, p_value, n_harmful, n_benign."""
+    table = safety_scores(scored, group="model")
+    order = list(dict.fromkeys(scored["model"]))
+    return (table.set_index("model").loc[order].reset_index()
+            [["model", "safety_score", "p_value", "n_harmful", "n_benign"]])
+
+
+def with_paper_rows(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """``ours`` followed by the paper's GPT-2 family rows of ``paper`` (model names prefixed "paper: ", columns
+    renamed to demographics where they are group keys); count columns stay integers."""
+    rows = paper[paper["model"].isin(PAPER_GPT2)].rename(columns=GROUPS)
+    table = pd.concat([ours, rows.assign(model="paper: " + rows["model"])], ignore_index=True)
+    counts = [c for c in table.columns if c.startswith("n_")]
+    table[counts] = table[counts].astype("Int64")
+    return table
+
+
+def precision_fidelity(name: str, kind: str, sentences: pd.DataFrame, dtype: str,
+                       reference: str = "float32") -> dict:
+    """Score ``sentences`` (columns text, toxicity_score, harmful) with model ``name`` in ``dtype`` and in
+    ``reference`` precision. Returns model, sentences, spearman_perplexity, safety_<dtype>, safety_<reference>
+    (all sentences pooled as one group)."""
+    row, perplexities = {"model": name, "sentences": len(sentences)}, {}
+    for dt in (dtype, reference):
+        nll = cached_nll(load(name, dtype=dt, kind=kind), sentences["text"].tolist(), method=kind, progress=False)
+        frame = sentences[["toxicity_score", "harmful"]].assign(perplexity=nll["perplexity"].to_numpy(), model=name)
+        perplexities[dt] = frame["perplexity"]
+        row[f"safety_{dt}"] = dataset_scores(frame)["safety_score"].iloc[0]
+    row["spearman_perplexity"] = spearmanr(perplexities[dtype], perplexities[reference]).statistic
+    return row

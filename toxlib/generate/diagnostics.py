@@ -13,7 +13,7 @@ from transformers import TopPLogitsWarper
 
 from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig
-from toxlib.generate.nucleus import fast_nucleus_mask
+from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
 from toxlib.steer import LogitsSteering
 
 
@@ -47,3 +47,18 @@ def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None =
     out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
     out.insert(0, "model", lm.name)
     return out
+
+
+def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -> pd.DataFrame:
+    """Per model, from ``record_nucleus`` rows: steps, median_size, p99_size, max_size, same_as_transformers (share
+    of steps), then the share of nuclei within each top-k stage of ``ladder`` ("<= k") and beyond it (full sort)."""
+    edges = [0, *ladder, float("inf")]
+    names = [f"<= {k:,}" for k in ladder] + [f"> {ladder[-1]:,} (full sort)"]
+    resolved_by = pd.cut(steps["nucleus_size"], edges, labels=names)
+    summary = (steps.groupby("model")
+               .agg(steps=("nucleus_size", "size"), median_size=("nucleus_size", "median"),
+                    p99_size=("nucleus_size", lambda s: s.quantile(0.99)), max_size=("nucleus_size", "max"),
+                    same_as_transformers=("same_as_transformers", "mean"))
+               .reset_index())
+    shares = pd.crosstab(steps["model"], resolved_by, normalize="index").reset_index()
+    return summary.merge(shares, on="model")

@@ -17,22 +17,11 @@ from __future__ import annotations
 
 import torch
 
+from toxlib.batching import pad
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
-
-
-def left_pad(sequences: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids, attention_mask), both (len(sequences), longest) int64, sequences right-aligned."""
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        if seq:
-            ids[row, width - len(seq):] = torch.tensor(seq, dtype=torch.long)
-            mask[row, width - len(seq):] = 1
-    return ids.to(device), mask.to(device)
 
 
 def _call_optional(processors, method: str, *args) -> None:
@@ -56,7 +45,7 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     processors = processors or []
     device = next(model.parameters()).device
     n = config.num_samples
-    ids, mask = left_pad(prompt_ids, pad_id, device)
+    ids, mask = pad(prompt_ids, pad_id, device, side="left")
     position = (mask.cumsum(-1) - 1).clamp(min=0)
     cache = DynamicCache(config=model.config)
     out = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True,
@@ -122,7 +111,7 @@ def beam_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, stop_
     from transformers import LogitsProcessorList
 
     device = next(model.parameters()).device
-    ids, mask = left_pad(prompt_ids, pad_id, device)
+    ids, mask = pad(prompt_ids, pad_id, device, side="left")
     _call_optional(processors or [], "start_batch", ids, mask, config.num_beams)
     out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=config.num_beams,
                          num_return_sequences=1, max_new_tokens=config.max_new_tokens, pad_token_id=pad_id,

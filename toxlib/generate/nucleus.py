@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from toxlib.batching import shifted_exp
+
 K_LADDER = (256, 2048, 16384)
 SORT_CHUNK = 32  # rows sorted at once in the fallback (bounds its float64 memory)
 
@@ -51,13 +53,14 @@ class NucleusStats:
         return {str(k): v / total for k, v in self.resolved_at.items()}
 
 
-def _keep(values: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """(keep mask, cumulative mass) over candidates sorted descending: keep j when the mass before j is < top_p."""
+def _keep(values: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Keep mask over candidates sorted descending: keep j when the mass before j is < top_p (the first always)."""
+    if top_p >= 1.0:
+        return torch.ones_like(values, dtype=torch.bool)
     v = values.double()
-    cum = v.cumsum(-1)
-    keep = (cum - v) < top_p if top_p < 1.0 else torch.ones_like(cum, dtype=torch.bool)
+    keep = (v.cumsum(-1) - v) < top_p
     keep[..., 0] = True
-    return keep, cum
+    return keep
 
 
 def _pick(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tensor, stage) -> torch.Tensor:
@@ -69,7 +72,7 @@ def _pick(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tens
     (~1e-7 between batch layouts) reorders near-tied tokens, which in probability order would shift every token
     after them and change the draw; in vocabulary order it changes nothing.
     """
-    keep, _ = _keep(values, top_p)
+    keep = _keep(values, top_p)
     mass = torch.where(keep, values.double(), torch.zeros((), dtype=torch.float64, device=values.device))
     if stage == "sort":  # a full permutation of the vocabulary: scatter back into vocabulary order
         mass = torch.zeros_like(mass).scatter(-1, index, mass)
@@ -99,12 +102,9 @@ def _candidate_groups(logits: torch.Tensor, top_p: float, top_k: int | None, lad
         vals, idx = torch.topk(logits, min(top_k, vocab), dim=-1)
         yield every, vals.double().softmax(-1), idx, f"top_k={top_k}"
         return
-    # Unnormalised exponentials and their sum. torch's fused fp32 softmax leaves row sums off 1 by up to ~3e-5
-    # over 262K terms (enough to move a nucleus boundary); its pairwise fp32 sum is within ~1e-7, and the
-    # candidates below are divided by it in float64.
-    shifted = logits.sub_(logits.amax(-1, keepdim=True)) if overwrite else logits - logits.amax(-1, keepdim=True)
-    expo = shifted.exp_()
-    total = expo.sum(-1).double()
+    # Unnormalised exponentials with an accurate row sum (a fused fp32 softmax can move a nucleus boundary);
+    # candidates are divided by it in float64.
+    expo, total, _ = shifted_exp(logits, inplace=overwrite)
     todo = every
     if top_p < 1.0:
         for k in ladder:
@@ -155,7 +155,7 @@ def fast_nucleus_mask(logits: torch.Tensor, top_p: float, top_k: int | None = No
     """The kept set of ``nucleus_sample``'s code path as a (rows, V) boolean mask (for tests and inspection)."""
     mask = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
     for rows, vals, idx, _ in _candidate_groups(logits, top_p, top_k, ladder):
-        keep, _ = _keep(vals, top_p)
+        keep = _keep(vals, top_p)
         mask[rows] = torch.zeros((rows.numel(), logits.shape[1]), dtype=torch.bool, device=logits.device).scatter(
             -1, idx, keep)
     return mask

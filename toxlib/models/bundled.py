@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,7 +142,3 @@ def converted_dir(spec: BundledModel, progress: bool = True) -> Path:
             gguf.unlink()
     return target
 
-
-def clear(spec: BundledModel) -> None:
-    """Delete a bundled model's converted folder (it is rebuilt on the next load)."""
-    shutil.rmtree(spec.cache_dir(), ignore_errors=True)

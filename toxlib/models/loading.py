@@ -11,9 +11,10 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from toxlib import paths
@@ -45,8 +46,6 @@ class LanguageModel:
     start_note: str
     stop_ids: tuple[int, ...]
     description: str = ""
-    threads: int | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def start_ids(self) -> list[int]:
@@ -93,11 +92,9 @@ def architecture(model: torch.nn.Module) -> dict:
     }
 
 
-def describe_models(lms: list[LanguageModel]) -> "pd.DataFrame":
+def describe_models(lms: list[LanguageModel]) -> pd.DataFrame:
     """One row per loaded model: model, description, source, architecture facts, parameters in millions,
     start token for unprompted generation (start_note), dtype, device."""
-    import pandas as pd
-
     rows = []
     for lm in lms:
         arch = lm.architecture()
@@ -124,7 +121,8 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         raise UnknownNameError(f"unknown model kind {kind!r}; known: causal, masked")
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
-    n_threads = configure_cpu_threads(threads) if dev.type == "cpu" else None
+    if dev.type == "cpu":
+        configure_cpu_threads(threads)
     if name in BUNDLED:
         spec = BUNDLED[name]
         folder, source, weights_id = converted_dir(spec), "bundled", f"sha256:{spec.gguf_sha256}"
@@ -152,7 +150,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     return LanguageModel(
         name=name, model=model, tokenizer=tokenizer, device=dev, dtype=dt, weights_id=weights_id, source=source,
         start_token=start_token, start_note=start_note, stop_ids=_stop_ids(model, tokenizer),
-        description=description or name, threads=n_threads,
+        description=description or name,
     )
 
 

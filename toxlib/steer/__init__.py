@@ -13,8 +13,6 @@ first step of each batch, and ``select_rows(index)`` whenever finished rows leav
 
 from __future__ import annotations
 
-from toxlib.generate.config import stable_hash
-
 
 class Steering:
     """No steering. Subclasses override ``transform_prompt``, ``logits_processors`` and ``config``."""
@@ -32,9 +30,6 @@ class Steering:
     def config(self) -> dict:
         """Every setting that changes the texts (JSON-serialisable). Part of the generation cache key."""
         return {"name": self.name}
-
-    def config_hash(self) -> str:
-        return stable_hash(self.config())[:16]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config()})"

@@ -1,0 +1,34 @@
+"""Padding, token-budget batches and the accurate exponentials shared by generation and scoring."""
+
+from __future__ import annotations
+
+import torch
+
+from toxlib.batching import budget_batches, pad, shifted_exp
+
+
+def test_pad_left_and_right():
+    ids, mask = pad([[1, 2, 3], [4]], pad_id=0, side="left")
+    assert ids.tolist() == [[1, 2, 3], [0, 0, 4]] and mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+    ids, mask = pad([[1, 2, 3], [4]], pad_id=9, side="right")
+    assert ids.tolist() == [[1, 2, 3], [4, 9, 9]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+def test_budget_batches_keep_order_and_bound_the_padded_size():
+    lengths = [2, 3, 3, 5, 9, 1]
+    batches = budget_batches(lengths, budget=9)
+    assert [i for b in batches for i in b] == list(range(6))
+    assert batches == [[0, 1, 2], [3], [4], [5]]  # 3 x 3 = 9 fits; 4 x 5 would not; 9 alone exceeds nothing else
+    for b in batches:
+        assert len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 9
+
+
+def test_shifted_exp_gives_log_sum_exp_and_leaves_input_unless_inplace():
+    logits = torch.randn(3, 1000) * 5
+    copy = logits.clone()
+    expo, total, peak = shifted_exp(logits)
+    assert torch.equal(logits, copy)
+    torch.testing.assert_close(total.log() + peak, torch.logsumexp(copy.double(), -1))
+    torch.testing.assert_close(expo.double() / total[:, None], copy.double().softmax(-1), atol=1e-7, rtol=1e-5)
+    shifted_exp(logits, inplace=True)
+    assert not torch.equal(logits, copy)
