@@ -46,3 +46,14 @@ def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tens
     peak = logits.amax(-1, keepdim=True)
     expo = (logits.sub_(peak) if inplace else logits - peak).exp_()
     return expo, expo.sum(-1).double(), peak.squeeze(-1).double()
+
+
+def tokenized_batches(tokenizer, texts: list[str], budget: int, max_length: int = 512):
+    """Yield (positions, encoding) for ``texts`` tokenized once, sorted by token count and cut into batches of at
+    most ``budget`` padded tokens. positions: the indices into ``texts`` of the batch's rows; encoding: the
+    tokenizer's padded tensors (input_ids, attention_mask, ... each (rows, longest))."""
+    ids = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+    for batch in budget_batches([len(ids[i]) for i in order], budget):
+        rows = [order[j] for j in batch]
+        yield rows, tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")

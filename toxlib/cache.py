@@ -7,8 +7,9 @@ stay fast at the papers' scale (millions of rows) without loading the file; seve
 once (WAL journal, a busy timeout); and it is in the standard library. Rows are only ever inserted
 (``INSERT OR IGNORE``), never updated or deleted, so a finished batch cannot be damaged by a later run.
 
-Stores: ``GenerationStore`` (generations.sqlite) and ``LMScoreStore`` (lm_scores.sqlite: per-sentence negative
-log-likelihoods keyed by (model key, sha256(text)), where the model key names the weights, dtype and method).
+Stores: ``GenerationStore`` (generations.sqlite), ``LMScoreStore`` (lm_scores.sqlite: per-sentence negative
+log-likelihoods keyed by (model key, sha256(text)), where the model key names the weights, dtype and method) and
+``ScoreStore`` (scores.sqlite: toxicity scores keyed by ("<scorer>@<version>", sha256(text))).
 
 Keys: a run key hashes everything that determines the texts except the prompt (model name and weights id, dtype,
 decoding config, steering config; see ``toxlib.generate.config.run_key``); a row is (run, sha256(prompt),
@@ -138,3 +139,28 @@ class LMScoreStore(SqliteStore):
         now = time.time()
         self._write("INSERT OR IGNORE INTO lm_scores VALUES (?, ?, ?, ?, ?)",
                     [(model_key, text_sha(t), n, nll, now) for t, n, nll in rows])
+
+
+class ScoreStore(SqliteStore):
+    """Scores keyed by (scorer, version, text): the attribute values as JSON ({attribute: float or null}) and the
+    error text for a text that a scorer could not score for good (e.g. an unsupported language). Transient failures
+    (time-outs, exhausted retries) are not stored, so a later run tries them again."""
+
+    default_name = "scores.sqlite"
+    schema = """
+    CREATE TABLE IF NOT EXISTS scores (
+        scorer TEXT NOT NULL, text_sha TEXT NOT NULL, scores TEXT NOT NULL, error TEXT, created REAL NOT NULL,
+        PRIMARY KEY (scorer, text_sha)) WITHOUT ROWID;
+    """
+
+    def lookup(self, scorer_key: str, texts: list[str]) -> dict[str, tuple[dict, str | None]]:
+        """{text: ({attribute: value or None}, error or None)} for the stored texts among ``texts``.
+        ``scorer_key`` is "<scorer name>@<version>"."""
+        rows = self._select_by_text("scores", "scorer", scorer_key, "text_sha", "scores, error", texts)
+        return {text: (json.loads(values), error) for text, (values, error) in rows}
+
+    def add(self, scorer_key: str, rows: list[tuple[str, dict, str | None]]) -> None:
+        """Store (text, {attribute: value or None}, error or None) rows atomically; existing keys are kept."""
+        now = time.time()
+        self._write("INSERT OR IGNORE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])

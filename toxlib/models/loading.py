@@ -139,7 +139,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
             f"unknown model {name!r}: not a bundled model ({', '.join(known_models())}), not an existing local "
             "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
         )
-    model, tokenizer = _from_pretrained(name, folder, dt, kind)
+    model, tokenizer = from_pretrained(name, folder, dt, kind)
     if weights_id is None:
         weights_id = f"hf:{name}@{getattr(model.config, '_commit_hash', None) or 'unknown-revision'}"
     model.to(dev).eval()
@@ -154,23 +154,30 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     )
 
 
-def _from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+#: model kind -> the transformers auto class that loads it.
+AUTO_CLASSES = {"causal": "AutoModelForCausalLM", "masked": "AutoModelForMaskedLM",
+                "classifier": "AutoModelForSequenceClassification"}
 
-    auto = AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
+
+def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
+    """(model, tokenizer) of ``kind`` (a key of ``AUTO_CLASSES``) from a local folder (a Path) or a hub id (a str);
+    an unreachable hub or a broken folder raise ``ModelUnavailableError`` saying how to get the model here."""
+    import transformers
+
+    auto = AUTO_CLASSES[kind]
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = auto.from_pretrained(folder, dtype=dtype)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+        model = getattr(transformers, auto).from_pretrained(folder, dtype=dtype)
     except OSError as err:
         if isinstance(folder, Path):
-            raise ModelUnavailableError(f"cannot load a {kind} LM from {folder}: {err}") from err
+            raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: {err}") from err
         raise ModelUnavailableError(
             f"model {name!r} is not bundled ({', '.join(known_models())}) and could not be loaded from the Hugging Face "
             f"hub: the hub cannot be reached from here and the model is not in the local Hugging Face cache. "
             f"On a machine with hub access, run once `python -c \"import transformers as t; "
-            f"t.AutoModelForCausalLM.from_pretrained('{name}').save_pretrained('DIR'); "
-            f"t.AutoTokenizer.from_pretrained('{name}').save_pretrained('DIR')\"`, copy DIR here and pass its path: "
-            f"load('DIR'). ({type(err).__name__}: {str(err).splitlines()[0]})"
+            f"t.{auto}.from_pretrained('{name}').save_pretrained('DIR'); "
+            f"t.AutoTokenizer.from_pretrained('{name}').save_pretrained('DIR')\"`, copy DIR here and pass its path "
+            f"instead of the name. ({type(err).__name__}: {str(err).splitlines()[0]})"
         ) from err
     return model, tokenizer
 

@@ -65,14 +65,31 @@ def tiny_causal_lm(folder: str | Path, arch: str = "llama", vocab_size: int = 30
 def tiny_masked_lm(folder: str | Path, vocab_size: int = 300, layers: int = 2, hidden: int = 64, heads: int = 4,
                    seed: int = 0) -> Path:
     """Build and save a tiny random BERT masked LM whose tokenizer's mask token is <mask> (id 4, not BERT's 103)."""
-    from transformers import BertConfig, BertForMaskedLM
+    from transformers import BertForMaskedLM
 
-    tokenizer = tiny_tokenizer(vocab_size, mask=True)
+    return _save_tiny_bert(folder, BertForMaskedLM, tiny_tokenizer(vocab_size, mask=True), layers, hidden, heads, seed)
+
+
+def tiny_classifier(folder: str | Path, labels: list[str], multi_label: bool, vocab_size: int = 300,
+                    layers: int = 2, hidden: int = 64, heads: int = 4, seed: int = 0) -> Path:
+    """Build and save a tiny random BERT sequence classifier with these class labels (``multi_label``: the config's
+    problem_type is multi_label_classification, as Detoxify-style checkpoints)."""
+    from transformers import BertForSequenceClassification
+
+    return _save_tiny_bert(folder, BertForSequenceClassification, tiny_tokenizer(vocab_size), layers, hidden, heads,
+                           seed, num_labels=len(labels), id2label=dict(enumerate(labels)),
+                           label2id={label: i for i, label in enumerate(labels)},
+                           problem_type="multi_label_classification" if multi_label else "single_label_classification")
+
+
+def _save_tiny_bert(folder, model_class, tokenizer, layers: int, hidden: int, heads: int, seed: int, **config) -> Path:
+    from transformers import BertConfig
+
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
                         num_attention_heads=heads, intermediate_size=2 * hidden, max_position_embeddings=256,
-                        pad_token_id=tokenizer.pad_token_id)
+                        pad_token_id=tokenizer.pad_token_id, **config)
     torch.manual_seed(seed)
-    model = BertForMaskedLM(config)
+    model = model_class(config)
     folder = Path(folder)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -1,0 +1,132 @@
+"""The scorer protocol (cache, resume, failures), the registry, the HF-classifier and profanity scorers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from toxlib.cache import ScoreStore
+from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.scorers import BatchScores, Scorer, get_scorer, known_scorers, score
+
+
+class LengthScorer(Scorer):
+    """A scorer whose score is a function of the text, counting what it was asked to score."""
+
+    name, version, attributes, chunk_size = "length", "1", ("toxicity", "insult"), 2
+
+    def __init__(self, fail_on=(), transient=(), crash_after=None):
+        self.calls, self.fail_on, self.transient, self.crash_after = [], set(fail_on), set(transient), crash_after
+
+    def score_batch(self, texts):
+        if self.crash_after is not None and len(self.calls) >= self.crash_after:
+            raise KeyboardInterrupt("simulated interruption")
+        self.calls.append(list(texts))
+        values = np.array([[len(t) / 100, 0.5] for t in texts])
+        errors = [("bad" if t in self.fail_on | self.transient else None) for t in texts]
+        return BatchScores(values, errors, [t not in self.transient for t in texts])
+
+
+def test_scores_come_back_in_input_order_with_name_version_and_duplicates_scored_once(tmp_path):
+    scorer = LengthScorer()
+    table = scorer.score(["ccc", "a", "bb", "a"], cache=ScoreStore(tmp_path / "s.sqlite"), progress=False)
+    assert table["toxicity"].tolist() == [0.03, 0.01, 0.02, 0.01]
+    assert list(table.columns) == ["toxicity", "insult", "scorer", "version", "error"]
+    assert set(table["scorer"]) == {"length"} and set(table["version"]) == {"1"}
+    assert sorted(t for call in scorer.calls for t in call) == ["a", "bb", "ccc"]
+
+
+def test_cached_texts_are_not_scored_again_and_an_interrupted_run_resumes(tmp_path):
+    store = ScoreStore(tmp_path / "s.sqlite")
+    texts = ["a", "bb", "ccc", "dddd", "eeeee"]
+    with pytest.raises(KeyboardInterrupt):
+        LengthScorer(crash_after=1).score(texts, cache=store, progress=False)  # the first chunk of 2 is stored
+    assert len(store.lookup("length@1", texts)) == 2
+    resumed = LengthScorer()
+    table = resumed.score(texts, cache=store, progress=False)
+    assert sorted(t for call in resumed.calls for t in call) == ["ccc", "dddd", "eeeee"]
+    assert table["toxicity"].tolist() == pytest.approx([0.01, 0.02, 0.03, 0.04, 0.05])
+    assert store.integrity_check() == "ok"
+
+
+def test_a_failed_text_is_nan_with_its_error_never_zero_and_transient_failures_are_retried(tmp_path):
+    store = ScoreStore(tmp_path / "s.sqlite")
+    first = LengthScorer(fail_on={"bb"}, transient={"ccc"})
+    table = first.score(["a", "bb", "ccc"], cache=store, progress=False)
+    assert np.isnan(table.loc[1, ["toxicity", "insult"]].to_numpy(float)).all()  # values were 0.02/0.5: dropped
+    assert np.isnan(table.loc[2, ["toxicity", "insult"]].to_numpy(float)).all()
+    assert table["error"].tolist() == [None, "bad", "bad"]
+    again = LengthScorer()
+    again.score(["a", "bb", "ccc"], cache=store, progress=False)
+    assert again.calls == [["ccc"]]  # the permanent failure is cached, the transient one is retried
+
+
+def test_unknown_scorer_lists_the_known_ones():
+    with pytest.raises(UnknownNameError, match="distilled, bilstm, profanity-svm, perspective"):
+        get_scorer("perspektive")
+    assert "hf:<hub id or directory>" in known_scorers()
+
+
+def test_profanity_svm_is_alt_profanity_check(tmp_path):
+    from profanity_check import predict_prob
+
+    texts = ["you are a wonderful person", "shut the fuck up, you idiot"]
+    table = score(texts, scorer="profanity-svm", cache=False, progress=False)
+    assert table["profanity"].to_numpy() == pytest.approx(predict_prob(texts))
+    assert table["profanity"][1] > 0.9 > 0.1 > table["profanity"][0]
+    assert table["version"][0] == "alt-profanity-check-1.9.1"
+
+
+@pytest.fixture(scope="module")
+def tiny_classifiers(tmp_path_factory):
+    from toxlib.models.tiny import tiny_classifier
+
+    root = tmp_path_factory.mktemp("classifiers")
+    return {"multi": tiny_classifier(root / "multi", ["toxic", "obscene", "male"], multi_label=True),
+            "binary": tiny_classifier(root / "binary", ["LABEL_0", "LABEL_1"], multi_label=False)}
+
+
+def _logits(folder, texts):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model, tok = AutoModelForSequenceClassification.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    with torch.no_grad():
+        return torch.cat([model(**tok([t], return_tensors="pt")).logits for t in texts])
+
+
+def test_hf_multi_label_classifier_gives_sigmoid_per_mapped_label_and_drops_unknown_labels(tiny_classifiers):
+    texts = ["hello there", "a much longer text than the first one", "x"]
+    table = score(texts, scorer=f"hf:{tiny_classifiers['multi']}", cache=False, progress=False)
+    expected = torch.sigmoid(_logits(tiny_classifiers["multi"], texts)).numpy()
+    assert [c for c in table.columns if c not in ("scorer", "version", "error")] == ["toxicity", "profanity"]
+    assert table["toxicity"].to_numpy() == pytest.approx(expected[:, 0], abs=1e-5)  # batched + padded = one by one
+    assert table["profanity"].to_numpy() == pytest.approx(expected[:, 1], abs=1e-5)
+    assert table["version"][0].startswith("sha256:") and "sigmoid" in table["version"][0]
+
+
+def test_hf_single_label_binary_classifier_reports_class_one_as_toxicity(tiny_classifiers):
+    texts = ["hello there", "another text"]
+    table = score(texts, scorer=f"hf:{tiny_classifiers['binary']}", cache=False, progress=False)
+    expected = torch.softmax(_logits(tiny_classifiers["binary"], texts), -1)[:, 1].numpy()
+    assert table["toxicity"].to_numpy() == pytest.approx(expected, abs=1e-5)
+
+
+def test_detoxify_name_offline_says_how_to_get_the_checkpoint(tmp_path):
+    code = ("from toxlib.scorers import get_scorer\n"
+            "try:\n    get_scorer('detoxify-original')\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300).stdout
+    assert out.startswith(ModelUnavailableError.__name__)
+    assert "unitary/toxic-bert" in out and "AutoModelForSequenceClassification" in out
+
+
+def test_cli_scores_lines_from_stdin():
+    out = subprocess.run([sys.executable, "-m", "toxlib", "score", "--scorer", "profanity-svm", "--no-cache"],
+                         input="hello friend\nfuck off\n", capture_output=True, text=True, timeout=300)
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "profanity,scorer,version,error" and len(lines) == 3
+    assert float(lines[2].split(",")[0]) > 0.9 > 0.1 > float(lines[1].split(",")[0])

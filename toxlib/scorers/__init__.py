@@ -1,0 +1,77 @@
+"""Toxicity scorers behind one protocol (``toxlib.scorers.base.Scorer``) and a registry by name.
+
+    from toxlib.scorers import score
+    table = score(texts, scorer="distilled")   # columns: toxicity, severe_toxicity, ..., scorer, version, error
+
+Known names (``known_scorers()``):
+  distilled       all-MiniLM-L6-v2 fine-tuned to emulate Perspective's 8 attributes on RTP texts (the default)
+  bilstm          tox-block's 2018 Jigsaw BiLSTM, run in torch without TensorFlow
+  profanity-svm   alt-profanity-check's TF-IDF + linear SVM (one offensive-language probability, as profanity)
+  perspective     the Perspective API (key from PERSPECTIVE_API_KEY)
+  hf:<id or dir>  any Hugging Face sequence classifier (hub id or local directory)
+  detoxify-original, detoxify-unbiased, detoxify-multilingual   Detoxify's checkpoints from the hub
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from toxlib.errors import UnknownNameError
+from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
+
+#: name -> ("module:Class", one-line description). Modules are imported on first use (torch models load lazily).
+REGISTRY = {
+    "distilled": ("toxlib.scorers.distilled:DistilledScorer",
+                  "all-MiniLM-L6-v2 fine-tuned on RealToxicityPrompts texts to emulate Perspective (8 attributes)"),
+    "bilstm": ("toxlib.scorers.bilstm:BiLSTMScorer",
+               "tox-block 0.1.2: BiLSTM trained on the 2018 Jigsaw toxic-comment data (6 attributes)"),
+    "profanity-svm": ("toxlib.scorers.profanity:ProfanitySVMScorer",
+                      "alt-profanity-check 1.9.1: TF-IDF + linear SVM, one offensive-language probability"),
+    "perspective": ("toxlib.scorers.perspective:PerspectiveScorer",
+                    "Perspective API over HTTP (needs PERSPECTIVE_API_KEY and network)"),
+}
+#: Detoxify's checkpoints as published on the Hugging Face hub.
+DETOXIFY = {
+    "detoxify-original": "unitary/toxic-bert",
+    "detoxify-unbiased": "unitary/unbiased-toxic-roberta",
+    "detoxify-multilingual": "unitary/multilingual-toxic-xlm-roberta",
+}
+DEFAULT_SCORER = "distilled"
+
+_loaded: dict[tuple, Scorer] = {}
+
+
+def known_scorers() -> dict[str, str]:
+    """{name: description} of every scorer name ``get_scorer`` accepts (``hf:`` takes any classifier)."""
+    names = {name: desc for name, (_, desc) in REGISTRY.items()}
+    names.update({name: f"Detoxify checkpoint {hub_id} (needs the hub)" for name, hub_id in DETOXIFY.items()})
+    names["hf:<hub id or directory>"] = "any Hugging Face sequence classifier"
+    return names
+
+
+def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
+    """The scorer called ``name`` (loaded once per process and set of options; a ``Scorer`` passes through)."""
+    if isinstance(name, Scorer):
+        return name
+    key = (name, tuple(sorted(options.items())))
+    if key in _loaded:
+        return _loaded[key]
+    if name in REGISTRY:
+        module, cls = REGISTRY[name][0].split(":")
+        scorer = getattr(importlib.import_module(module), cls)(**options)
+    elif name.startswith("hf:") or name in DETOXIFY:
+        from toxlib.scorers.hf import HFClassifierScorer
+
+        scorer = HFClassifierScorer(DETOXIFY.get(name, name.removeprefix("hf:")), name=name, **options)
+    else:
+        raise UnknownNameError(f"unknown scorer {name!r}; known: {', '.join(known_scorers())}")
+    _loaded[key] = scorer
+    return scorer
+
+
+def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bool = True, **options):
+    """Score texts with the named scorer; see ``Scorer.score`` for the columns. Extra options go to the scorer."""
+    return get_scorer(scorer, **options).score(texts, cache=cache, progress=progress)
+
+
+__all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "get_scorer", "known_scorers", "score"]

@@ -1,0 +1,101 @@
+"""The scorer protocol: every scorer turns texts into one column per attribute in [0, 1], named as Perspective
+names them, with its name and version on every row, cached by (scorer, version, text).
+
+A scorer subclass sets ``name``, ``version`` and ``attributes`` and implements ``score_batch``; ``Scorer.score``
+adds what every scorer needs: de-duplication, the score cache, chunking (one cache transaction per chunk, so an
+interrupted run resumes where it stopped), a progress bar, and the output table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from toxlib.cache import ScoreStore
+
+#: Perspective's attribute names, the column names of every score table (a scorer has a subset of them).
+ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack",
+              "insult", "flirtation")
+
+
+@dataclass
+class BatchScores:
+    """What ``Scorer.score_batch`` returns for n texts.
+
+    values: (n, len(attributes)) float, NaN where a text has no score; errors: n entries, None or the reason a
+    text has no score; keep: n booleans, False for failures that a later run should retry (time-outs, rate limits),
+    which are therefore not cached.
+    """
+
+    values: np.ndarray
+    errors: list[str | None] = field(default_factory=list)
+    keep: list[bool] = field(default_factory=list)
+
+    def __post_init__(self):
+        n = len(self.values)
+        self.errors = self.errors or [None] * n
+        self.keep = self.keep or [True] * n
+
+
+class Scorer:
+    """Base class. Subclasses set ``name``, ``version``, ``attributes`` and implement ``score_batch``.
+
+    ``chunk_size``: texts per ``score_batch`` call (one cache write and one progress step each). Texts are sorted by
+    length before chunking so that padded batches inside a chunk waste little.
+    """
+
+    name: str = ""
+    version: str = ""
+    attributes: tuple[str, ...] = ()
+    chunk_size: int = 512
+    description: str = ""
+
+    @property
+    def key(self) -> str:
+        """The cache key of this scorer's scores: "<name>@<version>"."""
+        return f"{self.name}@{self.version}"
+
+    def score_batch(self, texts: list[str]) -> BatchScores:
+        raise NotImplementedError
+
+    def score(self, texts, cache: bool | ScoreStore = True, progress: bool = True) -> pd.DataFrame:
+        """Score ``texts`` (a list or Series of str).
+
+        Returns one row per input text, in order (index 0..n-1), with columns: one per attribute in
+        ``self.attributes`` (float in [0, 1], NaN where the text could not be scored), ``scorer``, ``version`` and
+        ``error`` (None, or why the text has no score). ``cache``: True for the default store under
+        ``toxlib.paths.cache_dir()``, a ``ScoreStore``, or False to score everything afresh without storing.
+        """
+        texts = [str(t) for t in texts]
+        unique = list(dict.fromkeys(texts))
+        store = ScoreStore() if cache is True else (cache or None)
+        found: dict[str, tuple[dict, str | None]] = store.lookup(self.key, unique) if store else {}
+        todo = sorted((t for t in unique if t not in found), key=len)
+        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="text",
+                   desc=f"scoring ({self.name})")
+        for start in range(0, len(todo), self.chunk_size):
+            chunk = todo[start:start + self.chunk_size]
+            result = self.score_batch(chunk)
+            rows = []
+            for i, text in enumerate(chunk):
+                failed = result.errors[i] is not None  # a failure never becomes a number, whatever values says
+                values = {a: (None if failed or np.isnan(v) else float(v))
+                          for a, v in zip(self.attributes, result.values[i])}
+                found[text] = (values, result.errors[i])
+                if result.keep[i]:
+                    rows.append((text, values, result.errors[i]))
+            if store and rows:
+                store.add(self.key, rows)
+            bar.update(len(chunk))
+        bar.close()
+        if store and cache is True:
+            store.close()
+        table = pd.DataFrame([{a: found[t][0].get(a) for a in self.attributes} for t in texts],
+                             columns=list(self.attributes), dtype=float)
+        table["scorer"] = self.name
+        table["version"] = self.version
+        table["error"] = [found[t][1] for t in texts]
+        return table
