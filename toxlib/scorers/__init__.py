@@ -53,7 +53,7 @@ def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
     """The scorer called ``name`` (loaded once per process and set of options; a ``Scorer`` passes through)."""
     if isinstance(name, Scorer):
         return name
-    key = (name, tuple(sorted(options.items())))
+    key = (name, repr(sorted(options.items())))  # options may hold lists
     if key in _loaded:
         return _loaded[key]
     if name in REGISTRY:

@@ -61,6 +61,18 @@ class Scorer:
     def score_batch(self, texts: list[str]) -> BatchScores:
         raise NotImplementedError
 
+    def _store_chunk(self, chunk: list[str], result: BatchScores, found: dict, store: ScoreStore | None) -> None:
+        """Put a chunk's scores into ``found`` and its cacheable rows into ``store`` (one transaction)."""
+        rows = []
+        for i, text in enumerate(chunk):
+            failed = result.errors[i] is not None  # a failure never becomes a number, whatever values says
+            values = {a: (None if failed or np.isnan(v) else float(v)) for a, v in zip(self.attributes, result.values[i])}
+            found[text] = (values, result.errors[i])
+            if result.keep[i]:
+                rows.append((text, values, result.errors[i]))
+        if store and rows:
+            store.add(self.key, rows)
+
     def score(self, texts, cache: bool | ScoreStore = True, progress: bool = True) -> pd.DataFrame:
         """Score ``texts`` (a list or Series of str).
 
@@ -76,23 +88,15 @@ class Scorer:
         todo = sorted((t for t in unique if t not in found), key=len)
         bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="text",
                    desc=f"scoring ({self.name})")
-        for start in range(0, len(todo), self.chunk_size):
-            chunk = todo[start:start + self.chunk_size]
-            result = self.score_batch(chunk)
-            rows = []
-            for i, text in enumerate(chunk):
-                failed = result.errors[i] is not None  # a failure never becomes a number, whatever values says
-                values = {a: (None if failed or np.isnan(v) else float(v))
-                          for a, v in zip(self.attributes, result.values[i])}
-                found[text] = (values, result.errors[i])
-                if result.keep[i]:
-                    rows.append((text, values, result.errors[i]))
-            if store and rows:
-                store.add(self.key, rows)
-            bar.update(len(chunk))
-        bar.close()
-        if store and cache is True:
-            store.close()
+        try:
+            for start in range(0, len(todo), self.chunk_size):
+                chunk = todo[start:start + self.chunk_size]
+                self._store_chunk(chunk, self.score_batch(chunk), found, store)
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+            if store and cache is True:
+                store.close()
         table = pd.DataFrame([{a: found[t][0].get(a) for a in self.attributes} for t in texts],
                              columns=list(self.attributes), dtype=float)
         table["scorer"] = self.name

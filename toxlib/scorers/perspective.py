@@ -1,0 +1,230 @@
+"""The Perspective API (https://perspectiveapi.com) as a toxlib scorer.
+
+    PERSPECTIVE_API_KEY=... python -c 'from toxlib.scorers import score; print(score(["you idiot"], "perspective"))'
+
+One POST to ``comments:analyze`` per text, sequential, at most ``qps`` requests per second (retries included).
+The key comes from the environment variable ``PERSPECTIVE_API_KEY`` only and travels in the ``X-Goog-Api-Key``
+header, never in the URL, so it cannot show up in exception messages, logs or the score cache; error texts are
+redacted as well. Redirects are not followed (requests would forward the header to whatever host a redirect names).
+
+Retries (urllib3's ``Retry`` under a ``requests`` adapter, semantics checked in urllib3 2.x's source): ``total``
+bounds every kind of retry. 429 and 5xx responses are retried because POST is in ``allowed_methods`` and the status
+is in ``status_forcelist``, sleeping ``Retry-After`` when the server sends a positive one, otherwise
+``backoff_factor * 2 ** (n - 1)`` after the n-th consecutive failure (no sleep before the first retry). Read
+time-outs and dropped connections (urllib3's "read" errors) are retried only because POST is in ``allowed_methods``;
+connect errors are retried for any method. Retrying is safe: analyze has no side effects (``doNotStore``). The
+time-out is per socket operation (connect, then each read), not a deadline for the whole request.
+
+Failures never become numbers: the text gets NaN in every column and an error. Which failures are cached (``keep``):
+  HTTP 400 (e.g. "Attribute TOXICITY does not support request languages: xx", text too long)  cached: permanent
+  429/5xx after the last retry, time-outs, connection errors, other statuses, malformed JSON,
+  a response that lacks a requested attribute or has a value outside [0, 1]                    not cached: retried
+A response missing one attribute gives the whole text NaN (not a partial row), so a cached row is always complete.
+Failures that concern the key or the endpoint rather than a text (401, 403, 404, a 400 "API key not valid") raise
+``PerspectiveAuthError`` and stop the run; chunks already scored stay cached.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import threading
+import time
+from urllib.parse import quote, urlsplit
+
+import numpy as np
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util import Retry
+
+from toxlib.errors import ToxlibError, UnknownNameError
+from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
+
+log = logging.getLogger(__name__)
+
+KEY_VARIABLE = "PERSPECTIVE_API_KEY"
+URL_VARIABLE = "PERSPECTIVE_API_URL"
+DEFAULT_URL = "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze"
+GET_A_KEY = "https://developers.perspectiveapi.com/s/docs-get-started"
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+class MissingAPIKeyError(ToxlibError):
+    """``PERSPECTIVE_API_KEY`` is not set."""
+
+
+class PerspectiveAuthError(ToxlibError):
+    """The API refused the key or the endpoint does not exist: every further request would fail the same way."""
+
+
+class RateLimiter:
+    """At most ``qps`` calls of ``wait()`` per second across threads (monotonic clock; ``qps=inf``: no limit).
+
+    Each caller reserves the next free slot under the lock and sleeps outside it."""
+
+    def __init__(self, qps: float):
+        self.interval = 0.0 if math.isinf(qps) else 1.0 / qps
+        self._next = -math.inf
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class _Retry(Retry):
+    """urllib3's Retry that logs each retry at WARNING and waits for the rate limiter before it."""
+
+    limiter: RateLimiter | None = None
+
+    def new(self, **kw) -> _Retry:
+        retry = super().new(**kw)  # urllib3 builds the copy from its own constructor arguments only
+        retry.limiter = self.limiter
+        return retry
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)  # raises when exhausted
+        cause = f"HTTP {response.status}" if error is None and response is not None else repr(error)
+        log.warning("Perspective request failed (%s); retry %d (%s left)", cause, len(retry.history), retry.total)
+        return retry
+
+    def sleep(self, response=None) -> None:
+        super().sleep(response)
+        if self.limiter:
+            self.limiter.wait()
+
+
+class PerspectiveScorer(Scorer):
+    """Perspective API scores, one column per requested attribute (lower-case Perspective names).
+
+    attributes: a subset of ``ATTRIBUTES`` (default: all 8; columns come in ``ATTRIBUTES`` order); languages: ISO
+    codes sent with every text (empty: let Perspective detect the language); qps: request rate limit, retries
+    included (Perspective's default quota is 1; one limiter per scorer instance); timeout: seconds per connect and
+    per read; retries, backoff_factor: urllib3 ``Retry(total=, backoff_factor=)``; url: the analyze endpoint
+    (default: ``$PERSPECTIVE_API_URL``, else Google's; plain http only to a loopback host); do_not_store: ask Google
+    not to keep the texts. ``version`` names what changes the scores (API version, attributes, languages), never
+    the key. Raises ``MissingAPIKeyError`` without ``PERSPECTIVE_API_KEY``, ``UnknownNameError`` for an unknown
+    attribute.
+    """
+
+    name = "perspective"
+    chunk_size = 20  # a cache write and a progress step every ~20 s at the default quota
+    description = "Perspective API over HTTP (needs PERSPECTIVE_API_KEY and network)"
+
+    def __init__(self, attributes=ATTRIBUTES, languages=("en",), qps: float = 1.0, timeout: float = 30.0,
+                 retries: int = 5, backoff_factor: float = 1.0, url: str | None = None, do_not_store: bool = True):
+        attributes = (attributes,) if isinstance(attributes, str) else tuple(attributes)
+        unknown = [a for a in attributes if a not in ATTRIBUTES]
+        if unknown or not attributes:
+            raise UnknownNameError(f"unknown Perspective attribute(s) {unknown or '(none given)'}; known: "
+                                   f"{', '.join(ATTRIBUTES)}")
+        if isinstance(languages, str):
+            languages = (languages,)
+        if not qps > 0:
+            raise ValueError(f"qps must be > 0 (math.inf for no limit), got {qps!r}")
+        self.attributes = tuple(a for a in ATTRIBUTES if a in attributes)
+        self.languages = tuple(languages)
+        self.qps, self.timeout, self.do_not_store = float(qps), float(timeout), bool(do_not_store)
+        self.url = url or os.environ.get(URL_VARIABLE) or DEFAULT_URL
+        parts = urlsplit(self.url)
+        if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in LOOPBACK):
+            raise ValueError(f"refusing to send {KEY_VARIABLE} to {parts.scheme}://{parts.hostname}: use https "
+                             f"(plain http only to a local test server)")
+        api = re.search(r"/(v\d+\w*)/", parts.path)
+        self.version = (f"{api.group(1) if api else parts.path};attrs={','.join(a.upper() for a in self.attributes)}"
+                        f";lang={','.join(self.languages) or 'auto'}")
+
+        self._api_key = os.environ.get(KEY_VARIABLE, "").strip()
+        if not self._api_key:
+            raise MissingAPIKeyError(f"the perspective scorer needs an API key in the environment variable "
+                                     f"{KEY_VARIABLE}; request one at {GET_A_KEY}")
+        self._limiter = RateLimiter(self.qps)
+        retry = _Retry(total=retries, backoff_factor=backoff_factor, status_forcelist=RETRY_STATUSES,
+                       allowed_methods=frozenset({"POST"}), respect_retry_after_header=True, raise_on_status=False)
+        retry.limiter = self._limiter
+        self._session = requests.Session()
+        self._session.mount("https://", HTTPAdapter(max_retries=retry))
+        self._session.mount("http://", HTTPAdapter(max_retries=retry))
+        self._session.headers["X-Goog-Api-Key"] = self._api_key
+
+    def __repr__(self) -> str:
+        return f"PerspectiveScorer(version={self.version!r}, url={self.url!r}, qps={self.qps})"
+
+    def close(self) -> None:
+        self._session.close()
+
+    def _redact(self, message: str) -> str:
+        for form in {self._api_key, quote(self._api_key, safe="")}:
+            message = message.replace(form, "***")
+        return message
+
+    def score_batch(self, texts: list[str]) -> BatchScores:
+        """Score ``texts`` one request at a time; see the module docstring for failures and caching."""
+        values = np.full((len(texts), len(self.attributes)), np.nan)
+        errors: list[str | None] = [None] * len(texts)
+        keep = [True] * len(texts)
+        for i, text in enumerate(texts):
+            row, error, keep[i] = self._analyze(text)
+            if error is None:
+                values[i] = row
+            else:
+                errors[i] = self._redact(error)
+                log.warning("Perspective could not score a text (%s): %s",
+                            "cached" if keep[i] else "will retry on a later run", errors[i])
+        return BatchScores(values, errors, keep)
+
+    def _analyze(self, text: str) -> tuple[list[float] | None, str | None, bool]:
+        """(scores in ``self.attributes`` order, None, True) or (None, error, keep)."""
+        body = {"comment": {"text": text}, "requestedAttributes": {a.upper(): {} for a in self.attributes},
+                "doNotStore": self.do_not_store}
+        if self.languages:
+            body["languages"] = list(self.languages)
+        self._limiter.wait()
+        try:
+            response = self._session.post(self.url, json=body, timeout=self.timeout, allow_redirects=False)
+        except requests.RequestException as e:  # connection errors, time-outs after the last retry
+            return None, f"request failed: {e}", False
+        if response.status_code != 200:
+            return self._http_error(response)
+        try:
+            scores = response.json()["attributeScores"]
+        except (ValueError, KeyError, TypeError) as e:
+            return None, f"malformed response ({type(e).__name__}): {response.text[:200]!r}", False
+        row, missing = [], []
+        for attr in self.attributes:
+            try:
+                value = float(scores[attr.upper()]["summaryScore"]["value"])
+            except (KeyError, TypeError, ValueError):
+                missing.append(attr.upper())
+                continue
+            if not 0.0 <= value <= 1.0:
+                return None, f"{attr.upper()} score {value!r} is outside [0, 1]", False
+            row.append(value)
+        if missing:
+            return None, f"response lacks attribute(s) {', '.join(missing)}", False
+        return row, None, True
+
+    def _http_error(self, response: requests.Response) -> tuple[None, str, bool]:
+        """A non-200 response as (None, error, keep), or ``PerspectiveAuthError`` when no text could succeed."""
+        try:
+            error = response.json()["error"]
+            message = f"{error.get('status', '')}: {error.get('message', '')}"
+        except (ValueError, KeyError, TypeError, AttributeError):
+            message = response.text[:200]
+        status = response.status_code
+        text = self._redact(f"HTTP {status} {message}".strip())
+        # Google answers a bad key with 400 INVALID_ARGUMENT "API key not valid": not a property of the text.
+        if status in (401, 403, 404) or (status == 400 and ("API_KEY" in response.text or "API key" in message)):
+            raise PerspectiveAuthError(f"Perspective refused the request ({text}); check {KEY_VARIABLE} (get a key "
+                                       f"at {GET_A_KEY}) and the endpoint {self.url}")
+        retries = getattr(response.raw, "retries", None)
+        if status in RETRY_STATUSES and retries is not None:
+            text += f" (after {len(retries.history) + 1} attempts)"
+        return None, text, status == 400
