@@ -1,4 +1,4 @@
-"""Command line: ``python -m toxlib {data,run,book,bench} ...`` (see ``--help`` of each)."""
+"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,bench} ...`` (see ``--help`` of each)."""
 
 from __future__ import annotations
 
@@ -47,13 +47,36 @@ def _book(args) -> int:
     return 0
 
 
+def _score(args) -> int:
+    from toxlib.scorers import score
+
+    texts = [line.rstrip("\n") for line in (open(args.file, encoding="utf-8") if args.file else sys.stdin)]
+    score(texts, scorer=args.scorer, cache=not args.no_cache).to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _train_scorer(args) -> int:
+    import json
+
+    from toxlib.scorers.training import TrainingConfig, train_and_save
+
+    given = {k: getattr(args, k) for k in ("epochs", "seed", "limit") if getattr(args, k) is not None}
+    config = TrainingConfig(**given)
+    meta = train_and_save(args.out, config)
+    print(json.dumps({"out": str(args.out), "train_seconds": meta["train_seconds"],
+                      "held_out_toxicity": meta["held_out"]["toxicity"]}))
+    return 0
+
+
 def _bench(args) -> int:
     from toxlib.bench import main_generate
+    from toxlib.scorers.throughput import main_score
 
-    return main_generate(args)
+    return main_score(args) if args.what == "score" else main_generate(args)
 
 
 def parser() -> argparse.ArgumentParser:
+
     top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
 
@@ -81,6 +104,20 @@ def parser() -> argparse.ArgumentParser:
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
     book.set_defaults(func=_book)
 
+    score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
+    score.add_argument("file", nargs="?", help="text file, one text per line (default: stdin)")
+    score.add_argument("--scorer", default="distilled", help="scorer name (default distilled; see toxlib.scorers)")
+    score.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    score.set_defaults(func=_score)
+
+    train = sub.add_parser("train-scorer", help="train the distilled Perspective scorer on RTP texts")
+    train.add_argument("--out", required=True, help="folder for the adapter, head and training.json "
+                       "(toxlib/scorers/weights/distilled-minilm replaces the shipped weights)")
+    train.add_argument("--epochs", type=int, help="passes over the training texts (default: TrainingConfig's)")
+    train.add_argument("--seed", type=int, help="split and training seed (default: TrainingConfig's)")
+    train.add_argument("--limit", type=int, help="train on only this many texts (a quick check)")
+    train.set_defaults(func=_train_scorer)
+
     bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
     bench_sub = bench.add_subparsers(dest="what", required=True)
     gen = bench_sub.add_parser("generate", help="toxlib generation vs one generate() call per prompt, same prompts")
@@ -88,6 +125,9 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
     gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
     gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
+    sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
+    sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
+    sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
     bench.set_defaults(func=_bench)
     return top
 

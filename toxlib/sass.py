@@ -150,3 +150,20 @@ def table7(tweets: pd.DataFrame) -> pd.DataFrame:
     Failed Perspective calls and unparsed GPT-3 replies are NaN and left out (counted in n_missing).
     """
     return prf_table(tweets["label"], {"PERSPECTIVE": tweets["perspective_label"], "GPT-3-FEW": tweets["gpt3_few"]})
+
+
+def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
+                        threshold: float = 0.5) -> tuple[pd.DataFrame, dict[str, str]]:
+    """A copy of ``pred`` with, per local scorer {name: ``Scorer.score`` table aligned with pred's rows}, a
+    ``<name>_toxicity`` column (its headline score, see ``toxlib.scorers.compare.headline``) and a ``<name>_label``
+    column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
+    Returns (frame, {name: label column}) ready for ``table3``/``table6`` as extra systems."""
+    from toxlib.scorers.compare import headline
+
+    out, systems = pred.copy(), {}
+    for name, table in scores.items():
+        value = table[headline(table)].to_numpy()
+        out[f"{name}_toxicity"] = value
+        out[f"{name}_label"] = pd.Series(value > threshold, index=out.index).astype(float).where(~pd.isna(value))
+        systems[name] = f"{name}_label"
+    return out, systems

@@ -1,0 +1,97 @@
+"""The distilled Perspective scorer: its training data and split, the shipped weights against the held-out targets,
+save/load, determinism, and the benchmark command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from toxlib.errors import ModelUnavailableError
+from toxlib.metrics.agreement import agreement
+from toxlib.scorers.distilled import TARGETS, DistilledScorer, load_emulator, predict, save_emulator
+from toxlib.scorers.training import TrainingConfig, train_emulator, training_texts
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return training_texts(seed=0)
+
+
+def test_split_is_by_record_fixed_by_the_seed_and_free_of_evaluation_sets(texts):
+    from toxlib.data import load_sass_benchmark, load_tweeteval_hate
+
+    assert texts["text"].is_unique and texts.equals(training_texts(seed=0))
+    sides = texts.groupby("record_id")["split"].nunique()
+    assert (sides == 1).all()  # a record's prompt and continuation never straddle the split
+    assert 0.18 < (texts["split"] == "held_out").mean() < 0.22
+    assert not texts["split"].equals(training_texts(seed=1)["split"])
+    evaluation = set(load_sass_benchmark()["text"]) | set(load_tweeteval_hate()["text"])
+    assert not evaluation & set(texts["text"])
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return DistilledScorer()
+
+
+def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
+    held = texts[texts["split"] == "held_out"]
+    scores = scorer.score(held["text"], cache=False, progress=False)
+    tox = agreement(held["toxicity"], scores["toxicity"])
+    assert tox["pearson"] >= 0.88 and tox["auc"] >= 0.95, tox
+    assert scores[list(TARGETS)].stack().between(0, 1).all()
+
+
+def test_obvious_cases_and_version_stamp(scorer):
+    table = scorer.score(["You are a wonderful person.", "Shut the fuck up, you stupid idiot."],
+                         cache=False, progress=False)
+    assert table["toxicity"][0] < 0.5 < 0.8 < table["toxicity"][1]  # short benign sentences read 0.05-0.25: see the chapter
+    assert table["version"][0].startswith(scorer.metadata["version"]) and table["version"][0].endswith(scorer.dtype)
+
+
+def test_bf16_scores_stay_close_to_fp32(texts, scorer):
+    sample = texts["text"].iloc[:300].tolist()
+    fp32 = DistilledScorer(dtype="float32")
+    bf16 = DistilledScorer(dtype="bfloat16")
+    diff = np.abs(fp32.score(sample, cache=False, progress=False)[list(TARGETS)].to_numpy()
+                  - bf16.score(sample, cache=False, progress=False)[list(TARGETS)].to_numpy())
+    assert diff.max() < 0.05 and fp32.version != bf16.version
+
+
+@pytest.fixture(scope="module")
+def tiny_training(texts):
+    train = texts[texts["split"] == "train"]
+    config = TrainingConfig(limit=48, batch_size=16)
+    return train, config, train_emulator(train, config, progress=False)
+
+
+def test_saved_weights_reload_with_the_adapter_merged_to_the_same_scores(tiny_training, tmp_path):
+    train, _, (model, tokenizer, meta) = tiny_training
+    save_emulator(model, tmp_path / "w", meta)
+    reloaded, _, meta_back = load_emulator(tmp_path / "w")
+    sample = train["text"].iloc[100:140].tolist()
+    assert np.allclose(predict(model, tokenizer, sample), predict(reloaded, tokenizer, sample), atol=1e-5)
+    assert meta_back["train_texts"] == 48
+
+
+def test_training_is_deterministic_for_a_seed(tiny_training):
+    train, config, (model, _, _) = tiny_training
+    again, _, _ = train_emulator(train, config, progress=False)
+    assert torch.equal(model.head.weight, again.head.weight)
+
+
+def test_missing_weights_say_how_to_train_them(tmp_path):
+    with pytest.raises(ModelUnavailableError, match="train-scorer"):
+        DistilledScorer(weights=tmp_path)
+
+
+def test_bench_score_prints_texts_per_second_and_a_json_last_line():
+    out = subprocess.run([sys.executable, "-m", "toxlib", "bench", "score", "--quick", "--scorers", "profanity-svm"],
+                         capture_output=True, text=True, timeout=600)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["results"][0]["scorer"] == "profanity-svm" and result["results"][0]["texts_per_s"] > 0

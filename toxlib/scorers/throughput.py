@@ -1,0 +1,56 @@
+"""``python -m toxlib bench score``: texts per second of each scorer on RealToxicityPrompts texts, cache off.
+
+Texts: prompts and continuations of the RTP sample, drawn with a fixed seed (mean about 17 MiniLM tokens). Each
+scorer is loaded first and warmed up on 64 other texts, so the figure is steady-state scoring (tokenization,
+batching and the model; not loading). The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import torch
+
+#: The scorers that run offline, in the order the benchmark reports them.
+OFFLINE_SCORERS = ("distilled", "distilled-fp32", "bilstm", "profanity-svm")
+
+
+def bench_texts(n: int, seed: int = 2020) -> list[str]:
+    """n RTP texts (prompts and continuations of the sample subset), drawn with a fixed seed."""
+    from toxlib.data.rtp import load_rtp
+
+    sample = load_rtp("sample")
+    texts = sample["prompt_text"].tolist() + sample["continuation_text"].tolist()
+    return [texts[i] for i in torch.randperm(len(texts), generator=torch.Generator().manual_seed(seed))[:n].tolist()]
+
+
+def _scorer(name: str):
+    from toxlib.scorers import get_scorer
+
+    # "distilled-fp32": the default scorer forced to fp32, to show what bf16 buys
+    return get_scorer("distilled", dtype="float32") if name == "distilled-fp32" else get_scorer(name)
+
+
+def throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
+    """{scorer, version, texts, seconds, texts_per_s, threads} for scoring ``texts`` once with the cache off."""
+    scorer = _scorer(name)
+    scorer.score(warmup, cache=False, progress=False)
+    start = time.perf_counter()
+    scorer.score(texts, cache=False, progress=False)
+    seconds = time.perf_counter() - start
+    return {"scorer": name, "version": scorer.version, "texts": len(texts), "seconds": round(seconds, 2),
+            "texts_per_s": round(len(texts) / seconds, 1), "threads": torch.get_num_threads()}
+
+
+def main_score(args) -> int:
+    n = 500 if args.quick else 4000
+    texts = bench_texts(n + 64)
+    results = []
+    for name in args.scorers or OFFLINE_SCORERS:
+        row = throughput(name, texts[64:], texts[:64])
+        results.append(row)
+        print(f"{name:16s} {row['texts_per_s']:>9,.1f} texts/s  ({row['texts']} texts in {row['seconds']} s, "
+              f"{row['threads']} threads, {row['version']})", flush=True)
+    print(json.dumps({"texts": n, "results": results}))
+    return 0

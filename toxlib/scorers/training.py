@@ -1,0 +1,143 @@
+"""Training the distilled Perspective scorer on RealToxicityPrompts texts (``toxlib.scorers.distilled``).
+
+Data (``training_texts``): the prompt and continuation texts of every RTP record in the three public subsets, with
+the Perspective scores recorded for them; one row per distinct text. Texts from SASS, TweetEval, ToxiGen and
+ImplicitHate are never used: they are evaluation sets in other chapters. The held-out split is drawn by record
+(a record's prompt and continuation fall on the same side, so no document leaks across), with a fixed seed.
+
+Recipe (``TrainingConfig``): LoRA (rank 16) on every linear layer of the encoder plus a fresh linear head, binary
+cross-entropy against Perspective's soft scores (missing scores masked), AdamW, linear warm-up and decay,
+length-bucketed batches. Deterministic on CPU for a given seed and thread count.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from toxlib.data.rtp import load_rtp_all
+from toxlib.scorers.distilled import TARGETS, PerspectiveEmulator, base_encoder, quiet_peft
+
+#: Bump when the recipe or the data selection changes (it is part of the scorer's version).
+RECIPE_VERSION = "minilm-rtp-1"
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """The recipe. ``limit``: train on only the first ``limit`` training texts (smoke runs)."""
+
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 5e-4
+    weight_decay: float = 0.01
+    warmup: float = 0.06
+    lora_r: int = 16
+    lora_alpha: int = 16
+    lora_dropout: float = 0.1
+    head_dropout: float = 0.1
+    seed: int = 0
+    held_out: float = 0.2
+    limit: int | None = None
+
+
+def training_texts(seed: int = 0, held_out: float = 0.2) -> pd.DataFrame:
+    """One row per distinct RTP text: text, record_id, part ("prompt"/"continuation"), split ("train" or
+    "held_out"), and the 8 Perspective scores (``TARGETS``; NaN where Perspective gave none). Texts without any
+    score are dropped."""
+    records = load_rtp_all()
+    parts = []
+    for part in ("prompt", "continuation"):
+        frame = records[["record_id", f"{part}_text", *(f"{part}_{a}" for a in TARGETS)]].copy()
+        frame.columns = ["record_id", "text", *TARGETS]
+        frame.insert(2, "part", part)
+        parts.append(frame)
+    texts = pd.concat(parts, ignore_index=True).drop_duplicates("text").dropna(how="all", subset=list(TARGETS))
+    ids = np.sort(texts["record_id"].unique())
+    rng = np.random.default_rng(seed)
+    held = set(rng.choice(ids, size=round(held_out * len(ids)), replace=False))
+    texts.insert(3, "split", np.where(texts["record_id"].isin(held), "held_out", "train"))
+    return texts.reset_index(drop=True)
+
+
+def _bucketed_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
+    """Shuffled batches of similar-length texts: shuffle, sort within windows of 50 batches, shuffle the batches."""
+    perm = torch.randperm(len(lengths), generator=generator).tolist()
+    window = batch_size * 50
+    batches = []
+    for start in range(0, len(perm), window):
+        chunk = sorted(perm[start:start + window], key=lambda i: lengths[i])
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+
+def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(), progress: bool = True,
+                   threads: int | None = None):
+    """Train on the rows of ``texts`` (columns text and ``TARGETS``, as from ``training_texts``, already restricted
+    to the training split). Returns (model in eval mode with the peft adapter attached, tokenizer, metadata dict with
+    the config, the counts and the wall time)."""
+    from peft import LoraConfig, get_peft_model
+
+    from toxlib.models.device import configure_cpu_threads
+
+    configure_cpu_threads(threads)
+    torch.manual_seed(config.seed)
+    rows = texts.iloc[: config.limit] if config.limit else texts
+    encoder, tokenizer = base_encoder()
+    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
+                      target_modules=["query", "key", "value", "dense"])
+    with quiet_peft():
+        model = PerspectiveEmulator(get_peft_model(encoder, lora), dropout=config.head_dropout)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    steps = config.epochs * math.ceil(len(rows) / config.batch_size)
+    warm = max(1, round(config.warmup * steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    ids = tokenizer(rows["text"].tolist(), truncation=True, max_length=128)["input_ids"]
+    targets = torch.tensor(rows[list(TARGETS)].to_numpy(), dtype=torch.float32)
+    generator = torch.Generator().manual_seed(config.seed)
+    model.train()
+    started = time.perf_counter()
+    bar = tqdm(total=steps, disable=not progress, desc="training the distilled scorer", unit="batch")
+    for _ in range(config.epochs):
+        for batch in _bucketed_batches([len(i) for i in ids], config.batch_size, generator):
+            enc = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
+            logits = model(enc["input_ids"], enc["attention_mask"])
+            y = targets[batch]
+            known = ~torch.isnan(y)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits[known], y[known])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            bar.update()
+            bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
+    bar.close()
+    meta = {"version": RECIPE_VERSION, "config": asdict(config), "train_texts": len(rows), "steps": steps,
+            "train_seconds": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
+            "torch": torch.__version__}
+    return model.eval(), tokenizer, meta
+
+
+def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: bool = True,
+                   threads: int | None = None) -> dict:
+    """Draw the split, train on its training part, score the held-out part, and save the weights and
+    ``training.json`` to ``folder``. Returns the metadata: the recipe, counts, wall time and the held-out agreement
+    per attribute ({attribute: {n, n_positive, pearson, spearman, auc}}, fp32 scores against Perspective)."""
+    from toxlib.metrics.agreement import agreement
+    from toxlib.scorers.distilled import predict, save_emulator
+
+    texts = training_texts(config.seed, config.held_out)
+    model, tokenizer, meta = train_emulator(texts[texts["split"] == "train"], config, progress, threads)
+    held = texts[texts["split"] == "held_out"]
+    scores = predict(model, tokenizer, held["text"].tolist())
+    meta["held_out_texts"] = len(held)
+    meta["held_out"] = {a: agreement(held[a], scores[:, j]) for j, a in enumerate(TARGETS)}
+    save_emulator(model, folder, meta)
+    return meta
