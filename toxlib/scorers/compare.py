@@ -47,3 +47,11 @@ def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, da
                          **agreement(reference[ref_column].to_numpy(), table[column].to_numpy()),
                          "n_failed": int(table["error"].notna().sum()), "version": table["version"].iloc[0]})
     return pd.DataFrame(rows)
+
+
+def recorded_scores(values, name: str, version: str, attribute: str = "toxicity") -> pd.DataFrame:
+    """Recorded scores (e.g. Perspective's, shipped with a dataset) shaped like a ``Scorer.score`` table, so they
+    can sit in ``agreement_table`` beside live scorers: columns ``attribute``, scorer, version, error (None; a
+    missing recorded value stays NaN)."""
+    return pd.DataFrame({attribute: pd.Series(values, dtype=float).to_numpy(), "scorer": name, "version": version,
+                         "error": None})

@@ -69,15 +69,24 @@ def base_encoder(dtype: torch.dtype = torch.float32):
     """(encoder, tokenizer): the pretrained all-MiniLM-L6-v2, as shipped."""
     from transformers import AutoModel, AutoTokenizer
 
+    from transformers.utils import logging as hf_logging
+
     folder = encoder_dir()
-    return AutoModel.from_pretrained(folder, dtype=dtype), AutoTokenizer.from_pretrained(folder)
+    hf_logging.disable_progress_bar()  # a bar per load of a 90 MB local file is noise in a notebook
+    try:
+        return AutoModel.from_pretrained(folder, dtype=dtype), AutoTokenizer.from_pretrained(folder)
+    finally:
+        hf_logging.enable_progress_bar()
 
 
 @contextlib.contextmanager
 def quiet_peft():
-    """peft 0.2x reads transformers' deprecated ``is_gradient_checkpointing``; its FutureWarning is not ours to fix."""
+    """Silence two peft warnings that are not about our use: its reading of transformers' deprecated
+    ``is_gradient_checkpointing``, and its base-model config lookup when saving an adapter."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        # saving: peft looks for the base model's config to see if the vocabulary changed; it did not
+        warnings.filterwarnings("ignore", message="Could not find a config file in sentence-transformers")
         yield
 
 
