@@ -97,7 +97,8 @@ def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> N
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.encoder.peft_config["default"].base_model_name_or_path = BASE_MODEL  # not this machine's install path
-    model.encoder.save_pretrained(folder)  # a peft model: saves only the adapter
+    with quiet_peft():
+        model.encoder.save_pretrained(folder)  # a peft model: saves only the adapter
     (folder / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
     save_file({k: v.detach().contiguous() for k, v in model.head.state_dict().items()}, folder / HEAD_FILE)
     (folder / META_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n")
