@@ -167,3 +167,59 @@ def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
         out[f"{name}_label"] = pd.Series(value > threshold, index=out.index).astype(float).where(~pd.isna(value))
         systems[name] = f"{name}_label"
     return out, systems
+
+
+def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), readings=("next-token", "sampled"),
+                         progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Ask each LM ({name: LanguageModel}) the paper's prompts (``toxlib.prompt_classifier``) about every text.
+
+    Returns (labels, systems): labels has one column per system "<name> <SETTING> (<reading>)" with 0/1/NaN per
+    text (rows aligned with ``texts``); systems has one row per system with columns system, model, setting,
+    reading, n_unparsed_replies (sampled replies that parsed to no answer), n_unparsed_labels (texts whose
+    majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")).
+    """
+    from toxlib.prompt_classifier import next_token_reading, sampled_reading
+
+    labels, rows = {}, []
+    for name, lm in lms.items():
+        for setting in settings:
+            for reading in readings:
+                system = f"{name} {setting.upper()} ({reading})"
+                if reading == "next-token":
+                    out = next_token_reading(lm, texts, setting, progress=progress)
+                    extra = {"answer_mass": out["answer_mass"].mean()}
+                elif reading == "sampled":
+                    out = sampled_reading(lm, texts, setting, progress=progress)
+                    extra = {"n_unparsed_replies": int(out["n_unparsed"].sum()),
+                             "n_unparsed_labels": int(out["label"].isna().sum())}
+                else:
+                    raise ValueError(f"unknown reading {reading!r}; known: next-token, sampled")
+                labels[system] = out["label"].to_numpy(dtype=float)
+                rows.append({"system": system, "model": name, "setting": setting, "reading": reading, **extra})
+    return pd.DataFrame(labels), pd.DataFrame(rows)
+
+
+def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame,
+                     scorer_threshold: float = 0.5, perspective_threshold: float = 0.5) -> pd.DataFrame:
+    """Table 3 for every system, with what each system is: one row per system with columns system, setting,
+    precision, recall, f1, kind ("recorded", "local LM" or "local scorer"), model, reading, n, n_missing,
+    n_pred_pos, and for local LMs n_unparsed_replies / n_unparsed_labels (sampled) or answer_mass (next-token).
+
+    pred: SASS predictions with a label column per system (``systems``: {system: column}); lm_systems: the second
+    frame of ``lm_classifier_labels``. Systems that are neither recorded nor LMs are local scorers."""
+    table = table3(pred, systems)
+    recorded = {"PERSPECTIVE": f"threshold {perspective_threshold}", "GPT-3-ZERO": "zero", "GPT-3-ONE": "one", "GPT-3-FEW": "few"}
+    meta = []
+    for system in table["system"]:
+        if system in recorded:
+            meta.append({"system": system, "kind": "recorded", "setting": recorded[system],
+                         "model": "Perspective" if system == "PERSPECTIVE" else "GPT-3 (text-davinci-001)",
+                         "reading": "recorded"})
+        elif system in set(lm_systems["system"]):
+            meta.append({"kind": "local LM"} | lm_systems.set_index("system").loc[system].to_dict() | {"system": system})
+        else:
+            meta.append({"system": system, "kind": "local scorer", "setting": f"threshold {scorer_threshold}",
+                         "model": system, "reading": "score"})
+    merged = table.merge(pd.DataFrame(meta), on="system", how="left", validate="one_to_one")
+    first = ["system", "setting", "precision", "recall", "f1", "kind", "model", "reading"]
+    return merged[first + [c for c in merged.columns if c not in first and c != "n_true_pos"]]

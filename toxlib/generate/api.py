@@ -83,7 +83,7 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
         store.register_run(run, key)
         done = store.lookup(run, unique)
     todo = [p for p in unique if any((p, i) not in done for i in range(n))]
-    encoded = {p: _encode(lm, steering.transform_prompt(p)) for p in todo}
+    encoded = {p: encode_prompt(lm, steering.transform_prompt(p)) for p in todo}
     todo.sort(key=lambda p: len(encoded[p]))  # similar lengths together: less padding
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
@@ -119,7 +119,7 @@ def _decode(lm, prompt_ids, config, processors, stats, batch_prompts):
     return decode_batch(lm.model, prompt_ids, config, uniforms, lm.stop_ids, lm.pad_id, processors, stats)
 
 
-def _encode(lm, text: str) -> list[int]:
+def encode_prompt(lm, text: str) -> list[int]:
     """Token ids of a prompt as the model's tokenizer gives them; "" becomes the model's start token."""
     ids = lm.tokenizer(text).input_ids if text else []
     return ids or list(lm.start_ids)

@@ -1,0 +1,159 @@
+"""A causal LM asked the SASS paper's zero-, one- and few-shot questions ("is this phrase toxic?"), read two ways.
+
+Prompts (``PROMPTS``) are the strings the paper's code sent to GPT-3 (lurosenb/sass,
+scripts/Perspective_GPT3_Human_Baseline.ipynb @ 09af900), which the paper's Table 4 prints without their layout:
+zero-shot puts the phrase in single quotes and "Answer:" on a new line after 4 spaces; the one- and few-shot
+examples and the phrase sit on new lines indented by 19 spaces (the f-string's indentation), and the prompt ends
+with "=>" and no trailing space. The code's zero-shot string reads "Tr ue or False" (a typo that its own earlier
+output does not show); we use "True".
+
+Readings:
+  * ``next_token_reading``: deterministic. The probabilities of " True" and " False" as the next token (both
+    single tokens for SmolLM2 and Gemma; checked at run time); label = P(True) > P(False). ``answer_mass`` =
+    P(True) + P(False) says how much of the model's next-token mass goes to an answer at all.
+  * ``sampled_reading``: the paper's. Three sampled answers (temperature 0.3 and top_p 1 as the code sent them),
+    each parsed with the code's ``parse_boolean_text`` (``parse_answer``; -1 = unparsed), label = the most common
+    of the three (ties, possible only as {1, 0, -1}, go to the first run, as ``Counter.most_common`` did). A -1
+    label is NaN: counted, never guessed. Deviation: a reply is cut at its first newline before parsing, and at
+    most 8 tokens are generated (GPT-3's default was 16). text-davinci-001 ended its replies after the answer; small
+    base models go on to write the next few-shot line ("True\n  I'm ... => False"), whose words would otherwise be
+    parsed as the answer (or make every reply unparsed, since "true\n" is not a whole word).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from toxlib.batching import budget_batches, pad, shifted_exp
+from toxlib.generate import DecodingConfig, generate
+from toxlib.generate.api import encode_prompt
+
+INDENT = " " * 19
+PROMPTS = {
+    "zero": "True or False, the phrase '{phrase}' is toxic?\n    Answer:",
+    "one": ("Determine if the given phrase is toxic:\n" + INDENT + "Men are superior to women in every way. => True\n"
+            + INDENT + "{phrase} =>"),
+    "few": ("Determine if the given phrase is toxic:\n" + INDENT + "Men are superior to women in every way. => True\n"
+            + INDENT + "Grilling with the neighbors is my favorite. => False\n" + INDENT + "{phrase} =>"),
+}
+ANSWERS = (" True", " False")
+#: The paper's code: 3 runs at temperature 0.3, top_p 1 (API default); 8 new tokens instead of its 16 (see above).
+PAPER_SAMPLING = DecodingConfig(mode="sample", num_samples=3, max_new_tokens=8, top_p=1.0, temperature=0.3, seed=0)
+
+
+def build_prompts(texts, setting: str) -> list[str]:
+    """The paper's prompt for each text in ``setting`` ("zero", "one" or "few")."""
+    if setting not in PROMPTS:
+        raise ValueError(f"unknown prompt setting {setting!r}; known: {', '.join(PROMPTS)}")
+    return [PROMPTS[setting].replace("{phrase}", str(t)) for t in texts]
+
+
+def parse_answer(text: str) -> int:
+    """The paper's ``parse_boolean_text``: 1 (toxic), 0 (not toxic) or -1 (unparsed).
+
+    Lower-case, split on single spaces, then the first of "true", "false", "yes", "no", "true.", "false.", "yes.",
+    "no." that is a whole piece decides (so "true." and "yes." give 0, as in the original); else "not" gives 0;
+    else -1. A newline glued to a word ("True\\n") makes that piece unrecognised, as it did for GPT-3's replies.
+    """
+    pieces = text.lower().split(" ")
+    for value in ("true", "false", "yes", "no", "true.", "false.", "yes.", "no."):
+        if value in pieces:
+            return int(value == "true") or int(value == "yes")
+    return 0 if "not" in pieces else -1
+
+
+def answer_token_ids(tokenizer) -> list[int]:
+    """The single token ids of " True" and " False"; a tokenizer that splits either raises (the next-token reading
+    needs single tokens)."""
+    ids = [tokenizer(a, add_special_tokens=False).input_ids for a in ANSWERS]
+    if any(len(i) != 1 for i in ids):
+        raise ValueError(f"{ANSWERS} are not single tokens for this tokenizer ({ids}); use the sampled reading")
+    return [i[0] for i in ids]
+
+
+def shared_prefix(sequences: list[list[int]]) -> int:
+    """Length of the longest token prefix common to all sequences, leaving at least one token of each."""
+    shortest = min(len(s) for s in sequences)
+    n = 0
+    while n < shortest - 1 and all(s[n] == sequences[0][n] for s in sequences):
+        n += 1
+    return n
+
+
+@torch.inference_mode()
+def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch_tokens: int = 8192,
+                             progress: bool = False) -> np.ndarray:
+    """P(token | prompt) for each prompt and each of ``token_ids``: (len(prompts), len(token_ids)) float64.
+
+    Prompts are tokenized as ``generate`` tokenizes them. The token prefix they all share (the instructions and
+    examples of a few-shot prompt: most of its tokens) runs once per batch and its KV cache is copied to every row;
+    the rest of each prompt is left-padded after it (padding masked, explicit position ids), in batches of at most
+    ``batch_tokens`` suffix tokens sorted by length. Only the last position's logits are computed."""
+    from transformers.cache_utils import DynamicCache
+
+    encoded = [encode_prompt(lm, p) for p in prompts]
+    n_prefix = shared_prefix(encoded)
+    suffixes = [e[n_prefix:] for e in encoded]
+    order = sorted(range(len(prompts)), key=lambda i: len(suffixes[i]))
+    out = np.empty((len(prompts), len(token_ids)))
+    wanted = torch.tensor(token_ids, device=lm.device)
+    prefix = torch.tensor([encoded[0][:n_prefix]], device=lm.device)
+    for batch in tqdm(budget_batches([len(suffixes[i]) for i in order], batch_tokens), disable=not progress,
+                      desc=f"next-token reading ({lm.name})", unit="batch"):
+        rows = [order[j] for j in batch]
+        ids, mask = pad([suffixes[i] for i in rows], lm.pad_id, lm.device, side="left")
+        position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = None
+        if n_prefix:
+            cache = DynamicCache(config=lm.model.config)
+            lm.model(input_ids=prefix, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            cache.batch_repeat_interleave(len(rows))
+            mask = torch.cat([torch.ones(len(rows), n_prefix, dtype=mask.dtype, device=mask.device), mask], 1)
+        logits = lm.model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
+                          use_cache=cache is not None, logits_to_keep=1).logits[:, -1]
+        expo, total, _ = shifted_exp(logits.float())
+        out[rows] = (expo[:, wanted].double() / total[:, None]).cpu().numpy()
+    return out
+
+
+def next_token_reading(lm, texts, setting: str, progress: bool = False) -> pd.DataFrame:
+    """Deterministic reading, one row per text: p_true, p_false (next-token probabilities), answer_mass
+    (p_true + p_false), score (p_true / answer_mass, in [0, 1]) and label (1 when p_true > p_false, else 0)."""
+    probs = next_token_probabilities(lm, build_prompts(texts, setting), answer_token_ids(lm.tokenizer),
+                                     progress=progress)
+    p_true, p_false = probs[:, 0], probs[:, 1]
+    mass = p_true + p_false
+    return pd.DataFrame({"p_true": p_true, "p_false": p_false, "answer_mass": mass, "score": p_true / mass,
+                         "label": (p_true > p_false).astype(int)})
+
+
+def majority(values: list[int]) -> int:
+    """The most common value; a tie goes to the earliest (``collections.Counter.most_common``'s order)."""
+    return Counter(values).most_common(1)[0][0]
+
+
+def first_line(reply: str) -> str:
+    """The reply up to its first newline (where GPT-3's replies ended)."""
+    return reply.split("\n", 1)[0]
+
+
+def sampled_reading(lm, texts, setting: str, config: DecodingConfig = PAPER_SAMPLING,
+                    progress: bool = True) -> pd.DataFrame:
+    """The paper's reading, one row per text: answers (the ``config.num_samples`` replies, cut at their first
+    newline), parsed (their ``parse_answer`` values), n_unparsed (replies that parsed to -1), label (the majority;
+    NaN when it is -1). Generations are cached like every other generation (``toxlib.generate``)."""
+    prompts = build_prompts(texts, setting)
+    replies = generate(lm, prompts, config, progress=progress).sort_values(["prompt_id", "sample_idx"])
+    rows = []
+    for _, group in replies.groupby("prompt_id", sort=True):
+        answers = [first_line(reply) for reply in group["continuation"]]
+        parsed = [parse_answer(a) for a in answers]
+        label = majority(parsed)
+        rows.append({"answers": answers, "parsed": parsed, "n_unparsed": parsed.count(-1),
+                     "label": np.nan if label == -1 else float(label)})
+    return pd.DataFrame(rows)
