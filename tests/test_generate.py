@@ -53,6 +53,40 @@ def test_batching_and_padding_do_not_change_texts(lm):
         together["continuation"].tolist()
 
 
+def test_a_shared_prompt_prefix_run_once_changes_no_text(lm):
+    from toxlib.generate.engine import MIN_SHARED_PREFIX, shared_prefix
+
+    preamble = "Is it toxic? the quick brown fox => False\n"
+    prompts = [preamble + tail for tail in ("Hi =>", "A longer phrase =>", "She said =>")]
+    encoded = [lm.tokenizer(p).input_ids for p in prompts]
+    width = max(map(len, encoded)) + 8
+    assert shared_prefix(encoded) >= MIN_SHARED_PREFIX and width <= (getattr(lm.model.config, "sliding_window", None) or width)
+    shared = run(lm, prompts=prompts, batch_rows=1000)  # one batch: the preamble runs once
+    alone = run(lm, prompts=prompts, batch_rows=5)  # one prompt per batch: nothing shared
+    assert shared["continuation"].tolist() == alone["continuation"].tolist()
+    greedy = run(lm, prompts=prompts, config=GREEDY, batch_rows=1000)
+    for prompt, text in zip(greedy["prompt"], greedy["continuation"]):
+        expected = [t for t in hf_greedy(lm, lm.tokenizer(prompt).input_ids, 8) if t not in lm.stop_ids]
+        assert text == lm.tokenizer.decode(expected, skip_special_tokens=True)
+
+
+def test_stop_at_newline_ends_continuations_at_their_first_newline(lm):
+    from toxlib.generate.api import newline_token_ids
+
+    config = SAMPLE.with_(max_new_tokens=12, stop_at_newline=True)
+    cut = run(lm, config=config)
+    free = run(lm, config=SAMPLE.with_(max_new_tokens=12))
+    newline_ids = set(newline_token_ids(lm.tokenizer))
+    assert newline_ids  # the tiny byte-level vocabulary has "\n" tokens
+    with_newline = cut[cut["continuation"].str.contains("\n")]
+    assert len(with_newline) > 0 and with_newline["stopped"].all()
+    # the newline came with the last token: nothing but that token's tail follows it
+    assert all(len(c.split("\n", 1)[1]) <= 2 for c in with_newline["continuation"])
+    # up to the newline, the texts are those of the unrestricted run (same seeds)
+    assert [c.split("\n", 1)[0] for c in cut["continuation"]] == [c.split("\n", 1)[0] for c in free["continuation"]]
+    assert "stop_at_newline" in config.key() and "stop_at_newline" not in SAMPLE.key()
+
+
 def test_same_seed_same_texts_other_seed_other_texts(lm):
     a, b = run(lm), run(lm)
     c = run(lm, config=SAMPLE.with_(seed=2))

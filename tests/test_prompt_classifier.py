@@ -89,7 +89,7 @@ def test_scorer_columns_threshold_strictly_and_keep_failures_missing():
 
 
 def test_a_shared_prefix_computed_once_gives_the_same_probabilities(tiny_lm):
-    from toxlib.prompt_classifier import shared_prefix
+    from toxlib.generate.engine import shared_prefix
 
     prompts = build_prompts(["short", "a longer phrase here", "mid one"], "few")
     encoded = [tiny_lm.tokenizer(p).input_ids for p in prompts]

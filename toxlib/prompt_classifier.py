@@ -14,8 +14,8 @@ Readings:
   * ``sampled_reading``: the paper's. Three sampled answers (temperature 0.3 and top_p 1 as the code sent them),
     each parsed with the code's ``parse_boolean_text`` (``parse_answer``; -1 = unparsed), label = the most common
     of the three (ties, possible only as {1, 0, -1}, go to the first run, as ``Counter.most_common`` did). A -1
-    label is NaN: counted, never guessed. Deviation: a reply is cut at its first newline before parsing, and at
-    most 8 tokens are generated (GPT-3's default was 16). text-davinci-001 ended its replies after the answer; small
+    label is NaN: counted, never guessed. Deviation: a reply stops at its first newline (and at 16 tokens, GPT-3's
+    default), and the newline is cut before parsing. text-davinci-001 ended its replies after the answer; small
     base models go on to write the next few-shot line ("True\n  I'm ... => False"), whose words would otherwise be
     parsed as the answer (or make every reply unparsed, since "true\n" is not a whole word).
 """
@@ -29,9 +29,10 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from toxlib.batching import budget_batches, pad, shifted_exp
+from toxlib.batching import budget_batches, shifted_exp
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
+from toxlib.generate.engine import prefill
 
 INDENT = " " * 19
 PROMPTS = {
@@ -42,8 +43,9 @@ PROMPTS = {
             + INDENT + "Grilling with the neighbors is my favorite. => False\n" + INDENT + "{phrase} =>"),
 }
 ANSWERS = (" True", " False")
-#: The paper's code: 3 runs at temperature 0.3, top_p 1 (API default); 8 new tokens instead of its 16 (see above).
-PAPER_SAMPLING = DecodingConfig(mode="sample", num_samples=3, max_new_tokens=8, top_p=1.0, temperature=0.3, seed=0)
+#: The paper's code: 3 runs at temperature 0.3, top_p 1 and max_tokens 16 (API defaults); stopping at a newline.
+PAPER_SAMPLING = DecodingConfig(mode="sample", num_samples=3, max_new_tokens=16, top_p=1.0, temperature=0.3, seed=0,
+                                stop_at_newline=True)
 
 
 def build_prompts(texts, setting: str) -> list[str]:
@@ -76,46 +78,22 @@ def answer_token_ids(tokenizer) -> list[int]:
     return [i[0] for i in ids]
 
 
-def shared_prefix(sequences: list[list[int]]) -> int:
-    """Length of the longest token prefix common to all sequences, leaving at least one token of each."""
-    shortest = min(len(s) for s in sequences)
-    n = 0
-    while n < shortest - 1 and all(s[n] == sequences[0][n] for s in sequences):
-        n += 1
-    return n
-
-
 @torch.inference_mode()
 def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch_tokens: int = 8192,
                              progress: bool = False) -> np.ndarray:
     """P(token | prompt) for each prompt and each of ``token_ids``: (len(prompts), len(token_ids)) float64.
 
-    Prompts are tokenized as ``generate`` tokenizes them. The token prefix they all share (the instructions and
-    examples of a few-shot prompt: most of its tokens) runs once per batch and its KV cache is copied to every row;
-    the rest of each prompt is left-padded after it (padding masked, explicit position ids), in batches of at most
-    ``batch_tokens`` suffix tokens sorted by length. Only the last position's logits are computed."""
-    from transformers.cache_utils import DynamicCache
-
+    Prompts are tokenized as ``generate`` tokenizes them and run through the same prefill (a prefix shared by all
+    prompts, such as the few-shot instructions and examples, runs once per batch), sorted by length, in batches
+    of at most ``batch_tokens`` tokens. Only the last position's logits are computed."""
     encoded = [encode_prompt(lm, p) for p in prompts]
-    n_prefix = shared_prefix(encoded)
-    suffixes = [e[n_prefix:] for e in encoded]
-    order = sorted(range(len(prompts)), key=lambda i: len(suffixes[i]))
+    order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
     out = np.empty((len(prompts), len(token_ids)))
     wanted = torch.tensor(token_ids, device=lm.device)
-    prefix = torch.tensor([encoded[0][:n_prefix]], device=lm.device)
-    for batch in tqdm(budget_batches([len(suffixes[i]) for i in order], batch_tokens), disable=not progress,
+    for batch in tqdm(budget_batches([len(encoded[i]) for i in order], batch_tokens), disable=not progress,
                       desc=f"next-token reading ({lm.name})", unit="batch"):
         rows = [order[j] for j in batch]
-        ids, mask = pad([suffixes[i] for i in rows], lm.pad_id, lm.device, side="left")
-        position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = None
-        if n_prefix:
-            cache = DynamicCache(config=lm.model.config)
-            lm.model(input_ids=prefix, past_key_values=cache, use_cache=True, logits_to_keep=1)
-            cache.batch_repeat_interleave(len(rows))
-            mask = torch.cat([torch.ones(len(rows), n_prefix, dtype=mask.dtype, device=mask.device), mask], 1)
-        logits = lm.model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache,
-                          use_cache=cache is not None, logits_to_keep=1).logits[:, -1]
+        logits = prefill(lm.model, [encoded[i] for i in rows], lm.pad_id)[0]
         expo, total, _ = shifted_exp(logits.float())
         out[rows] = (expo[:, wanted].double() / total[:, None]).cpu().numpy()
     return out

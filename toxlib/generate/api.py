@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 
@@ -87,17 +88,20 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
     todo.sort(key=lambda p: len(encoded[p]))  # similar lengths together: less padding
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
+    stop_ids = lm.stop_ids + (newline_token_ids(lm.tokenizer) if config.stop_at_newline else ())
     bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="prompt", disable=not progress,
                desc=f"generate {lm.name}")
     new_tokens_total, start = 0, time.perf_counter()
     for b in range(0, len(todo), per_batch):
         batch = todo[b:b + per_batch]
-        rows = _decode(lm, [encoded[p] for p in batch], config, processors, stats, batch)
+        rows = _decode(lm, [encoded[p] for p in batch], config, processors, stats, batch, stop_ids)
         out = []
         for r, tokens in enumerate(rows):
             prompt, idx = batch[r // n], r % n
-            stopped = bool(tokens) and tokens[-1] in lm.stop_ids
-            text = lm.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=True)
+            stopped = bool(tokens) and tokens[-1] in stop_ids
+            # an end-of-text token is dropped from the text; a newline that stopped it is kept
+            text = lm.tokenizer.decode(tokens[:-1] if stopped and tokens[-1] in lm.stop_ids else tokens,
+                                       skip_special_tokens=True)
             out.append((prompt, idx, text, len(tokens), stopped))
             new_tokens_total += len(tokens)
         if store is not None:
@@ -109,14 +113,22 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
     return done
 
 
-def _decode(lm, prompt_ids, config, processors, stats, batch_prompts):
+def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids):
     if config.mode == "beam":
-        return beam_batch(lm.model, prompt_ids, config, lm.stop_ids, lm.pad_id, processors)
+        return beam_batch(lm.model, prompt_ids, config, stop_ids, lm.pad_id, processors)
     uniforms = None
     if config.mode == "sample":
         uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens)
                                 for p in batch_prompts for i in range(config.num_samples)])
-    return decode_batch(lm.model, prompt_ids, config, uniforms, lm.stop_ids, lm.pad_id, processors, stats)
+    return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats)
+
+
+@functools.lru_cache(maxsize=8)
+def newline_token_ids(tokenizer) -> tuple[int, ...]:
+    """Ids of the vocabulary's tokens whose text contains a newline (e.g. 129 of SmolLM2's 49,152; 32 of Gemma's
+    262,144), for ``DecodingConfig(stop_at_newline=True)``."""
+    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+    return tuple(i for i, text in enumerate(texts) if "\n" in text)
 
 
 def encode_prompt(lm, text: str) -> list[int]:

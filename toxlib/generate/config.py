@@ -22,6 +22,8 @@ class DecodingConfig:
     top_p: nucleus mass (1.0 = plain sampling); top_k: optional top-k before top-p (None = off, as in the papers);
     temperature: logits are divided by it before sampling; max_new_tokens: continuation length limit;
     seed: base seed; each (prompt, sample_idx) gets its own generator seeded from it.
+    stop_at_newline: also stop a continuation at the first token that contains a newline (kept in the text), as
+      completion APIs do when asked to stop at "\n".
     """
 
     mode: str = "sample"
@@ -32,6 +34,7 @@ class DecodingConfig:
     temperature: float = 1.0
     num_beams: int = 3
     seed: int = 0
+    stop_at_newline: bool = False
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -53,6 +56,8 @@ class DecodingConfig:
                 d.pop(name)
         if self.mode != "beam":
             d.pop("num_beams")
+        if not self.stop_at_newline:  # keeps the keys of runs made before the option existed
+            d.pop("stop_at_newline")
         return d
 
     def with_(self, **changes) -> "DecodingConfig":

@@ -7,6 +7,7 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      and copy its key/value cache (``DynamicCache.batch_repeat_interleave``);
   3. 25 rows per forward pass leaves the matmuls small; we batch many prompts (left padding, attention masks,
      explicit position ids), a few hundred rows per step, and drop rows from the batch once they have stopped.
+A prefix shared by every prompt of a batch (a few-shot preamble, an instruction) is also run once (``prefill``).
 Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched, left padded).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
@@ -22,12 +23,60 @@ from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
+MIN_SHARED_PREFIX = 16  # a common prompt prefix at least this long is run once per batch (see ``prefill``)
 
 
 def _call_optional(processors, method: str, *args) -> None:
     for proc in processors:
         if hasattr(proc, method):
             getattr(proc, method)(*args)
+
+
+def shared_prefix(sequences: list[list[int]]) -> int:
+    """Length of the longest token prefix common to all sequences, leaving at least one token of each."""
+    shortest = min(len(s) for s in sequences)
+    n = 0
+    while n < shortest - 1 and all(s[n] == sequences[0][n] for s in sequences):
+        n += 1
+    return n
+
+
+@torch.inference_mode()
+def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = MIN_SHARED_PREFIX, reserve: int = 0):
+    """Run a batch of prompts through the model once, filling a KV cache for decoding.
+
+    When the prompts share a token prefix of at least ``min_shared`` tokens (a few-shot preamble, an instruction),
+    the prefix runs once and its cache is copied to every row; each row's remaining tokens are left-padded after
+    it: row layout [prefix, padding, rest], the padding masked and position ids counted over real tokens only.
+    Otherwise rows are left-padded whole. A model with sliding-window layers (Gemma-3) shares a prefix only when
+    the whole row, plus ``reserve`` tokens to be decoded, fits in the window: padding in the middle of a row would
+    otherwise take window slots from real tokens and change the result. Returns (last-position logits (rows, V), cache, ids (rows, width), mask
+    (rows, width), position ids (rows, width)), where width counts the prefix, the padding and the rest.
+    """
+    from transformers.cache_utils import DynamicCache
+
+    device = next(model.parameters()).device
+    rows = len(prompt_ids)
+    n_prefix = shared_prefix(prompt_ids) if rows > 1 else 0
+    window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
+    width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
+    n_prefix = n_prefix if n_prefix >= min_shared and (not window or width <= window) else 0
+    cache = DynamicCache(config=model.config)
+    ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left")
+    position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
+    if n_prefix:
+        prefix = torch.tensor([prompt_ids[0][:n_prefix]], device=device)
+        model(input_ids=prefix, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        cache.batch_repeat_interleave(rows)
+        start = torch.arange(n_prefix, device=device).expand(rows, -1)
+        step = model(input_ids=ids, attention_mask=torch.cat([torch.ones_like(start), mask], 1), position_ids=position,
+                     past_key_values=cache, use_cache=True, logits_to_keep=1)
+        ids, mask, position = (torch.cat([prefix.expand(rows, -1), ids], 1), torch.cat([torch.ones_like(start), mask], 1),
+                               torch.cat([start, position], 1))
+    else:
+        step = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True,
+                     logits_to_keep=1)
+    return step.logits[:, -1], cache, ids, mask, position
 
 
 @torch.inference_mode()
@@ -40,17 +89,10 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     float64 in [0, 1), one row per (prompt, sample) in prompt-major order (None for greedy).
     Returns the new token ids per row in the same order, each ending at (and including) its first stop token.
     """
-    from transformers.cache_utils import DynamicCache
-
     processors = processors or []
     device = next(model.parameters()).device
     n = config.num_samples
-    ids, mask = pad(prompt_ids, pad_id, device, side="left")
-    position = (mask.cumsum(-1) - 1).clamp(min=0)
-    cache = DynamicCache(config=model.config)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True,
-                logits_to_keep=1)
-    logits = out.logits[:, -1]
+    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, reserve=config.max_new_tokens)
     position = position[:, -1:]
     if n > 1:
         cache.batch_repeat_interleave(n)
