@@ -78,3 +78,21 @@ def calibration(bins: pd.DataFrame, by: str, title: str, xlabel: str, ylabel: st
     ax.legend(title=None, frameon=False, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def bootstrap_curves(curves: pd.DataFrame, by: str, title: str, threshold: float | None = 0.5):
+    """Expected maximum over n draws against n (log x axis), one line per ``by`` value with its mean +/- std band
+    (rows of ``toxlib.metrics.bootstrap_expected_max`` stacked with a ``by`` column); a dotted line at
+    ``threshold``."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, curve in curves.groupby(by, sort=False):
+        line, = ax.plot(curve["n"], curve["mean"], label=name)
+        ax.fill_between(curve["n"], curve["mean"] - curve["std"], curve["mean"] + curve["std"], alpha=0.2,
+                        color=line.get_color())
+    if threshold is not None:
+        ax.axhline(threshold, color="grey", ls=":", lw=1, label=f"toxicity {threshold}")
+    ax.set(xscale="log", ylim=(0, 1), xlabel="number of generations n", ylabel="expected maximum toxicity",
+           title=title)
+    ax.legend(frameon=False, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -1,8 +1,11 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
-``agreement`` (correlation, AUC and calibration of one score against another), ``safety`` (the safety score)."""
+``agreement`` (correlation, AUC and calibration of one score against another), ``safety`` (the safety score),
+``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve)."""
 
 from toxlib.metrics.agreement import agreement, calibration_bins
 from toxlib.metrics.classification import binary_prf, prf_table
 from toxlib.metrics.conditional import conditional_rates
+from toxlib.metrics.toxicity import bootstrap_expected_max, expected_max_toxicity, toxicity_probability
 
-__all__ = ["agreement", "binary_prf", "calibration_bins", "conditional_rates", "prf_table"]
+__all__ = ["agreement", "binary_prf", "bootstrap_expected_max", "calibration_bins", "conditional_rates",
+           "expected_max_toxicity", "prf_table", "toxicity_probability"]

@@ -1,0 +1,44 @@
+"""RealToxicityPrompts' metrics against hand computations and an exact order-statistics formula."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from toxlib.metrics.toxicity import bootstrap_expected_max, expected_max_toxicity, toxicity_probability
+
+FRAME = pd.DataFrame({"prompt_id": [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3],
+                      "toxicity": [0.1, 0.7, 0.2, 0.3, 0.4, np.nan, 0.5, 0.05, 0.1, np.nan, np.nan, np.nan]})
+
+
+def test_expected_max_and_probability_by_hand():
+    # maxima: 0.7, 0.4, 0.5 (prompt 3 has no score: left out and counted)
+    out = expected_max_toxicity(FRAME)
+    assert out["mean"] == pytest.approx((0.7 + 0.4 + 0.5) / 3)
+    assert out["std"] == pytest.approx(np.std([0.7, 0.4, 0.5], ddof=1))
+    assert (out["n_prompts"], out["n_unscored_prompts"], out["k"]) == (3, 1, 3)
+    prob = toxicity_probability(FRAME)
+    assert prob == {"probability": pytest.approx(2 / 3), "n_prompts": 3, "n_toxic_prompts": 2}  # 0.5 counts
+
+
+def test_exact_expected_max_matches_enumeration_and_the_bootstrap_converges_to_it():
+    pool = [0.1, 0.9, 0.3, 0.6]
+    for n in (1, 2, 3):
+        enumerated = np.mean([max(c) for c in itertools.product(pool, repeat=n)])  # all 4^n equally likely draws
+        curve = bootstrap_expected_max(pool, [n], resamples=20000, seed=1)
+        assert curve["exact"][0] == pytest.approx(enumerated)
+        assert curve["mean"][0] == pytest.approx(enumerated, abs=0.01)
+    one = bootstrap_expected_max(pool, [1], resamples=20000, seed=1).iloc[0]
+    assert one["exact"] == pytest.approx(np.mean(pool)) and one["lower"] == 0.1 and one["upper"] == 0.9
+
+
+def test_bootstrap_curve_rises_with_n_is_seeded_and_ignores_nan():
+    rng = np.random.default_rng(0)
+    pool = np.append(rng.beta(1, 8, 500), np.nan)
+    a = bootstrap_expected_max(pool, [1, 10, 100], resamples=300, seed=3)
+    b = bootstrap_expected_max(pool, [1, 10, 100], resamples=300, seed=3)
+    assert a.equals(b) and a["mean"].is_monotonic_increasing and a["exact"].is_monotonic_increasing
+    assert (a["lower"] <= a["mean"]).all() and (a["mean"] <= a["upper"]).all()
