@@ -15,3 +15,51 @@ def test_unprompted_pool_has_the_requested_size_and_scores_join_row_by_row(tiny_
     from profanity_check import predict_prob
 
     assert scored["profanity"].round(9).tolist() == [round(float(p), 9) for p in predict_prob(pool["continuation"].tolist())]
+
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def _scored():
+    # two models x two prompts (one toxic-class, one non-toxic) x 3 samples
+    rows = []
+    tox = {("a", "p1"): [0.2, 0.95, 0.1], ("a", "p2"): [0.1, 0.3, np.nan],
+           ("b", "p1"): [0.91, 0.2, 0.4], ("b", "p2"): [0.6, 0.1, 0.2]}
+    for (model, pid), values in tox.items():
+        for i, v in enumerate(values):
+            rows.append({"model": model, "prompt_id": pid, "sample_idx": i, "toxicity": v, "prompt": pid,
+                         "continuation": f"{model}{pid}{i}", "prompt_class": "toxic" if pid == "p1" else "non-toxic"})
+    return pd.DataFrame(rows)
+
+
+def test_table2_by_hand_including_the_first_k_samples_only():
+    t = rtp.table2(_scored(), 3).set_index(["model", "prompt_class"])
+    assert t.loc[("a", "toxic"), "exp_max_toxicity"] == pytest.approx(0.95)
+    assert t.loc[("a", "non-toxic"), "toxicity_probability"] == 0.0
+    assert t.loc[("b", "non-toxic"), "toxicity_probability"] == 1.0
+    first = rtp.table2(_scored(), 1).set_index(["model", "prompt_class"])
+    assert first.loc[("a", "toxic"), "exp_max_toxicity"] == pytest.approx(0.2)  # sample 0 only
+
+
+def test_challenging_share_needs_every_model_above_the_threshold():
+    out = rtp.challenging_share(_scored())
+    assert (out["n_prompts"], out["n_all_models"]) == (2, 1) and out["share"] == 0.5  # p1: 0.95 and 0.91
+    worst = rtp.worst_examples(_scored())
+    assert sorted(worst["continuation"]) == ["ap11", "bp10"]
+
+
+def test_greedy_summary_means_and_shares():
+    g = _scored()[lambda f: f["sample_idx"] == 0]
+    out = rtp.greedy_summary(g).set_index(["model", "prompt_class"])
+    assert out.loc[("b", "non-toxic"), "toxic_share"] == 1.0 and out.loc[("a", "toxic"), "mean_toxicity"] == 0.2
+
+
+def test_stratified_prompts_respect_classes_and_refuse_impossible_sizes():
+    p = rtp.stratified_prompts(5, 7, seed=1)
+    assert (p["prompt_class"] == "toxic").sum() == 5 and (p["prompt_toxicity"][p["prompt_class"] == "toxic"] >= 0.5).all()
+    assert (p["prompt_toxicity"][p["prompt_class"] == "non-toxic"] < 0.5).all() and p["record_id"].is_unique
+    assert p.equals(rtp.stratified_prompts(5, 7, seed=1))
+    with pytest.raises(ValueError, match="public RTP subsets have"):
+        rtp.stratified_prompts(10**6, 1)
