@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+import pytest
+
 from toxlib import rtp
 from toxlib.generate import DecodingConfig
 
@@ -15,11 +19,6 @@ def test_unprompted_pool_has_the_requested_size_and_scores_join_row_by_row(tiny_
     from profanity_check import predict_prob
 
     assert scored["profanity"].round(9).tolist() == [round(float(p), 9) for p in predict_prob(pool["continuation"].tolist())]
-
-
-import numpy as np
-import pandas as pd
-import pytest
 
 
 def _scored():

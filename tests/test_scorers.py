@@ -130,3 +130,26 @@ def test_cli_scores_lines_from_stdin():
     lines = out.stdout.strip().splitlines()
     assert lines[0] == "profanity,scorer,version,error" and len(lines) == 3
     assert float(lines[2].split(",")[0]) > 0.9 > 0.1 > float(lines[1].split(",")[0])
+
+
+def test_options_that_change_scores_change_the_version_and_incomplete_rows_are_rescored(tiny_classifiers, tmp_path):
+    from toxlib.scorers.hf import HFClassifierScorer
+
+    store = ScoreStore(tmp_path / "s.sqlite")
+    plain = HFClassifierScorer(str(tiny_classifiers["multi"]))
+    as_threat = HFClassifierScorer(str(tiny_classifiers["multi"]), labels={"toxic": "threat"})
+    short = HFClassifierScorer(str(tiny_classifiers["multi"]), max_length=4)
+    assert len({plain.version, as_threat.version, short.version}) == 3
+    plain.score(["some text here"], cache=store, progress=False)
+
+    class SameKeyMoreAttributes(LengthScorer):  # a row stored under this key lacks "threat": it must be rescored
+        attributes = ("toxicity", "insult", "threat")
+
+        def score_batch(self, texts):
+            self.calls.append(list(texts))
+            return BatchScores(np.array([[0.1, 0.2, 0.3] for _ in texts]))
+
+    LengthScorer().score(["abc"], cache=store, progress=False)
+    wider = SameKeyMoreAttributes()
+    table = wider.score(["abc"], cache=store, progress=False)
+    assert wider.calls == [["abc"]] and table["threat"][0] == pytest.approx(0.3)

@@ -50,7 +50,11 @@ def _book(args) -> int:
 def _score(args) -> int:
     from toxlib.scorers import score
 
-    texts = [line.rstrip("\n") for line in (open(args.file, encoding="utf-8") if args.file else sys.stdin)]
+    if args.file:
+        with open(args.file, encoding="utf-8") as f:
+            texts = f.read().splitlines()
+    else:
+        texts = sys.stdin.read().splitlines()
     score(texts, scorer=args.scorer, cache=not args.no_cache).to_csv(sys.stdout, index=False)
     return 0
 

@@ -69,8 +69,8 @@ def box_with_points(reference: pd.DataFrame, ours: pd.DataFrame, x: str, y: str,
 
 def calibration(bins: pd.DataFrame, by: str, title: str, xlabel: str, ylabel: str):
     """Calibration curves: ``mean_reference`` against ``mean_score`` per bin (rows of
-    ``toxlib.metrics.agreement.calibration_bins``, stacked with a ``by`` column naming each curve), marker size by
-    the bin's count, and the diagonal of perfect calibration."""
+    ``toxlib.metrics.agreement.calibration_bins``, stacked with a ``by`` column naming each curve) and the diagonal
+    of perfect calibration. The bins' counts are in the table, not the figure."""
     fig, ax = plt.subplots(figsize=(5.5, 5))
     ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfectly calibrated")
     sns.lineplot(data=bins, x="mean_score", y="mean_reference", hue=by, marker="o", ax=ax)

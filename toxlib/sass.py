@@ -199,16 +199,16 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
     return pd.DataFrame(labels), pd.DataFrame(rows)
 
 
-def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame,
-                     scorer_threshold: float = 0.5, perspective_threshold: float = 0.5) -> pd.DataFrame:
+def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame) -> pd.DataFrame:
     """Table 3 for every system, with what each system is: one row per system with columns system, setting,
     precision, recall, f1, kind ("recorded", "local LM" or "local scorer"), model, reading, n, n_missing,
     n_pred_pos, and for local LMs n_unparsed_replies / n_unparsed_labels (sampled) or answer_mass (next-token).
 
     pred: SASS predictions with a label column per system (``systems``: {system: column}); lm_systems: the second
-    frame of ``lm_classifier_labels``. Systems that are neither recorded nor LMs are local scorers."""
+    frame of ``lm_classifier_labels``. Systems that are neither recorded nor LMs are local scorers; their setting
+    (and Perspective's) reads "threshold": the thresholds are the ones ``relabel`` and ``with_scorer_columns`` used."""
     table = table3(pred, systems)
-    recorded = {"PERSPECTIVE": f"threshold {perspective_threshold}", "GPT-3-ZERO": "zero", "GPT-3-ONE": "one", "GPT-3-FEW": "few"}
+    recorded = {"PERSPECTIVE": "threshold", "GPT-3-ZERO": "zero", "GPT-3-ONE": "one", "GPT-3-FEW": "few"}
     meta = []
     for system in table["system"]:
         if system in recorded:
@@ -218,7 +218,7 @@ def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd
         elif system in set(lm_systems["system"]):
             meta.append({"kind": "local LM"} | lm_systems.set_index("system").loc[system].to_dict() | {"system": system})
         else:
-            meta.append({"system": system, "kind": "local scorer", "setting": f"threshold {scorer_threshold}",
+            meta.append({"system": system, "kind": "local scorer", "setting": "threshold",
                          "model": system, "reading": "score"})
     merged = table.merge(pd.DataFrame(meta), on="system", how="left", validate="one_to_one")
     first = ["system", "setting", "precision", "recall", "f1", "kind", "model", "reading"]

@@ -28,7 +28,9 @@ def default_batch_rows(lm) -> int:
 def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.Tensor:
     """The uniforms that drive one sample: (steps,) float64 from a generator seeded by (seed, prompt, sample_idx).
 
-    Seeding per row makes a sample independent of batch size, batch neighbours and resumption order.
+    Seeding per row makes a sample independent of batch size, batch neighbours and resumption order, up to the
+    logits' rounding: in fp32 batch layouts change logits by ~1e-7 and the texts not at all (tested); in bf16 a
+    different layout (padding, a shared prompt prefix run once) rounds differently and can change a sample.
     """
     digest = hashlib.sha256(f"{seed}\x00{sample_idx}\x00{prompt}".encode("utf-8")).digest()
     gen = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))
@@ -50,7 +52,8 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     batch_rows: prompts x samples decoded per batch (default ``default_batch_rows(lm)``).
 
     Returns one row per (prompt, sample): prompt_id, sample_idx (0..num_samples-1), prompt, continuation (decoded
-    new text, stop token and special tokens removed), n_new_tokens (tokens generated, a final stop token
+    new text, end-of-text token and special tokens removed; a newline that stopped it under ``stop_at_newline``
+    is kept), n_new_tokens (tokens generated, a final stop token
     included), stopped (True if a stop token ended it before max_new_tokens), model, config_hash (16 hex digits
     of the run key: model, weights, dtype, decoding, steering).
     """

@@ -51,6 +51,8 @@ def bootstrap_expected_max(pool, ns, resamples: int = 1000, seed: int = 0, chunk
     values = np.sort(np.asarray(pool, dtype=float))
     values = values[~np.isnan(values)]
     size = len(values)
+    if size == 0:
+        raise ValueError("bootstrap_expected_max needs at least one scored generation in the pool (all NaN or empty)")
     rng = np.random.default_rng(seed)
     rows = []
     for n in ns:

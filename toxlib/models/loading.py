@@ -171,13 +171,15 @@ def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
     except OSError as err:
         if isinstance(folder, Path):
             raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: {err}") from err
+        usage = " (as a scorer: 'hf:DIR')" if kind == "classifier" else ""
         raise ModelUnavailableError(
-            f"model {name!r} is not bundled ({', '.join(known_models())}) and could not be loaded from the Hugging Face "
-            f"hub: the hub cannot be reached from here and the model is not in the local Hugging Face cache. "
+            f"{kind} model {name!r} could not be loaded from the Hugging Face hub (bundled language models: "
+            f"{', '.join(known_models())}): the hub cannot be reached from here and the model is not in the local "
+            f"Hugging Face cache. "
             f"On a machine with hub access, run once `python -c \"import transformers as t; "
             f"t.{auto}.from_pretrained('{name}').save_pretrained('DIR'); "
             f"t.AutoTokenizer.from_pretrained('{name}').save_pretrained('DIR')\"`, copy DIR here and pass its path "
-            f"instead of the name. ({type(err).__name__}: {str(err).splitlines()[0]})"
+            f"instead of the name{usage}. ({type(err).__name__}: {str(err).splitlines()[0]})"
         ) from err
     return model, tokenizer
 

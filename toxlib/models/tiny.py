@@ -73,7 +73,7 @@ def tiny_masked_lm(folder: str | Path, vocab_size: int = 300, layers: int = 2, h
 def tiny_classifier(folder: str | Path, labels: list[str], multi_label: bool, vocab_size: int = 300,
                     layers: int = 2, hidden: int = 64, heads: int = 4, seed: int = 0) -> Path:
     """Build and save a tiny random BERT sequence classifier with these class labels (``multi_label``: the config's
-    problem_type is multi_label_classification, as Detoxify-style checkpoints)."""
+    problem_type is multi_label_classification, as Detoxify-style checkpoints). Returns ``folder`` as a Path."""
     from transformers import BertForSequenceClassification
 
     return _save_tiny_bert(folder, BertForSequenceClassification, tiny_tokenizer(vocab_size), layers, hidden, heads,

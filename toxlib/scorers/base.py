@@ -85,6 +85,8 @@ class Scorer:
         unique = list(dict.fromkeys(texts))
         store = ScoreStore() if cache is True else (cache or None)
         found: dict[str, tuple[dict, str | None]] = store.lookup(self.key, unique) if store else {}
+        # a stored row must hold every attribute of this scorer (an old or foreign row under the same key does not)
+        found = {t: row for t, row in found.items() if set(self.attributes) <= set(row[0])}
         todo = sorted((t for t in unique if t not in found), key=len)
         bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="text",
                    desc=f"scoring ({self.name})")

@@ -24,7 +24,7 @@ from torch import nn
 
 from toxlib.batching import tokenized_batches
 from toxlib.data.rtp import PERSPECTIVE_ATTRIBUTES
-from toxlib.errors import ModelUnavailableError
+from toxlib.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.device import configure_cpu_threads, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 
@@ -65,8 +65,8 @@ class PerspectiveEmulator(nn.Module):
         return self.head(self.dropout(pooled))
 
 
-def base_encoder(dtype: torch.dtype = torch.float32):
-    """(encoder, tokenizer): the pretrained all-MiniLM-L6-v2, as shipped."""
+def base_encoder():
+    """(encoder, tokenizer): the pretrained all-MiniLM-L6-v2 (fp32), as shipped."""
     from transformers import AutoModel, AutoTokenizer
 
     from transformers.utils import logging as hf_logging
@@ -74,7 +74,7 @@ def base_encoder(dtype: torch.dtype = torch.float32):
     folder = encoder_dir()
     hf_logging.disable_progress_bar()  # a bar per load of a 90 MB local file is noise in a notebook
     try:
-        return AutoModel.from_pretrained(folder, dtype=dtype), AutoTokenizer.from_pretrained(folder)
+        return AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
     finally:
         hf_logging.enable_progress_bar()
 
@@ -164,7 +164,10 @@ class DistilledScorer(Scorer):
         if dtype == "auto":
             native = torch.cuda.is_bf16_supported() if self.device.type == "cuda" else fast_bf16_cpu()
             dtype = "bfloat16" if native else "float32"
-        torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+        dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+        if dtype not in dtypes:
+            raise UnknownNameError(f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
+        torch_dtype = dtypes[dtype]
         self.model, self.tokenizer, self.metadata = load_emulator(Path(weights), torch_dtype)
         self.model.to(self.device)
         self.dtype, self.batch_tokens = dtype, batch_tokens

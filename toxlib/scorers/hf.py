@@ -68,9 +68,11 @@ class HFClassifierScorer(Scorer):
         weights = (f"sha256:{weights_sha256(folder)[:16]}" if isinstance(folder, Path)
                    else f"{model}@{getattr(config, '_commit_hash', None) or 'unknown-revision'}")
         self.name = name or f"hf:{model}"
-        self.version = f"{weights};{'sigmoid' if self.multi_label else 'softmax'};{self.model.dtype}"
-        self.description = f"Hugging Face classifier {model} ({', '.join(self.attributes)})"
+        mapping = ",".join(f"{i}:{a}" for i, a in sorted(self.columns.items()))
         self.batch_tokens, self.max_length = batch_tokens, min(max_length, self.tokenizer.model_max_length)
+        self.version = (f"{weights};{'sigmoid' if self.multi_label else 'softmax'};{self.model.dtype};"
+                        f"labels={mapping};max_length={self.max_length}")
+        self.description = f"Hugging Face classifier {model} ({', '.join(self.attributes)})"
 
     @torch.inference_mode()
     def score_batch(self, texts: list[str]) -> BatchScores:

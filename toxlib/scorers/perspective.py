@@ -109,7 +109,7 @@ class PerspectiveScorer(Scorer):
     included (Perspective's default quota is 1; one limiter per scorer instance); timeout: seconds per connect and
     per read; retries, backoff_factor: urllib3 ``Retry(total=, backoff_factor=)``; url: the analyze endpoint
     (default: ``$PERSPECTIVE_API_URL``, else Google's; plain http only to a loopback host); do_not_store: ask Google
-    not to keep the texts. ``version`` names what changes the scores (API version, attributes, languages), never
+    not to keep the texts. ``version`` names what changes the scores (host, API version, attributes, languages), never
     the key. Raises ``MissingAPIKeyError`` without ``PERSPECTIVE_API_KEY``, ``UnknownNameError`` for an unknown
     attribute.
     """
@@ -138,7 +138,7 @@ class PerspectiveScorer(Scorer):
             raise ValueError(f"refusing to send {KEY_VARIABLE} to {parts.scheme}://{parts.hostname}: use https "
                              f"(plain http only to a local test server)")
         api = re.search(r"/(v\d+\w*)/", parts.path)
-        self.version = (f"{api.group(1) if api else parts.path};attrs={','.join(a.upper() for a in self.attributes)}"
+        self.version = (f"{parts.hostname}/{api.group(1) if api else parts.path};attrs={','.join(a.upper() for a in self.attributes)}"
                         f";lang={','.join(self.languages) or 'auto'}")
 
         self._api_key = os.environ.get(KEY_VARIABLE, "").strip()

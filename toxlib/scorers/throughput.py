@@ -44,6 +44,7 @@ def throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
 
 
 def main_score(args) -> int:
+    """The ``bench score`` command: one line of texts/s per scorer, then one JSON object with every figure."""
     n = 500 if args.quick else 4000
     texts = bench_texts(n + 64)
     results = []
