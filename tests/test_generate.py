@@ -224,3 +224,29 @@ def test_describe_models_table(lm):
 
     table = describe_models([lm])
     assert table.loc[0, "layers"] == 2 and table.loc[0, "start_of_sequence"].startswith("<bos>")
+
+
+def test_word_filter_bans_single_and_multi_token_words(lm, monkeypatch):
+    from toxlib.steer import word_filter
+    from toxlib.steer.word_filter import WordFilter, banned_sequences
+
+    # the sequences: each casing variant with a leading space, as the tokenizer splits it
+    expected = {tuple(lm.tokenizer(" " + v, add_special_tokens=False).input_ids) for v in ("Nucleus", "nucleus", "NUCLEUS")}
+    assert sorted(map(tuple, banned_sequences(lm.tokenizer, ["Nucleus"]))) == sorted(expected)
+    longest = max(banned_sequences(lm.tokenizer, ["Nucleus"]), key=len)
+    assert len(longest) > 1
+    # a multi-token word: its last token is banned only right after the tokens before it
+    proc = WordFilter(["Nucleus"]).logits_processors(lm)[0]
+    ids = torch.tensor([[1] * 3 + longest[:-1], [1] * (2 + len(longest))])
+    out = proc(ids, torch.zeros(2, len(lm.tokenizer)))
+    assert out[0, longest[-1]] == float("-inf") and out[1, longest[-1]] == 0
+    # in generation: the model's favourite next token, banned, is never produced
+    from toxlib.generate.api import encode_prompt
+
+    one = DecodingConfig(mode="greedy", max_new_tokens=1)
+    with torch.no_grad():
+        favourite = int(lm.model(torch.tensor([encode_prompt(lm, "She said")])).logits[0, -1].argmax())
+    assert run(lm, prompts=["She said"], config=one)["continuation"][0] == lm.tokenizer.decode([favourite])
+    monkeypatch.setattr(word_filter, "banned_sequences", lambda tokenizer, words: [[favourite]])
+    filtered = run(lm, prompts=["She said"], config=one, steering=WordFilter(["anything"]))
+    assert filtered["continuation"][0] != lm.tokenizer.decode([favourite])
