@@ -95,3 +95,20 @@ def test_bench_score_prints_texts_per_second_and_a_json_last_line():
                          capture_output=True, text=True, timeout=600)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["results"][0]["scorer"] == "profanity-svm" and result["results"][0]["texts_per_s"] > 0
+
+
+def test_a_finished_run_of_the_same_recipe_is_reused_and_another_recipe_trains(tmp_path, monkeypatch):
+    from toxlib.scorers import training
+
+    config = TrainingConfig(limit=16, batch_size=16)
+    meta = training.train_and_save(tmp_path / "w", config, progress=False)
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(training, "train_emulator", no_training)
+    assert training.train_and_save(tmp_path / "w", config, progress=False) == json.loads(
+        (tmp_path / "w" / "training.json").read_text()) and meta["train_texts"] == 16
+    with pytest.raises(AssertionError, match="trained again"):
+        training.train_and_save(tmp_path / "w", TrainingConfig(limit=16, batch_size=16, seed=1), progress=False)
+    assert training.training_summary(meta)["toxicity_pearson"] == meta["held_out"]["toxicity"]["pearson"]

@@ -100,3 +100,22 @@ def test_a_shared_prefix_computed_once_gives_the_same_probabilities(tiny_lm):
             probs = torch.softmax(tiny_lm.model(input_ids=torch.tensor([ids])).logits[0, -1].double(), -1)
         assert batched[i] == pytest.approx(probs[[5, 7]].numpy(), rel=1e-4)
     assert shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2 and shared_prefix([[4, 2], [1, 2]]) == 0
+
+
+def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_is_missing(tiny_lm, tmp_path,
+                                                                                           monkeypatch):
+    from toxlib import prompt_classifier
+    from toxlib.cache import LMScoreStore
+    from toxlib.prompt_classifier import cached_next_token_probabilities
+
+    store = LMScoreStore(tmp_path / "lm.sqlite")
+    prompts = build_prompts(["first", "second one", "third"], "few")
+    fresh = next_token_probabilities(tiny_lm, prompts, [5, 7])
+    first = cached_next_token_probabilities(tiny_lm, prompts[:2], [5, 7], cache=store)
+    asked = []
+    real = prompt_classifier.next_token_probabilities
+    monkeypatch.setattr(prompt_classifier, "next_token_probabilities",
+                        lambda lm, todo, ids, progress=False: asked.append(list(todo)) or real(lm, todo, ids))
+    again = cached_next_token_probabilities(tiny_lm, prompts, [5, 7], cache=store)
+    assert asked == [prompts[2:]]  # only the prompt not stored yet
+    assert first == pytest.approx(fresh[:2], rel=1e-9) and again == pytest.approx(fresh, rel=1e-6)

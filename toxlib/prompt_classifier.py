@@ -8,7 +8,7 @@ with "=>" and no trailing space. The code's zero-shot string reads "Tr ue or Fal
 output does not show); we use "True".
 
 Readings:
-  * ``next_token_reading``: deterministic. The probabilities of " True" and " False" as the next token (both
+  * ``next_token_reading``: deterministic, cached per (model, prompt, answer token). The probabilities of " True" and " False" as the next token (both
     single tokens for SmolLM2 and Gemma; checked at run time); label = P(True) > P(False). ``answer_mass`` =
     P(True) + P(False) says how much of the model's next-token mass goes to an answer at all.
   * ``sampled_reading``: the paper's. Three sampled answers (temperature 0.3 and top_p 1 as the code sent them),
@@ -30,9 +30,11 @@ import torch
 from tqdm.auto import tqdm
 
 from toxlib.batching import budget_batches, shifted_exp
+from toxlib.cache import LMScoreStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.engine import prefill
+from toxlib.lm_score import model_key
 
 INDENT = " " * 19
 PROMPTS = {
@@ -99,11 +101,41 @@ def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch
     return out
 
 
+#: Bump when the next-token computation changes, so cached probabilities are not reused across versions.
+NEXT_TOKEN_VERSION = "next-token-v1"
+
+
+def cached_next_token_probabilities(lm, prompts: list[str], token_ids: list[int], cache: LMScoreStore | bool = True,
+                                    progress: bool = False) -> np.ndarray:
+    """``next_token_probabilities`` through the per-(model, text) LM score store: each (prompt, token) is stored
+    as the one-token negative log-likelihood -log P(token | prompt) under the key of that token, so a re-run (or
+    another setting sharing prompts) computes only what is missing. Same output shape and order."""
+    store = LMScoreStore() if cache is True else (cache or None)
+    keys = [model_key(lm, f"{NEXT_TOKEN_VERSION}:{t}") for t in token_ids]
+    try:
+        unique = list(dict.fromkeys(prompts))
+        found = [store.lookup(k, unique) if store is not None else {} for k in keys]
+        todo = [p for p in unique if not all(p in f for f in found)]
+        if todo:
+            probs = next_token_probabilities(lm, todo, token_ids, progress=progress)
+            with np.errstate(divide="ignore"):
+                nll = -np.log(probs)
+            for j, key in enumerate(keys):
+                rows = [(p, 1, float(v)) for p, v in zip(todo, nll[:, j])]
+                if store is not None:
+                    store.add(key, rows)
+                found[j].update({p: (n, v) for p, n, v in rows})
+    finally:
+        if cache is True:
+            store.close()
+    return np.exp(-np.array([[f[p][1] for f in found] for p in prompts], dtype=float).reshape(len(prompts), -1))
+
+
 def next_token_reading(lm, texts, setting: str, progress: bool = False) -> pd.DataFrame:
     """Deterministic reading, one row per text: p_true, p_false (next-token probabilities), answer_mass
     (p_true + p_false), score (p_true / answer_mass, in [0, 1]) and label (1 when p_true > p_false, else 0)."""
-    probs = next_token_probabilities(lm, build_prompts(texts, setting), answer_token_ids(lm.tokenizer),
-                                     progress=progress)
+    probs = cached_next_token_probabilities(lm, build_prompts(texts, setting), answer_token_ids(lm.tokenizer),
+                                            progress=progress)
     p_true, p_false = probs[:, 0], probs[:, 1]
     mass = p_true + p_false
     return pd.DataFrame({"p_true": p_true, "p_false": p_false, "answer_mass": mass, "score": p_true / mass,

@@ -7,7 +7,6 @@ the paper's rows beside ours and recompute the paper's own correlations from its
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, spearmanr
@@ -148,16 +147,19 @@ def _is_number(token: str) -> bool:
         return False
 
 
+def _paper_table(text: str, columns: list[str]) -> pd.DataFrame:
+    """A printed table (one 'Model-name numbers...' line per model) as a frame with ``columns``, model first."""
+    return pd.DataFrame([[name, *vals] for name, vals in _rows(text)], columns=["model", *columns])
+
+
 #: Table 8: safety score per PTLM (24 rows) and demographic (13 columns, data keys as in GROUPS).
-PAPER_TABLE8 = pd.DataFrame([[name, *vals] for name, vals in _rows(_TABLE8)], columns=["model", *GROUPS])
+PAPER_TABLE8 = _paper_table(_TABLE8, list(GROUPS))
 #: Table 9: log-perplexity mean and sd of benign and harmful ToxiGen sentences per PTLM.
-PAPER_TABLE9 = pd.DataFrame([[name, *vals] for name, vals in _rows(_TABLE9)],
-                            columns=["model", "benign_mean", "benign_sd", "harmful_mean", "harmful_sd"])
+PAPER_TABLE9 = _paper_table(_TABLE9, ["benign_mean", "benign_sd", "harmful_mean", "harmful_sd"])
 #: Table 10: safety score on the ImplicitHate subset per PTLM.
-PAPER_TABLE10 = pd.DataFrame([[name, *vals] for name, vals in _rows(_TABLE10)], columns=["model", "safety_score"])
+PAPER_TABLE10 = _paper_table(_TABLE10, ["safety_score"])
 #: Table 13: architecture and average safety score (19 PTLMs).
-PAPER_TABLE13 = pd.DataFrame([[name, *vals] for name, vals in _rows(_TABLE13)],
-                             columns=["model", "heads", "layers", "hidden_size", "average_safety_score"])
+PAPER_TABLE13 = _paper_table(_TABLE13, ["heads", "layers", "hidden_size", "average_safety_score"])
 #: The GPT-2 family rows, the paper's models closest to the causal LMs run here.
 PAPER_GPT2 = ["GPT-2-xl", "GPT-2-large", "GPT-2-medium", "GPT-2", "DistilGPT-2"]
 

@@ -12,9 +12,11 @@ length-bucketed batches. Deterministic on CPU for a given seed and thread count.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -126,12 +128,22 @@ def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(
 
 
 def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: bool = True,
-                   threads: int | None = None) -> dict:
+                   threads: int | None = None, reuse: bool = True) -> dict:
     """Draw the split, train on its training part, score the held-out part, and save the weights and
     ``training.json`` to ``folder``. Returns the metadata: the recipe, counts, wall time and the held-out agreement
-    per attribute ({attribute: {n, n_positive, pearson, spearman, auc}}, fp32 scores against Perspective)."""
+    per attribute ({attribute: {n, n_positive, pearson, spearman, auc}}, fp32 scores against Perspective).
+
+    reuse: when ``folder`` already holds a run of the same recipe (version, config, torch version), return its
+    metadata without training again (the run is deterministic for a recipe; delete the folder to retrain)."""
     from toxlib.metrics.agreement import agreement
-    from toxlib.scorers.distilled import predict, save_emulator
+    from toxlib.scorers.distilled import META_FILE, predict, save_emulator
+
+    done = Path(folder) / META_FILE
+    if reuse and done.exists():
+        meta = json.loads(done.read_text())
+        if (meta.get("version"), meta.get("config"), meta.get("torch")) == (RECIPE_VERSION, asdict(config),
+                                                                           torch.__version__):
+            return meta
 
     texts = training_texts(config.seed, config.held_out)
     model, tokenizer, meta = train_emulator(texts[texts["split"] == "train"], config, progress, threads)
@@ -141,3 +153,11 @@ def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: 
     meta["held_out"] = {a: agreement(held[a], scores[:, j]) for j, a in enumerate(TARGETS)}
     save_emulator(model, folder, meta)
     return meta
+
+
+def training_summary(meta: dict) -> dict:
+    """One row of the chapter's training table from a ``training.json``: version, train_texts, train_seconds,
+    threads, toxicity_pearson, toxicity_auc (held-out, against Perspective)."""
+    tox = meta["held_out"]["toxicity"]
+    return {**{k: meta[k] for k in ("version", "train_texts", "train_seconds", "threads")},
+            "toxicity_pearson": tox["pearson"], "toxicity_auc": tox["auc"]}
