@@ -146,3 +146,58 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
 def corpus_perplexity(scores: pd.DataFrame) -> float:
     """Perplexity of a set of texts as one corpus: exp(total NLL / total tokens) over ``sentence_nll`` rows."""
     return float(np.exp(scores["nll_sum"].sum() / scores["n_tokens"].sum()))
+
+
+@torch.inference_mode()
+def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progress: bool = False) -> pd.DataFrame:
+    """Per-text NLL under a *steered* model, teacher forced: what the steering makes of the model's distribution.
+
+    The context is the unprompted prompt as generation encodes it (``steering.transform_prompt("")``: the start
+    token, or e.g. an attribute token); each token of the text (``add_special_tokens=False``) is then scored from
+    the logits after the steering's processors, step by step, with the processors' batch hooks called as in
+    generation. Without steering this equals ``sentence_nll`` (tested). A token the steering forbids gets an
+    infinite NLL. Returns the columns of ``sentence_nll``, one row per text, in order.
+    """
+    from toxlib.generate.api import encode_prompt
+    from toxlib.generate.engine import _call_optional, prefill
+    from toxlib.steer import Steering
+
+    steering = steering or Steering()
+    context = encode_prompt(lm, steering.transform_prompt(""))
+    processors = steering.logits_processors(lm)
+    start = lm.start_ids
+    targets = []
+    for t in texts:
+        ids = lm.tokenizer(t, add_special_tokens=False).input_ids
+        targets.append(ids[len(start):] if ids[:len(start)] == start else ids)
+    order = np.argsort([len(t) for t in targets], kind="stable")
+    nll = np.zeros(len(texts))
+    count = np.array([len(t) for t in targets])
+    for b in tqdm(range(0, len(texts), batch_size), disable=not progress, desc=f"steered NLL {lm.name}"):
+        rows = order[b:b + batch_size]
+        width = max(len(targets[r]) for r in rows)
+        if width == 0:
+            continue
+        target = torch.tensor([targets[r] + [targets[r][-1] if targets[r] else 0] * (width - len(targets[r]))
+                               for r in rows], device=lm.device)
+        live = torch.tensor([[s < len(targets[r]) for s in range(width)] for r in rows], device=lm.device)
+        logits, cache, ids, mask, position = prefill(lm.model, [context] * len(rows), lm.pad_id, reserve=width)
+        position = position[:, -1:]
+        _call_optional(processors, "start_batch", ids, mask, 1)
+        total = torch.zeros(len(rows), dtype=torch.float64, device=lm.device)
+        for step in range(width):
+            scores = logits.float()
+            for proc in processors:
+                scores = proc(ids, scores)
+            token = target[:, step]
+            step_nll = -torch.log_softmax(scores.double(), -1).gather(-1, token[:, None]).squeeze(-1)
+            total += torch.where(live[:, step], step_nll, torch.zeros_like(step_nll))
+            if step == width - 1:
+                break
+            ids = torch.cat([ids, token[:, None]], 1)
+            mask = torch.cat([mask, torch.ones_like(token)[:, None]], 1)
+            position = position + 1
+            logits = lm.model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
+                              past_key_values=cache, use_cache=True).logits[:, -1]
+        nll[rows] = total.cpu().numpy()
+    return _score_table(texts, count, nll)
