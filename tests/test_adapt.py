@@ -1,0 +1,193 @@
+"""Continued pretraining (DAPT, ATCON) and attribute-conditioned generation, on tiny random models."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+import torch
+
+from toxlib import adapt as adapt_module
+from toxlib.adapt import (ATTRIBUTE_TOKENS, META_FILE, AdaptConfig, adapt, adapted_dir, default_name, document_ids,
+                          train, training_metadata)
+from toxlib.generate import DecodingConfig
+from toxlib.generate.api import encode_prompt, generate
+from toxlib.models.tiny import CORPUS
+from toxlib.steer.attribute import AttributeConditioning
+
+FAST = AdaptConfig(max_steps=16, batch_size=4, max_tokens=32, lr=1e-2, lora_r=4, lora_alpha=8)
+
+
+def corpus(toxic=(0, 1, 0, 1, 0), repeat=2) -> pd.DataFrame:
+    return pd.DataFrame({"text": CORPUS * repeat, "toxic": list(toxic) * repeat})
+
+
+@torch.no_grad()
+def mean_nll(model, tokenizer, start_token, texts, attribute=None) -> float:
+    """Mean NLL per text token, documents laid out as in training."""
+    start = tokenizer.convert_tokens_to_ids(start_token)
+    docs = [document_ids(tokenizer, start, t, attribute, 32) for t in texts]
+    ids, attention, labels = adapt_module._collate(docs, tokenizer.pad_token_id, "cpu")
+    return model(input_ids=ids, attention_mask=attention, labels=labels).loss.item()
+
+
+def test_dapt_reduces_training_loss_and_records_metadata(tiny_lm):
+    data = corpus(toxic=(0,) * 5)
+    before = mean_nll(tiny_lm.model, tiny_lm.tokenizer, tiny_lm.start_token, CORPUS)
+    base_weights = tiny_lm.model.get_input_embeddings().weight.clone()
+    lm = adapt(tiny_lm, data, FAST, progress=False)
+    after = mean_nll(lm.model, lm.tokenizer, lm.start_token, CORPUS)
+    assert after < before - 0.2
+    assert torch.equal(tiny_lm.model.get_input_embeddings().weight, base_weights)  # the base is untouched
+    assert lm.name == f"{tiny_lm.name}+dapt-nontoxic"
+    assert (lm.start_token, lm.start_note, lm.device, lm.dtype) == (tiny_lm.start_token, tiny_lm.start_note,
+                                                                    tiny_lm.device, tiny_lm.dtype)
+    assert lm.weights_id != tiny_lm.weights_id
+    meta = training_metadata(tiny_lm, data, FAST)
+    assert meta["steps"] == 16 and meta["corpus_size"] == 10 and meta["base_weights_id"] == tiny_lm.weights_id
+    assert meta["config"] == dataclasses.asdict(FAST) and len(meta["corpus_sha256"]) == 64
+    assert meta["loss_last_10pct"] < meta["loss_first_10pct"]
+    assert meta["tokens_seen"] > meta["target_tokens"] > 0 and meta["train_seconds"] >= 0
+    assert meta["documents_with_attribute"] == 0
+
+
+def test_full_fine_tuning_reduces_loss(tiny_lm):
+    data = corpus(toxic=(1,) * 5)
+    config = dataclasses.replace(FAST, lora_r=0, lr=3e-3)
+    model, tokenizer, meta = train(tiny_lm, data, config, progress=False)
+    assert meta["trainable_params"] == sum(p.numel() for p in tiny_lm.model.parameters())
+    assert mean_nll(model, tokenizer, tiny_lm.start_token, CORPUS) < \
+        mean_nll(tiny_lm.model, tiny_lm.tokenizer, tiny_lm.start_token, CORPUS) - 0.5
+    assert default_name(tiny_lm, data, config).endswith("+dapt-toxic")
+
+
+def test_second_call_reuses_the_cache(tiny_lm, monkeypatch):
+    data = corpus(toxic=(0,) * 5, repeat=1)
+    first = adapt(tiny_lm, data, FAST, progress=False, name="first")
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(adapt_module, "train", no_training)
+    second = adapt(tiny_lm, data, FAST, progress=False, name="second")
+    assert second.weights_id == first.weights_id and second.name == "second"
+
+
+def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
+    data = corpus(repeat=1)
+    config = dataclasses.replace(FAST, seed=7)
+    folder = adapted_dir(tiny_lm, data, config)
+    calls = {"n": 0}
+    collate = adapt_module._collate
+
+    def failing_collate(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # as a user interrupting the notebook mid-training
+        return collate(*args, **kwargs)
+
+    monkeypatch.setattr(adapt_module, "_collate", failing_collate)
+    with pytest.raises(KeyboardInterrupt):
+        adapt(tiny_lm, data, config, progress=False)
+    assert not folder.exists()
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}")]  # no temporary left
+
+    # a folder at the final place without training.json (not written by adapt) is not trusted either
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setattr(adapt_module, "_collate", collate)
+    lm = adapt(tiny_lm, data, config, progress=False)
+    assert (folder / META_FILE).exists() and lm.tokenizer is not None
+
+
+def test_cache_keys_differ_by_config_corpus_and_base(tiny_lm, tiny_model_dirs):
+    from toxlib.models import load
+
+    data = corpus()
+    base = adapted_dir(tiny_lm, data, FAST)
+    assert adapted_dir(tiny_lm, data.copy(), AdaptConfig(**dataclasses.asdict(FAST))) == base
+    variants = [adapted_dir(tiny_lm, data, dataclasses.replace(FAST, **change))
+                for change in ({"lr": 5e-3}, {"max_steps": 17}, {"seed": 1}, {"lora_r": 0}, {"method": "atcon"},
+                               {"max_tokens": 33})]
+    variants.append(adapted_dir(tiny_lm, data.iloc[::-1], FAST))
+    variants.append(adapted_dir(tiny_lm, data.assign(toxic=1 - data["toxic"]), FAST))
+    variants.append(adapted_dir(load(str(tiny_model_dirs["gemma3"]), device="cpu"), data, FAST))
+    assert len({base, *variants}) == len(variants) + 1
+
+
+@pytest.mark.parametrize("arch", ["llama", "gemma3"])
+def test_atcon_tokens_are_trained_and_survive_save_and_load(tiny_model_dirs, arch):
+    from toxlib.models import load
+
+    base = load(str(tiny_model_dirs[arch]), device="cpu")
+    data = corpus()
+    config = dataclasses.replace(FAST, method="atcon")
+    lm = adapt(base, data, config, progress=False)
+    assert lm.name == f"{base.name}+atcon"
+    ids = {t: lm.tokenizer(t, add_special_tokens=False).input_ids for t in ATTRIBUTE_TOKENS.values()}
+    assert all(len(v) == 1 for v in ids.values())
+    assert len(lm.tokenizer) == len(base.tokenizer) + 2
+    assert lm.model.get_input_embeddings().weight.shape[0] == len(lm.tokenizer)
+    assert lm.tokenizer.decode(lm.tokenizer("<|nontoxic|>hello").input_ids, skip_special_tokens=True) == "hello"
+    assert training_metadata(base, data, config)["documents_with_attribute"] == len(data)
+
+    # the new embedding rows move in training: compare with the same run at learning rate 0 (initial rows)
+    new = sorted(v[0] for v in ids.values())
+    still, _, _ = train(base, data, dataclasses.replace(config, lr=0.0), progress=False)
+    rows = lm.model.get_input_embeddings().weight[new]
+    assert not torch.allclose(rows, still.get_input_embeddings().weight[new])
+    old = len(base.tokenizer)
+    assert torch.allclose(still.get_input_embeddings().weight[:old], base.model.get_input_embeddings().weight)
+
+
+def test_atcon_fraction_tags_a_random_share():
+    data = corpus(repeat=4)
+    draw = adapt_module._attribute_draw(data, AdaptConfig(method="atcon", atcon_fraction=0.5, seed=3))
+    tagged = [i for i, a in enumerate(draw) if a]
+    assert len(tagged) == 10 and tagged != list(range(10))
+    assert all(draw[i] == ATTRIBUTE_TOKENS[int(data["toxic"][i])] for i in tagged)
+    assert adapt_module._attribute_draw(data, AdaptConfig(method="dapt")) == [None] * 20
+
+
+def test_document_layout_masks_prefix_and_padding(tiny_lm):
+    tok = tiny_lm.tokenizer
+    start = tok.convert_tokens_to_ids(tiny_lm.start_token)
+    ids, n_prefix = document_ids(tok, start, "The quick brown fox", None, 5)
+    assert ids[0] == start and n_prefix == 1 and len(ids) == 5
+    short, _ = document_ids(tok, start, "The", None, 5)
+    input_ids, attention, labels = adapt_module._collate([(ids, 1), (short, 1)], tok.pad_token_id, "cpu")
+    assert labels[0, 0] == -100 and labels[0, 1:].tolist() == ids[1:]
+    assert attention[1].tolist() == [1] * len(short) + [0] * (5 - len(short))
+    assert (labels[1, len(short):] == -100).all()
+
+
+def test_attribute_conditioning_transforms_prompts(tiny_lm, tiny_model_dirs):
+    from toxlib.models import load
+
+    steer = AttributeConditioning()
+    assert steer.transform_prompt("So I said") == "<|nontoxic|>So I said"
+    assert steer.transform_prompt("") == "<|nontoxic|>"
+    assert steer.config() == {"name": "attribute-conditioning", "token": "<|nontoxic|>", "unprompted_prefix": ""}
+    assert AttributeConditioning("<|toxic|>").config()["token"] == "<|toxic|>"
+    with pytest.raises(ValueError, match="single token"):
+        AttributeConditioning.for_model(tiny_lm)
+
+    lm = adapt(tiny_lm, corpus(), dataclasses.replace(FAST, method="atcon"), progress=False)
+    steer = AttributeConditioning.for_model(lm)
+    nontoxic = lm.tokenizer.convert_tokens_to_ids("<|nontoxic|>")
+    # the tiny tokenizer adds no BOS, so the unprompted prompt spells out the start token, as training saw it
+    assert steer.unprompted_prefix == lm.start_token == "<bos>"
+    assert encode_prompt(lm, steer.transform_prompt("")) == [*lm.start_ids, nontoxic]
+    assert encode_prompt(lm, steer.transform_prompt("The fox"))[:1] == [nontoxic]
+
+
+def test_adapted_model_generates(tiny_lm):
+    lm = adapt(tiny_lm, corpus(), dataclasses.replace(FAST, method="atcon"), progress=False)
+    config = DecodingConfig(mode="greedy", max_new_tokens=4)
+    steer = AttributeConditioning.for_model(lm)
+    out = generate(lm, ["The quick", ""], config, steering=steer, cache=False, progress=False)
+    assert len(out) == 2 and (out["model"] == lm.name).all() and (out["n_new_tokens"] >= 1).all()
+    assert out["prompt"].tolist() == ["The quick", ""]
+    plain = generate(lm, ["The quick"], config, cache=False, progress=False)
+    assert plain["config_hash"][0] != out["config_hash"][0]

@@ -1,0 +1,346 @@
+"""Data-based detoxification (RealToxicityPrompts §5.1): continued pretraining of a language model on a corpus.
+
+DAPT (domain-adaptive pretraining, Gururangan et al. 2020): continue pretraining on the non-toxic subset of a
+balanced corpus (the paper's detoxifier) or on its toxic subset (the paper's reference). The caller passes the
+subset to train on.
+
+ATCON (attribute conditioning, Ficler & Goldberg 2017; Keskar et al. 2019): prepend ``<|toxic|>`` or
+``<|nontoxic|>`` to (a random share of) the documents of the labelled corpus by their label and continue
+pretraining; generation then prepends ``<|nontoxic|>`` to every prompt (``toxlib.steer.attribute``). The two
+markers are new special tokens: added to the tokenizer, the embedding matrix resized (new rows initialised at the
+mean of the old ones, transformers' ``mean_resizing``) and the new rows trained.
+
+Document layout in training: the model's start token (its document start, ``lm.start_token``: SmolLM2's
+<|endoftext|>, Gemma's <bos>), then the attribute token (ATCON), then the text's tokens, truncated to
+``max_tokens``. So the first text token is learnt as the start of a document, the way unprompted generation
+starts. The loss is the causal LM loss on the text tokens only (start token, attribute token and padding masked).
+
+Recipe (``AdaptConfig``): LoRA on every linear layer of the transformer blocks (plus the new token rows for
+ATCON), AdamW, linear warm-up and decay, length-bucketed batches, a fixed seed; the adapter is merged before saving,
+so the saved folder is a plain transformers model that ``toxlib.models.load(folder)`` reads. The paper continued
+pretraining GPT-2 on about 150K documents; on CPU the budget (``max_steps`` x ``batch_size`` x ``max_tokens``) is
+a parameter and goes into the metadata.
+
+Storage: ``toxlib.paths.cache_dir()/adapted/<slug>-<key>/`` where the key hashes the base model's weights_id, the
+method, the corpus (texts and labels, in order) and the config. ``training.json`` is written last into a temporary
+folder that is then renamed, so only finished trainings are ever found and reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from toxlib import paths
+
+#: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
+RECIPE_VERSION = "adapt-1"
+METHODS = ("dapt", "atcon")
+TOXIC_TOKEN, NONTOXIC_TOKEN = "<|toxic|>", "<|nontoxic|>"
+#: label (the corpus' ``toxic`` column) -> attribute token.
+ATTRIBUTE_TOKENS = {1: TOXIC_TOKEN, 0: NONTOXIC_TOKEN}
+META_FILE = "training.json"
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    """The recipe of one continued pretraining.
+
+    method: "dapt" (train on the texts as given) or "atcon" (prepend an attribute token by label).
+    max_steps: optimiser steps (None: one pass over the corpus); the corpus is reshuffled and repeated when the
+      steps outrun it. batch_size: documents per step. max_tokens: tokens per document, start and attribute tokens
+      included (longer documents are truncated).
+    lr, weight_decay: AdamW; warmup: share of the steps with a linear warm-up, then linear decay to 0.
+    lora_r: LoRA rank on every linear layer of the transformer blocks (0: full fine-tuning of every weight);
+      lora_alpha: LoRA scaling numerator (the update is scaled by alpha / r).
+    atcon_fraction: share of the documents (drawn at random with ``seed``) that get their attribute token; the
+      others are trained on as plain documents. seed: batch order, LoRA init, new embedding rows, the ATCON draw.
+
+    Cost on smollm2-135m, 2 CPU threads, RealToxicityPrompts-length documents (about 32 tokens, 270 per batch of
+    8): 3.4 s per step (80 training tokens/s) on idle cores, 16-20 s per step when other jobs share them; the
+    default 40 steps take about 2-3 minutes on idle cores.
+    """
+
+    method: str = "dapt"
+    max_steps: int | None = 40
+    batch_size: int = 8
+    max_tokens: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    warmup: float = 0.1
+    lora_r: int = 16
+    lora_alpha: int = 32
+    atcon_fraction: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown adaptation method {self.method!r}; known: {', '.join(METHODS)}")
+        if not 0.0 <= self.atcon_fraction <= 1.0:
+            raise ValueError(f"atcon_fraction must be in [0, 1], got {self.atcon_fraction}")
+        if self.max_tokens < 3 or self.batch_size < 1 or (self.max_steps is not None and self.max_steps < 1):
+            raise ValueError("max_tokens must be >= 3, batch_size and max_steps >= 1")
+
+
+def corpus_sha256(corpus: pd.DataFrame) -> str:
+    """sha256 of the corpus' (text, toxic) pairs in order (the order decides the batches, so it is hashed too)."""
+    _check_corpus(corpus)
+    pairs = [[str(t), int(y)] for t, y in zip(corpus["text"], corpus["toxic"])]
+    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def adaptation_key(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict:
+    """Everything that decides the adapted weights: recipe version, base weights_id, method, corpus sha256 and
+    size, the config and the attribute tokens. Its sha256 names the cache folder."""
+    return {"recipe": RECIPE_VERSION, "base_weights_id": lm.weights_id, "method": config.method,
+            "corpus_sha256": corpus_sha256(corpus), "corpus_size": len(corpus), "config": asdict(config),
+            "attribute_tokens": ATTRIBUTE_TOKENS if config.method == "atcon" else None}
+
+
+def default_name(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
+    """"<base>+dapt-nontoxic", "<base>+dapt-toxic", "<base>+dapt-mixed" (by the corpus' labels) or "<base>+atcon"."""
+    if config.method == "atcon":
+        return f"{lm.name}+atcon"
+    labels = set(corpus["toxic"].astype(int))
+    return f"{lm.name}+dapt-{ {frozenset({0}): 'nontoxic', frozenset({1}): 'toxic'}.get(frozenset(labels), 'mixed')}"
+
+
+def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig) -> Path:
+    """The cache folder of this adaptation: ``cache_dir()/adapted/<base slug>-<method>-<key sha256[:16]>``
+    (it exists, with ``training.json`` inside, once training has finished)."""
+    key = hashlib.sha256(json.dumps(adaptation_key(lm, corpus, config), sort_keys=True).encode()).hexdigest()
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(lm.name).name or "model")[:40]
+    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{key[:16]}"
+
+
+def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict | None:
+    """The ``training.json`` of a finished adaptation (see ``adapt``), or None if it was never trained."""
+    done = adapted_dir(lm, corpus, config) / META_FILE
+    return json.loads(done.read_text()) if done.exists() else None
+
+
+def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: str | None = None,
+          progress: bool = True, threads: int | None = None):
+    """Continue pretraining ``lm`` on ``corpus`` (DAPT or ATCON), or reuse the finished result from the cache.
+
+    lm: the base ``toxlib.models.LanguageModel`` (left untouched: training runs on a copy, in float32, on its device).
+    corpus: DataFrame with columns ``text`` (str) and ``toxic`` (0/1). DAPT trains on every row as given (pass the
+      non-toxic or the toxic subset); ATCON prepends ``<|toxic|>``/``<|nontoxic|>`` by ``toxic`` to a random
+      ``config.atcon_fraction`` of the rows. The corpus must already be disjoint from the evaluation prompts.
+    config: the recipe (``AdaptConfig``). name: the returned model's name (default ``default_name``).
+    threads: CPU threads for training (default: the usable cores).
+
+    Returns the adapted model as a ``LanguageModel`` loaded from its cache folder on ``lm``'s device and dtype,
+    with ``lm``'s start token and start note. ``adapted_dir`` gives the folder; its ``training.json`` holds the
+    config, corpus size and sha256, documents with an attribute token, tokens seen, steps, wall time, the mean
+    training loss of the first and last 10% of steps, and the base weights_id.
+    """
+    from toxlib.models import load
+
+    folder = adapted_dir(lm, corpus, config)
+    with _quiet_transformers():
+        if not (folder / META_FILE).exists():
+            _train_into(folder, lm, corpus, config, progress, threads)
+        adapted = load(str(folder), device=str(lm.device), dtype=lm.dtype, threads=threads)
+    adapted.name = name or default_name(lm, corpus, config)
+    adapted.start_token, adapted.start_note = lm.start_token, lm.start_note
+    meta = json.loads((folder / META_FILE).read_text())
+    adapted.description = (f"{lm.description}, {config.method.upper()} on {meta['corpus_size']} documents "
+                           f"({meta['steps']} steps, {meta['tokens_seen']} tokens)")
+    return adapted
+
+
+@contextlib.contextmanager
+def _quiet_transformers():
+    """No transformers progress bars (one per save and load of a local folder) and no info about the mean
+    initialisation of new embedding rows (the module docstring states it)."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _train_into(folder: Path, lm, corpus, config, progress, threads) -> None:
+    """Train and save into a temporary sibling of ``folder``, then rename it into place (``training.json`` is
+    the last file written, so a folder without it is never a finished run)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if folder.exists():  # left by something other than this module's rename: not trusted
+        shutil.rmtree(folder)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-training-"))
+    try:
+        model, tokenizer, meta = train(lm, corpus, config, progress, threads)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        meta["key"] = adaptation_key(lm, corpus, config)
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=1))
+        try:
+            os.replace(tmp, folder)
+        except OSError:
+            if not (folder / META_FILE).exists():  # not a concurrent run that finished first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def document_ids(tokenizer, start_id: int, text: str, attribute: str | None, max_tokens: int) -> tuple[list[int], int]:
+    """(ids, n_prefix): start token, optional attribute token, then the text's tokens (no special tokens of the
+    tokenizer's own), truncated to ``max_tokens``; n_prefix is the count of leading tokens not trained on
+    (start and attribute)."""
+    prefix = [start_id] + ([tokenizer.convert_tokens_to_ids(attribute)] if attribute else [])
+    body = tokenizer(text, add_special_tokens=False).input_ids
+    return (prefix + body)[:max_tokens], len(prefix)
+
+
+def _attribute_draw(corpus: pd.DataFrame, config: AdaptConfig) -> list[str | None]:
+    """The attribute token of every row (None: no token): ATCON tags a seeded random share of the rows."""
+    if config.method != "atcon":
+        return [None] * len(corpus)
+    n_tagged = round(config.atcon_fraction * len(corpus))
+    tagged = set(np.random.default_rng(config.seed).choice(len(corpus), size=n_tagged, replace=False).tolist())
+    return [ATTRIBUTE_TOKENS[int(y)] if i in tagged else None for i, y in enumerate(corpus["toxic"])]
+
+
+def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progress: bool = True,
+          threads: int | None = None):
+    """Continued pretraining without caching (``adapt`` caches). Returns (merged transformers model in eval mode,
+    float32, on ``lm``'s device; tokenizer, with the attribute tokens for ATCON; metadata dict)."""
+    import transformers
+
+    from toxlib.models.device import configure_cpu_threads
+    from toxlib.scorers.training import _bucketed_batches
+
+    _check_corpus(corpus)
+    if len(corpus) == 0:
+        raise ValueError("the corpus is empty")
+    if lm.device.type == "cpu":
+        configure_cpu_threads(threads)
+    torch.manual_seed(config.seed)
+    tokenizer = copy.deepcopy(lm.tokenizer)
+    model = copy.deepcopy(lm.model).float()
+    new_ids = []
+    if config.method == "atcon":
+        tokenizer.add_tokens(list(ATTRIBUTE_TOKENS.values()), special_tokens=True)
+        new_ids = [tokenizer.convert_tokens_to_ids(t) for t in ATTRIBUTE_TOKENS.values()]
+        if len(tokenizer) > model.get_input_embeddings().weight.shape[0]:
+            with _quiet_transformers():
+                model.resize_token_embeddings(len(tokenizer))
+    model = _trainable(model, config, new_ids)
+
+    start_id = tokenizer.convert_tokens_to_ids(lm.start_token)
+    attributes = _attribute_draw(corpus, config)
+    docs = [document_ids(tokenizer, start_id, str(t), a, config.max_tokens)
+            for t, a in zip(corpus["text"], attributes)]
+    docs = [d for d in docs if len(d[0]) > d[1]]  # an empty text has no token to train on
+    if not docs:
+        raise ValueError("no document of the corpus has a text token")
+    per_epoch = math.ceil(len(docs) / config.batch_size)
+    steps = config.max_steps or per_epoch
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    warm = max(1, round(config.warmup * steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    generator = torch.Generator().manual_seed(config.seed)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+    losses, tokens_seen, target_tokens, epochs = [], 0, 0, 0
+    model.train()
+    started = time.perf_counter()
+    bar = tqdm(total=steps, disable=not progress, unit="step",
+               desc=f"{config.method} {lm.name}")
+    batches = []
+    while len(losses) < steps:
+        if not batches:
+            batches = _bucketed_batches([len(d[0]) for d in docs], config.batch_size, generator)
+            epochs += 1
+        input_ids, attention, labels = _collate([docs[i] for i in batches.pop(0)], pad, lm.device)
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        tokens_seen += int(attention.sum())
+        target_tokens += int((labels[:, 1:] != -100).sum())
+        bar.update()
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
+    bar.close()
+    seconds = time.perf_counter() - started
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    tenth = max(1, len(losses) // 10)
+    meta = {
+        "version": RECIPE_VERSION, "method": config.method, "config": asdict(config),
+        "base_model": lm.name, "base_weights_id": lm.weights_id, "start_token": lm.start_token,
+        "corpus_size": len(corpus), "corpus_sha256": corpus_sha256(corpus),
+        "corpus_toxic": int(corpus["toxic"].astype(int).sum()),
+        "attribute_tokens": {t: tokenizer.convert_tokens_to_ids(t) for t in ATTRIBUTE_TOKENS.values()}
+        if config.method == "atcon" else None,
+        "documents_trained": len(docs), "documents_with_attribute": sum(a is not None for a in attributes),
+        "steps": len(losses), "epochs": round(len(losses) / per_epoch, 3), "tokens_seen": tokens_seen,
+        "target_tokens": target_tokens, "train_seconds": round(seconds, 1),
+        "seconds_per_step": round(seconds / len(losses), 3), "tokens_per_second": round(tokens_seen / seconds, 1),
+        "loss_first_10pct": float(np.mean(losses[:tenth])), "loss_last_10pct": float(np.mean(losses[-tenth:])),
+        "loss_mean": float(np.mean(losses)), "loss_final": losses[-1],
+        "trainable_params": sum(p.numel() for p in params), "threads": torch.get_num_threads(),
+        "device": str(lm.device), "torch": torch.__version__, "transformers": transformers.__version__,
+    }
+    return model.eval(), tokenizer, meta
+
+
+def _trainable(model, config: AdaptConfig, new_ids: list[int]):
+    """Full fine-tuning (lora_r 0) returns the model as is; else a peft LoRA model on every linear layer of the
+    blocks (not the LM head), with the new token rows trainable."""
+    if config.lora_r == 0:
+        return model
+    from peft import LoraConfig, get_peft_model
+
+    from toxlib.scorers.distilled import quiet_peft
+
+    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.0, target_modules="all-linear",
+                      trainable_token_indices=new_ids or None, task_type="CAUSAL_LM")
+    with quiet_peft():
+        return get_peft_model(model, lora)
+
+
+def _collate(docs: list[tuple[list[int], int]], pad: int, device) -> tuple[torch.Tensor, ...]:
+    """Right-padded (input_ids, attention_mask, labels); labels are -100 on padding and on each document's
+    prefix (start and attribute tokens)."""
+    width = max(len(ids) for ids, _ in docs)
+    input_ids = torch.full((len(docs), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(docs), width), dtype=torch.long)
+    labels = torch.full((len(docs), width), -100, dtype=torch.long)
+    for row, (ids, n_prefix) in enumerate(docs):
+        input_ids[row, :len(ids)] = torch.tensor(ids)
+        attention[row, :len(ids)] = 1
+        labels[row, n_prefix:len(ids)] = torch.tensor(ids[n_prefix:], dtype=torch.long)
+    return input_ids.to(device), attention.to(device), labels.to(device)
+
+
+def _check_corpus(corpus) -> None:
+    if not isinstance(corpus, pd.DataFrame) or not {"text", "toxic"} <= set(corpus.columns):
+        raise ValueError("the corpus must be a DataFrame with columns 'text' and 'toxic' (0/1)")
+    if not set(corpus["toxic"].astype(int)) <= {0, 1}:
+        raise ValueError("the corpus' 'toxic' column must hold 0 or 1")
