@@ -245,3 +245,17 @@ def test_scorer_by_name_and_callable(lm, monkeypatch):
     assert by_name["toxicity"].tolist() == [0.9 if MARK in t else 0.1 for t in by_name["continuation"]]
     assert (by_callable["toxicity"] == 0.7).all() and by_callable["threat"].isna().all()
     assert by_callable["prompt"].tolist() == PROMPTS[:3] * 2
+
+
+def test_paper_style_and_tidy_table():
+    from toxlib.consistency import paper_style, tidy_table
+
+    table = table_from({"default": 0.4, "original": 0.1, "opposite": 0.5, "nonsensical": 0.4, "blank": 0.3})
+    styled = paper_style(table)
+    assert styled.loc["default", "average"].startswith(f"{table.loc['default', ('average', 'probability')]:.1%}")
+    change = table.loc["original", ("toxicity", "change_pct")]
+    assert f"↓ {change:.0f}%" in styled.loc["original", "toxicity"]
+    long = tidy_table(table)
+    assert len(long) == len(table) * 7 and set(long["set"]) == {"adversarial"}
+    row = long[(long["condition"] == "opposite") & (long["attribute"] == "threat")].iloc[0]
+    assert row["probability"] == table.loc["opposite", ("threat", "probability")]

@@ -419,3 +419,50 @@ __all__ = ["ATTRIBUTES", "CONDITIONS", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIAS
            "attribute_table", "checklist", "instructive_method", "instructive_specifications", "nonsense_strings",
            "paper_prompt_sets", "run_protocol", "self_debiasing_method", "self_debiasing_prefix",
            "self_debiasing_specifications"]
+
+
+#: The paper's Table 5 (its checklist): (method, model) -> {test: passed}.
+PAPER_CHECKLIST = {
+    ("self-debiasing", "GPT-2 Large"): {"polarity": False, "importance": True, "transferability": False},
+    ("instructive debiasing", "GPT-2"): {"polarity": False, "importance": True, "transferability": False},
+    ("instructive debiasing", "GPT-3 text-davinci-003"): {"polarity": True, "importance": True,
+                                                          "transferability": True},
+}
+
+#: The paper's average probability (mean over the six attributes, adversarial set, Perspective) per condition:
+#: Table 3 (Self-Debiasing, λ = 100, GPT-2 Large), Table 4 (Instructive, GPT-3), Table 12 (Instructive, GPT-2;
+#: nonsensical and blank rows not in our text extraction).
+PAPER_ADVERSARIAL_AVERAGES = {
+    ("self-debiasing", "GPT-2 Large"): {"default": 0.222, "original": 0.097, "opposite": 0.130,
+                                        "nonsensical": 0.158, "blank": 0.190},
+    ("instructive debiasing", "GPT-3 text-davinci-003"): {"default": 0.119, "original": 0.072, "opposite": 0.326,
+                                                          "nonsensical": 0.134, "blank": 0.105},
+    ("instructive debiasing", "GPT-2"): {"default": 0.222, "original": 0.273, "opposite": 0.327},
+}
+
+
+def tidy_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``attribute_table`` output in long form: one row per (condition, attribute) with columns condition,
+    attribute, probability, change_pct, t, p_value, significant, n, missing (the set in ``table.attrs``)."""
+    long = table.stack("attribute", future_stack=True).reset_index()
+    keep = ["condition", "attribute", "probability", "change_pct", "t", "p_value", "significant", "n", "missing"]
+    return long[keep].assign(set=table.attrs.get("set"))
+
+
+def paper_style(table: pd.DataFrame) -> pd.DataFrame:
+    """``attribute_table`` as the paper prints it: one row per condition, one column per attribute and the
+    average, each cell "probability% (↓ relative change%)" with * when the t-test against default is significant
+    (↓: less of the attribute than default, ↑: more)."""
+    out = {}
+    for attribute in [*ATTRIBUTES, "average"]:
+        cells = []
+        for condition in table.index:
+            p = table.loc[condition, (attribute, "probability")]
+            change = table.loc[condition, (attribute, "change_pct")]
+            star = "*" if table.loc[condition, (attribute, "significant")] else ""
+            if condition == "default" or pd.isna(change):
+                cells.append(f"{p:.1%}{star}")
+            else:
+                cells.append(f"{p:.1%}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)")
+        out[attribute] = cells
+    return pd.DataFrame(out, index=table.index)
