@@ -259,3 +259,20 @@ def test_paper_style_and_tidy_table():
     assert len(long) == len(table) * 7 and set(long["set"]) == {"adversarial"}
     row = long[(long["condition"] == "opposite") & (long["attribute"] == "threat")].iloc[0]
     assert row["probability"] == table.loc["opposite", ("threat", "probability")]
+
+
+def test_detectable_difference_matches_the_t_test():
+    from scipy import stats
+
+    from toxlib.consistency import detectable_difference
+
+    n, share = 400, 0.2
+    diff = detectable_difference(n, share)
+    assert 0.05 < diff < 0.06  # 1.966 * sqrt(2 * 0.16 / 400) = 0.0556
+    base = np.r_[np.ones(int(share * n)), np.zeros(n - int(share * n))]
+
+    def p_value(extra):
+        other = np.r_[np.ones(int(share * n) + extra), np.zeros(n - int(share * n) - extra)]
+        return stats.ttest_ind(other, base, equal_var=True).pvalue
+
+    assert p_value(int(np.ceil(diff * n)) + 2) < 0.05 < p_value(int(np.floor(diff * n)) - 2)

@@ -466,3 +466,13 @@ def paper_style(table: pd.DataFrame) -> pd.DataFrame:
                 cells.append(f"{p:.1%}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)")
         out[attribute] = cells
     return pd.DataFrame(out, index=table.index)
+
+
+def detectable_difference(n: int, share: float, alpha: float = 0.05) -> float:
+    """The smallest difference in the share of continuations with an attribute that Student's t-test declares
+    significant at ``alpha`` when two conditions have ``n`` continuations each and shares near ``share`` (in
+    (0, 1)): t_(1 - alpha/2, 2n - 2) x sqrt(2 share (1 - share) / n). A guide to what a run of this size can
+    show, not a power analysis."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(1 - alpha / 2, 2 * n - 2) * np.sqrt(2 * share * (1 - share) / n))

@@ -104,3 +104,39 @@ def perplexity_row(method: str, scores: pd.DataFrame) -> dict:
     finite = np.isfinite(scores["nll_sum"])
     ppl = float(np.exp(scores.loc[finite, "nll_sum"].sum() / scores.loc[finite, "n_tokens"].sum()))
     return {"method": method, "perplexity": ppl, "n_texts": int(len(scores)), "n_impossible": int((~finite).sum())}
+
+
+def _cached_weights(kind: str, lm, corpus: pd.DataFrame, settings: dict, train, load):
+    """Train once per (kind, model weights, dtype, corpus, settings) and keep the result under
+    ``cache_dir()/detox``; later calls load the file. ``train()`` returns an object with ``.save(path)``;
+    ``load(path)`` reads it back. Written to a temporary file and renamed, so an interrupted run leaves nothing."""
+    from toxlib.adapt import corpus_sha256
+    from toxlib.generate.config import stable_hash
+    from toxlib.paths import cache_dir
+
+    key = stable_hash({"kind": kind, "weights": lm.weights_id, "dtype": str(lm.dtype), "corpus": corpus_sha256(corpus),
+                       "settings": settings})[:16]
+    path = cache_dir() / "detox" / f"{kind}-{key}.safetensors"
+    if path.exists():
+        return load(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial.safetensors")
+    train().save(partial)
+    partial.replace(path)
+    return load(path)
+
+
+def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
+    """``toxlib.steer.vocab_shift.train_vocab_shift(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
+    from toxlib.steer.vocab_shift import VocabShiftWeights, train_vocab_shift
+
+    return _cached_weights("vocab-shift", lm, corpus, settings, lambda: train_vocab_shift(lm, corpus, **settings),
+                           VocabShiftWeights.load)
+
+
+def discriminator(lm, corpus: pd.DataFrame, **settings):
+    """``toxlib.steer.pplm.train_discriminator(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
+    from toxlib.steer.pplm import Discriminator, train_discriminator
+
+    return _cached_weights("pplm-discriminator", lm, corpus, settings,
+                           lambda: train_discriminator(lm, corpus, **settings), Discriminator.load)
