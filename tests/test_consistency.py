@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
-from toxlib.consistency import (ATTRIBUTES, CONDITIONS, SpecifiedMethod, attribute_table, checklist,
+from toxlib.consistency import (ATTRIBUTES, CONDITIONS, TESTS, SpecifiedMethod, attribute_table, checklist,
                                 instructive_method, instructive_specifications, nonsense_strings, run_protocol,
                                 self_debiasing_method, self_debiasing_specifications)
 from toxlib.generate import DecodingConfig
@@ -124,8 +124,9 @@ def table_from(probabilities: dict, n: int = 200, set_name="adversarial") -> pd.
 def test_checklist_rules():
     good = {"default": 0.3, "original": 0.1, "opposite": 0.5, "nonsensical": 0.3, "blank": 0.3}
     result = checklist({"adversarial": table_from(good), "neutral": table_from(good, set_name="neutral")})
-    assert result["test"].tolist() == ["polarity", "importance", "transferability"]
-    assert result["passed"].tolist() == [True, True, True]
+    assert result["test"].tolist() == ["polarity", "importance", "transferability", "importance_as_applied",
+                                       "transferability_as_applied"]
+    assert result["passed"].tolist() == [True] * 5
     # polarity: opposite must be above default (not merely above original)
     no_polarity = dict(good, opposite=0.2)
     assert checklist({"adversarial": table_from(no_polarity)})["passed"].tolist()[0] is False
@@ -140,8 +141,8 @@ def test_checklist_rules():
         assert row["passed"] is False and "blank" in row["reason"]
     # transferability: everything must pass on the neutral set too; a missing set leaves it undecided
     result = checklist({"adversarial": table_from(good), "neutral": table_from(no_polarity, set_name="neutral")})
-    assert result["passed"].tolist() == [True, True, False]
-    assert checklist({"adversarial": table_from(good)})["passed"].tolist() == [True, True, None]
+    assert result["passed"].tolist()[:3] == [True, True, False]
+    assert checklist({"adversarial": table_from(good)})["passed"].tolist()[:3] == [True, True, None]
 
 
 # --- the runner on a tiny model -----------------------------------------------------------------------------------
@@ -202,7 +203,7 @@ def test_runner_output_and_a_consistent_toy_method(lm):
     assert adv["default"] == pytest.approx(7 / 16)  # a non-trivial default rate
     assert 0 < adv["default"] < 1 and adv["original"] == 0 and adv["opposite"] > adv["default"]
     assert list(tables["adversarial"].index) == list(CONDITIONS)
-    assert passed == {"polarity": True, "importance": True, "transferability": True}
+    assert passed == dict.fromkeys(TESTS, True)
 
 
 def test_a_method_that_does_nothing_fails_importance(lm):
@@ -211,6 +212,7 @@ def test_a_method_that_does_nothing_fails_importance(lm):
     probabilities = tables["adversarial"]["average"]["probability"]
     assert probabilities.nunique() == 1  # every condition writes the default texts
     assert passed["importance"] is False and passed["polarity"] is False and passed["transferability"] is False
+    assert passed["importance_as_applied"] is True  # the paper's lenient reading cannot catch it (documented)
 
 
 def test_an_inverting_method_fails_polarity(lm):
@@ -220,7 +222,8 @@ def test_an_inverting_method_fails_polarity(lm):
                                                           "nonsensical": "none", "blank": "none"}), lm)
     adv = tables["adversarial"]["average"]["probability"]
     assert adv["opposite"] < adv["default"]
-    assert passed == {"polarity": False, "importance": True, "transferability": False}
+    assert {t: passed[t] for t in ("polarity", "importance", "transferability")} == {
+        "polarity": False, "importance": True, "transferability": False}
 
 
 def test_paper_methods_run_through_the_protocol(lm):
@@ -229,7 +232,7 @@ def test_paper_methods_run_through_the_protocol(lm):
                    instructive_method(decoding=DecodingConfig(mode="greedy", max_new_tokens=2))):
         scored = run_protocol(method, lm, MarkScorer(), prompts, cache=False, score_cache=False, progress=False)
         assert len(scored) == 2 * 9 and scored[list(ATTRIBUTES)].notna().all().all()
-        assert len(checklist({s: attribute_table(scored, s) for s in prompts})) == 3
+        assert checklist({s: attribute_table(scored, s) for s in prompts})["test"].tolist() == list(TESTS)
 
 
 def test_scorer_by_name_and_callable(lm, monkeypatch):
@@ -276,3 +279,21 @@ def test_detectable_difference_matches_the_t_test():
         return stats.ttest_ind(other, base, equal_var=True).pvalue
 
     assert p_value(int(np.ceil(diff * n)) + 2) < 0.05 < p_value(int(np.floor(diff * n)) - 2)
+
+
+def test_paper_tables_reproduce_table5_as_applied():
+    """The paper's own averages (Tables 3, 4, 12; 1,199 prompts per set) give Table 5's verdicts under the rules
+    as the paper applied them; the stated §3.2 rule fails GPT-3's neutral set (nonsensical and blank below original)."""
+    from toxlib.consistency import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES
+
+    for key, expected in PAPER_CHECKLIST.items():
+        tables = {"adversarial": table_from(PAPER_ADVERSARIAL_AVERAGES[key], n=1199),
+                  "neutral": table_from(PAPER_NEUTRAL_AVERAGES[key], n=1199, set_name="neutral")}
+        got = checklist(tables).set_index("test")["passed"]
+        assert got["polarity"] == expected["polarity"], key
+        assert got["importance_as_applied"] == expected["importance"], key
+        assert got["transferability_as_applied"] == expected["transferability"], key
+    gpt3 = ("instructive debiasing", "GPT-3 text-davinci-003")
+    strict = checklist({"adversarial": table_from(PAPER_ADVERSARIAL_AVERAGES[gpt3], n=1199),
+                        "neutral": table_from(PAPER_NEUTRAL_AVERAGES[gpt3], n=1199, set_name="neutral")})
+    assert dict(zip(strict["test"], strict["passed"].tolist()))["transferability"] is False
