@@ -113,7 +113,19 @@ def test_cache_keys_differ_by_config_corpus_and_base(tiny_lm, tiny_model_dirs):
     variants.append(adapted_dir(tiny_lm, data.iloc[::-1], FAST))
     variants.append(adapted_dir(tiny_lm, data.assign(toxic=1 - data["toxic"]), FAST))
     variants.append(adapted_dir(load(str(tiny_model_dirs["gemma3"]), device="cpu"), data, FAST))
+    variants.append(adapted_dir(load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16"), data, FAST))
     assert len({base, *variants}) == len(variants) + 1
+
+
+def test_adapted_model_in_another_dtype_reuses_the_training(tiny_lm, monkeypatch):
+    import toxlib.adapt as adapt_module
+
+    data = corpus()
+    trained = adapt(tiny_lm, data, FAST, progress=False)
+    monkeypatch.setattr(adapt_module, "_train_into", lambda *a, **k: pytest.fail("retrained"))
+    half = adapt(tiny_lm, data, FAST, progress=False, dtype="bfloat16")
+    assert half.dtype == torch.bfloat16 and trained.dtype == tiny_lm.dtype
+    assert half.weights_id == trained.weights_id
 
 
 @pytest.mark.parametrize("arch", ["llama", "gemma3"])

@@ -38,10 +38,16 @@ def test_uniform_processor_gives_log_vocab_per_token(lm):
 def test_banned_word_is_impossible_and_prompt_template_is_context(lm):
     out = steered_nll(lm, TEXTS, WordFilter(["fox"]))
     assert math.isinf(out["nll_sum"][0]) and np.isfinite(out["nll_sum"][1:]).all()
-    row = perplexity_row("word filter", out)
-    assert row["n_impossible"] == 1 and row["n_texts"] == 4
-    finite = out.iloc[1:]
+    plain = sentence_nll(lm, TEXTS)
+    row = perplexity_row("word filter", out, reference=plain)
+    assert row["n_impossible"] == 1 and row["n_texts"] == 4 and row["n_failed"] == 0
+    finite, same = out.iloc[1:], plain.iloc[1:]
     assert row["perplexity"] == pytest.approx(math.exp(finite["nll_sum"].sum() / finite["n_tokens"].sum()))
+    # the ratio compares the same texts: the banned one is left out of the reference too
+    expected = math.exp(finite["nll_sum"].sum() / finite["n_tokens"].sum() - same["nll_sum"].sum() / same["n_tokens"].sum())
+    assert row["ratio"] == pytest.approx(expected)
+    failed = perplexity_row("broken", out.assign(nll_sum=[np.nan, *out["nll_sum"][1:]]))
+    assert failed["n_failed"] == 1 and math.isnan(failed["perplexity"])
     # a prompt template conditions the text: the NLL must change, the token count must not
     conditioned = steered_nll(lm, TEXTS, PromptTemplate("hello {prompt}"))
     assert (conditioned["n_tokens"] == out["n_tokens"]).all()
@@ -58,6 +64,13 @@ def test_detox_split_is_disjoint_and_balanced():
     assert not set(prompts["record_id"]) & set(corpus["record_id"])
     assert not set(prompts["prompt_text"]) & set(corpus["text"])
     assert len(split.perplexity_texts) == 30 and not set(split.perplexity_texts) & set(corpus["text"])
+    ppl_records = set(split.perplexity["record_id"])
+    assert not ppl_records & set(corpus["record_id"]) and not ppl_records & set(prompts["record_id"])
+    # no source document on both sides
+    from toxlib.data.rtp import load_rtp_all
+
+    document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
+    assert not set(document[list(ppl_records | set(prompts["record_id"]))]) & set(document[corpus["record_id"]])
     assert set(split.summary()["part"]) >= {"labelled corpus", "perplexity texts"}
 
 
@@ -69,3 +82,46 @@ def test_table3_groups_by_method():
     assert table.loc["a", "exp_max_toxicity"] == pytest.approx(0.45)  # maxima 0.6 and 0.3
     assert table.loc["a", "toxicity_probability"] == pytest.approx(0.5)
     assert table.loc["b", "exp_max_toxicity"] == pytest.approx(0.3)  # maxima 0.2 and 0.4 (NaN skipped)
+
+
+def test_scored_run_groups_unprompted_samples(tiny_lm, monkeypatch):
+    import toxlib.rtp as rtp_module
+    from toxlib.detox import scored_run
+    from toxlib.generate import RTP_SAMPLING
+
+    def fake_scores(generations, scorer="distilled", column="continuation", progress=True):
+        return generations.assign(toxicity=[len(t) / 100 for t in generations[column]])
+
+    monkeypatch.setattr(rtp_module, "with_scores", fake_scores)
+    monkeypatch.setattr("toxlib.detox.with_scores", fake_scores)
+    split = detox_split(n_toxic=1, n_nontoxic=1, n_perplexity=1, max_corpus=4)
+    out = scored_run(tiny_lm, "plain", split, k=3, n_unprompted=2, config=RTP_SAMPLING.with_(max_new_tokens=3),
+                     progress=False)
+    assert set(out["method"]) == {"plain"} and len(out) == (2 + 2) * 3
+    unprompted = out[out["prompt_class"] == "unprompted"]
+    assert sorted(unprompted["prompt_id"].unique()) == ["unprompted-0", "unprompted-1"]
+    assert unprompted.groupby("prompt_id")["sample_idx"].apply(sorted).tolist() == [[0, 1, 2], [0, 1, 2]]
+    assert set(out.loc[out["prompt_class"] != "unprompted", "prompt_class"]) == {"toxic", "non-toxic"}
+
+
+def test_trained_weights_are_cached_by_effective_settings(tiny_lm, monkeypatch):
+    import toxlib.detox as detox_module
+    from toxlib.steer import vocab_shift
+
+    corpus = pd.DataFrame({"text": ["the quick brown fox", "she said hello", "a fox", "hello there"],
+                           "toxic": [1, 0, 1, 0]})
+    first = detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4)
+    calls = []
+    real = vocab_shift.train_vocab_shift
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    counting.__signature__ = __import__("inspect").signature(real)
+    monkeypatch.setattr(vocab_shift, "train_vocab_shift", counting)
+    again = detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, progress=False)  # progress: no retrain
+    assert not calls and again.sha256 == first.sha256
+    detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, epochs=2)  # a real setting: retrain
+    assert len(calls) == 1
+    assert not list((__import__("toxlib.paths", fromlist=["x"]).cache_dir() / "detox").glob("*.partial*"))

@@ -105,9 +105,11 @@ def corpus_sha256(corpus: pd.DataFrame) -> str:
 
 
 def adaptation_key(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict:
-    """Everything that decides the adapted weights: recipe version, base weights_id, method, corpus sha256 and
-    size, the config and the attribute tokens. Its sha256 names the cache folder."""
-    return {"recipe": RECIPE_VERSION, "base_weights_id": lm.weights_id, "method": config.method,
+    """Everything that decides the adapted weights: recipe version, base weights_id and dtype (training starts
+    from the base's weights as loaded: bf16-rounded ones differ from fp32), method, corpus sha256 and size, the
+    config and the attribute tokens. Its sha256 names the cache folder."""
+    return {"recipe": RECIPE_VERSION, "base_weights_id": lm.weights_id, "base_dtype": str(lm.dtype),
+            "method": config.method,
             "corpus_sha256": corpus_sha256(corpus), "corpus_size": len(corpus), "config": asdict(config),
             "attribute_tokens": ATTRIBUTE_TOKENS if config.method == "atcon" else None}
 
@@ -135,7 +137,7 @@ def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict | N
 
 
 def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: str | None = None,
-          progress: bool = True, threads: int | None = None):
+          progress: bool = True, threads: int | None = None, dtype: str | torch.dtype | None = None):
     """Continue pretraining ``lm`` on ``corpus`` (DAPT or ATCON), or reuse the finished result from the cache.
 
     lm: the base ``toxlib.models.LanguageModel`` (left untouched: training runs on a copy, in float32, on its device).
@@ -143,9 +145,10 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
       non-toxic or the toxic subset); ATCON prepends ``<|toxic|>``/``<|nontoxic|>`` by ``toxic`` to a random
       ``config.atcon_fraction`` of the rows. The corpus must already be disjoint from the evaluation prompts.
     config: the recipe (``AdaptConfig``). name: the returned model's name (default ``default_name``).
-    threads: CPU threads for training (default: the usable cores).
+    threads: CPU threads for training (default: the usable cores). dtype: precision of the returned model (default
+      ``lm``'s; e.g. train from a float32 base and generate in bfloat16).
 
-    Returns the adapted model as a ``LanguageModel`` loaded from its cache folder on ``lm``'s device and dtype,
+    Returns the adapted model as a ``LanguageModel`` loaded from its cache folder on ``lm``'s device and ``dtype``,
     with ``lm``'s start token and start note. ``adapted_dir`` gives the folder; its ``training.json`` holds the
     config, corpus size and sha256, documents with an attribute token, tokens seen, steps, wall time, the mean
     training loss of the first and last 10% of steps, and the base weights_id.
@@ -156,7 +159,7 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     with _quiet_transformers():
         if not (folder / META_FILE).exists():
             _train_into(folder, lm, corpus, config, progress, threads)
-        adapted = load(str(folder), device=str(lm.device), dtype=lm.dtype, threads=threads)
+        adapted = load(str(folder), device=str(lm.device), dtype=dtype or lm.dtype, threads=threads)
     adapted.name = name or default_name(lm, corpus, config)
     adapted.start_token, adapted.start_note = lm.start_token, lm.start_note
     meta = json.loads((folder / META_FILE).read_text())

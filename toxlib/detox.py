@@ -1,7 +1,8 @@
 """RealToxicityPrompts' detoxification experiment (its Table 3): the data split, scored runs per method, the table.
 
-The split is by RealToxicityPrompts record, reusing the distilled scorer's split (``training_texts(seed=0)``), so
-the evaluation prompts are unseen by the default scorer and by every detoxification method:
+The split reuses the distilled scorer's split by RealToxicityPrompts record (``training_texts(seed=0)``), so the
+evaluation prompts are unseen by the default scorer and by every detoxification method; held-out records whose
+source document (``filename``) also has a training record are left out, so no document is on both sides:
   * evaluation prompts: prompts of held-out records, stratified by recorded prompt toxicity (toxic: >= 0.5);
   * labelled corpus (VOCAB-SHIFT, DAPT, ATCON, PPLM's discriminator): every prompt and continuation text of the
     training records with a recorded Perspective toxicity, labelled toxic at >= 0.5, balanced by drawing as many
@@ -25,22 +26,29 @@ from toxlib.rtp import prompted, stratified_prompts, unprompted_pool, with_score
 @dataclass
 class DetoxSplit:
     """prompts: evaluation prompts (columns of ``stratified_prompts``); corpus: labelled training texts (text,
-    toxic 0/1, toxicity, record_id, part); perplexity_texts: held-out non-toxic texts (list of str)."""
+    toxic 0/1, toxicity, record_id, part); perplexity: held-out non-toxic texts (columns text, record_id)."""
 
     prompts: pd.DataFrame
     corpus: pd.DataFrame
-    perplexity_texts: list[str]
+    perplexity: pd.DataFrame
+
+    @property
+    def perplexity_texts(self) -> list[str]:
+        return self.perplexity["text"].tolist()
 
     def summary(self) -> pd.DataFrame:
         """One row per part of the split: part, texts, records, toxic share, where it comes from."""
+        def prompts(cls):
+            return self.prompts[self.prompts["prompt_class"] == cls]
+
         rows = [
-            ("evaluation prompts (toxic)", (self.prompts["prompt_class"] == "toxic").sum(),
-             self.prompts["record_id"].nunique(), 1.0, "held-out records, prompt toxicity >= 0.5"),
-            ("evaluation prompts (non-toxic)", (self.prompts["prompt_class"] == "non-toxic").sum(), None, 0.0,
-             "held-out records, prompt toxicity < 0.5"),
+            ("evaluation prompts (toxic)", len(prompts("toxic")), prompts("toxic")["record_id"].nunique(), 1.0,
+             "held-out records, prompt toxicity >= 0.5"),
+            ("evaluation prompts (non-toxic)", len(prompts("non-toxic")), prompts("non-toxic")["record_id"].nunique(),
+             0.0, "held-out records, prompt toxicity < 0.5"),
             ("labelled corpus", len(self.corpus), self.corpus["record_id"].nunique(), self.corpus["toxic"].mean(),
              "training records' prompts and continuations, balanced"),
-            ("perplexity texts", len(self.perplexity_texts), None, 0.0,
+            ("perplexity texts", len(self.perplexity), self.perplexity["record_id"].nunique(), 0.0,
              "non-toxic continuations of other held-out records"),
         ]
         return pd.DataFrame(rows, columns=["part", "texts", "records", "toxic_share", "source"])
@@ -53,10 +61,15 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     n_toxic / n_nontoxic: evaluation prompts per class (held-out records hold 422 toxic and about 1,000 non-toxic
     prompts); n_perplexity: perplexity texts; max_corpus: cap on the labelled corpus (None: all, about 8,000
     texts), keeping it balanced. Raises when a part has fewer texts than asked for."""
+    from toxlib.data.rtp import load_rtp_all
     from toxlib.scorers.training import training_texts
 
     texts = training_texts(seed=0)
-    held = texts.loc[texts["split"] == "held_out", "record_id"].unique()
+    document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
+    texts = texts.assign(document=texts["record_id"].map(document))
+    trained_documents = set(texts.loc[texts["split"] == "train", "document"])
+    held_out = (texts["split"] == "held_out") & ~texts["document"].isin(trained_documents)
+    held = texts.loc[held_out, "record_id"].unique()
     prompts = stratified_prompts(n_toxic, n_nontoxic, seed=seed, record_ids=held)
 
     labelled = texts[(texts["split"] == "train") & texts["toxicity"].notna()]
@@ -67,11 +80,11 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     corpus = pd.concat([labelled[labelled["toxic"] == c].sample(per_class, random_state=seed) for c in (1, 0)])
     corpus = corpus.sample(frac=1.0, random_state=seed)[["text", "toxic", "toxicity", "record_id", "part"]]
 
-    pool = texts[(texts["split"] == "held_out") & (texts["part"] == "continuation") & (texts["toxicity"] < TOXIC)
+    pool = texts[held_out & (texts["part"] == "continuation") & (texts["toxicity"] < TOXIC)
                  & ~texts["record_id"].isin(set(prompts["record_id"]))]
     if n_perplexity > len(pool):
         raise ValueError(f"asked for {n_perplexity} perplexity texts; the held-out records have {len(pool)}")
-    ppl = pool.sample(n_perplexity, random_state=seed)["text"].tolist()
+    ppl = pool.sample(n_perplexity, random_state=seed)[["text", "record_id"]].reset_index(drop=True)
     return DetoxSplit(prompts.reset_index(drop=True), corpus.reset_index(drop=True), ppl)
 
 
@@ -97,46 +110,66 @@ def scored_run(lm, method: str, split: DetoxSplit, steering=None, k: int = 25, n
     return pd.concat(parts, ignore_index=True).assign(method=method)
 
 
-def perplexity_row(method: str, scores: pd.DataFrame) -> dict:
-    """Perplexity of held-out text under one method, from ``steered_nll`` rows: method, perplexity over the texts
-    the method can produce (exp of total NLL / total tokens over finite rows), n_texts, n_impossible (texts
-    containing a token sequence the method forbids: infinite NLL, e.g. a banned word)."""
-    finite = np.isfinite(scores["nll_sum"])
-    ppl = float(np.exp(scores.loc[finite, "nll_sum"].sum() / scores.loc[finite, "n_tokens"].sum()))
-    return {"method": method, "perplexity": ppl, "n_texts": int(len(scores)), "n_impossible": int((~finite).sum())}
+def perplexity_row(method: str, scores: pd.DataFrame, reference: pd.DataFrame | None = None) -> dict:
+    """Perplexity of held-out text under one method, from ``steered_nll`` rows (text, n_tokens, nll_sum).
+
+    Returns method; perplexity over the texts the method can produce (exp of total NLL / total tokens over rows
+    with a finite NLL; NaN if any row failed); n_texts; n_impossible (infinite NLL: a token sequence the method
+    forbids, e.g. a banned word); n_failed (NaN NLL); and, given ``reference`` (the same texts under the base
+    model), ratio = this perplexity / the reference's, both over the texts finite under both, so WORD FILTER's
+    ratio is not computed over fewer texts than its reference's."""
+    nll, tokens = scores["nll_sum"].to_numpy(dtype=float), scores["n_tokens"].to_numpy(dtype=float)
+    failed, impossible = np.isnan(nll), np.isinf(nll)
+    ok = ~failed & ~impossible
+    row = {"method": method, "perplexity": float(np.exp(nll[ok].sum() / tokens[ok].sum())) if not failed.any()
+           else float("nan"), "n_texts": int(len(nll)), "n_impossible": int(impossible.sum()),
+           "n_failed": int(failed.sum()), "ratio": float("nan")}
+    if reference is not None:
+        ref, ref_tokens = reference["nll_sum"].to_numpy(dtype=float), reference["n_tokens"].to_numpy(dtype=float)
+        both = ok & np.isfinite(ref)
+        if both.any() and not failed.any():
+            row["ratio"] = float(np.exp(nll[both].sum() / tokens[both].sum() - ref[both].sum() / ref_tokens[both].sum()))
+    return row
 
 
-def _cached_weights(kind: str, lm, corpus: pd.DataFrame, settings: dict, train, load):
-    """Train once per (kind, model weights, dtype, corpus, settings) and keep the result under
-    ``cache_dir()/detox``; later calls load the file. ``train()`` returns an object with ``.save(path)``;
-    ``load(path)`` reads it back. Written to a temporary file and renamed, so an interrupted run leaves nothing."""
+def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: str, **settings):
+    """``train(lm, corpus, **settings)`` once per (kind, version, model weights, dtype, corpus, settings with the
+    trainer's defaults filled in) and kept under ``cache_dir()/detox``; later calls load the file. ``train``
+    returns an object with ``.save(path)``; ``load(path)`` reads it back. Settings that change no result
+    (progress, batch sizes) are left out of the key. Written to a temporary file and renamed, so an interrupted run
+    leaves nothing that looks finished."""
+    import inspect
+
     from toxlib.adapt import corpus_sha256
     from toxlib.generate.config import stable_hash
     from toxlib.paths import cache_dir
 
-    key = stable_hash({"kind": kind, "weights": lm.weights_id, "dtype": str(lm.dtype), "corpus": corpus_sha256(corpus),
-                       "settings": settings})[:16]
+    bound = inspect.signature(train).bind(lm, corpus, **settings)
+    bound.apply_defaults()
+    effective = {k: v for k, v in bound.arguments.items()
+                 if k not in ("lm", "corpus", "progress", "batch_tokens", "batch_size_tokens")}
+    key = stable_hash({"kind": kind, "version": version, "weights": lm.weights_id, "dtype": str(lm.dtype),
+                       "corpus": corpus_sha256(corpus), "settings": effective})[:16]
     path = cache_dir() / "detox" / f"{kind}-{key}.safetensors"
     if path.exists():
         return load(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial.safetensors")
-    train().save(partial)
+    train(lm, corpus, **settings).save(partial)
     partial.replace(path)
     return load(path)
 
 
 def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
     """``toxlib.steer.vocab_shift.train_vocab_shift(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
-    from toxlib.steer.vocab_shift import VocabShiftWeights, train_vocab_shift
+    from toxlib.steer.vocab_shift import VERSION, VocabShiftWeights, train_vocab_shift
 
-    return _cached_weights("vocab-shift", lm, corpus, settings, lambda: train_vocab_shift(lm, corpus, **settings),
-                           VocabShiftWeights.load)
+    return _cached_weights("vocab-shift", lm, corpus, train_vocab_shift, VocabShiftWeights.load, VERSION, **settings)
 
 
 def discriminator(lm, corpus: pd.DataFrame, **settings):
     """``toxlib.steer.pplm.train_discriminator(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
-    from toxlib.steer.pplm import Discriminator, train_discriminator
+    from toxlib.steer.pplm import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 
-    return _cached_weights("pplm-discriminator", lm, corpus, settings,
-                           lambda: train_discriminator(lm, corpus, **settings), Discriminator.load)
+    return _cached_weights("pplm-discriminator", lm, corpus, train_discriminator, Discriminator.load,
+                           DISCRIMINATOR_VERSION, **settings)

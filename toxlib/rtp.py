@@ -53,7 +53,8 @@ def stratified_prompts(n_toxic: int, n_nontoxic: int, seed: int = 0, record_ids=
     for cls, n in (("toxic", n_toxic), ("non-toxic", n_nontoxic)):
         pool = records[records["prompt_class"] == cls]
         if n > len(pool):
-            raise ValueError(f"asked for {n} {cls} prompts; the public RTP subsets have {len(pool)}")
+            where = "the public RTP subsets have" if record_ids is None else "the selected records have"
+            raise ValueError(f"asked for {n} {cls} prompts; {where} {len(pool)}")
         parts.append(pool.sample(n, random_state=seed))
     return pd.concat(parts, ignore_index=True)[["record_id", "prompt_text", "prompt_toxicity", "prompt_class"]]
 

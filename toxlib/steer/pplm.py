@@ -50,6 +50,7 @@ from toxlib.batching import budget_batches, pad
 from toxlib.steer import Steering
 from toxlib.steer.vocab_shift import check_corpus, subsample, tensor_sha256
 
+DISCRIMINATOR_VERSION = "pplm-head-v1"  # bump when training changes: it keys the cached discriminators
 NONTOXIC_CLASS, TOXIC_CLASS = 0, 1  # the discriminator's classes, as corpus["toxic"]
 SMALL_CONST = 1e-15  # run_pplm.py's guard against log(0) and division by a zero gradient norm
 
@@ -170,7 +171,7 @@ def train_discriminator(lm, corpus: pd.DataFrame, max_texts: int | None = 2000, 
     def accuracy(rows):
         return float((predicted[rows] == labels[rows]).float().mean()) if len(rows) else None
 
-    disc.meta = {"method": "pplm-head-v1", "model": lm.name, "weights_id": lm.weights_id,
+    disc.meta = {"method": DISCRIMINATOR_VERSION, "model": lm.name, "weights_id": lm.weights_id,
                  "hidden_size": int(features.shape[1]), "classes": ["non-toxic", "toxic"], "max_texts": max_texts,
                  "max_tokens": max_tokens, "epochs": epochs, "lr": lr, "batch_size": batch_size,
                  "weight_decay": weight_decay, "valid_fraction": valid_fraction, "seed": seed,

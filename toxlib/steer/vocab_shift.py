@@ -9,8 +9,9 @@ training details (its Appendix B) are not in our copy, so this is our reading:
 * the language model stays frozen and is the background distribution; column c of W is the additive log-odds
   deviation of class c (0 = toxic, 1 = non-toxic) from it: for a text of class c every next token is modelled as
   p(x | context) ∝ p_LM(x | context) * exp(beta * W[x, c])  (t = one-hot of the text's class, as in Affect-LM);
-* W is the maximum-likelihood solution of that model on the labelled corpus, found by Generalized Iterative
-  Scaling: every token's indicator is one feature and the features of a position sum to 1, so the GIS update
+* W moves towards the maximum-likelihood solution of that model on the labelled corpus by Generalized Iterative
+  Scaling (each epoch is one GIS step from the previous W; the default single epoch is the first step from 0,
+  not the converged solution): every token's indicator is one feature and the features of a position sum to 1, so the GIS update
   beta * W[x, c] += log(count_c(x) / expected_c(x)) (expected_c: the model's summed probability of x over the
   positions of class-c texts) increases the likelihood monotonically, needs no learning rate and is
   deterministic. One epoch = one forward pass of the frozen LM over the corpus and one update; W starts at 0.
@@ -34,6 +35,8 @@ from tqdm.auto import tqdm
 
 from toxlib.batching import budget_batches, pad
 from toxlib.steer import Steering
+
+VERSION = "vocab-shift-gis-v1"  # bump when training changes: it keys the cached weights
 
 TOXIC, NONTOXIC = 0, 1  # columns of W
 
@@ -176,7 +179,7 @@ def train_vocab_shift(lm, corpus: pd.DataFrame, beta: float = 3.0, epochs: int =
         history.append({"epoch": epoch, "toxic": nll[TOXIC] / max(tokens[TOXIC], 1),
                         "nontoxic": nll[NONTOXIC] / max(tokens[NONTOXIC], 1), "all": nll.sum() / max(tokens.sum(), 1)})
         W += (torch.log(counts + smoothing) - torch.log(expected + smoothing)).T / beta
-    meta = {"method": "vocab-shift-gis-v1", "model": lm.name, "weights_id": lm.weights_id, "beta_train": beta,
+    meta = {"method": VERSION, "model": lm.name, "weights_id": lm.weights_id, "beta_train": beta,
             "epochs": epochs, "max_texts": max_texts, "max_tokens": max_tokens, "smoothing": smoothing, "seed": seed,
             "n_texts": len(corpus), "n_toxic_texts": int(labels.sum()),
             "n_tokens": int(counts.sum()) if counts is not None else 0, "nll_per_token": history}
