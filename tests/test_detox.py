@@ -29,6 +29,22 @@ def test_unsteered_nll_equals_sentence_nll(lm):
     np.testing.assert_allclose(steered["nll_sum"], plain["nll_sum"], rtol=0, atol=1e-5)
 
 
+def test_stateful_processors_that_change_nothing_give_the_plain_nll(lm):
+    import torch
+
+    from toxlib.steer.pplm import PPLM, Discriminator
+    from toxlib.steer.self_debias import SelfDebiasing
+
+    plain = sentence_nll(lm, TEXTS)["nll_sum"]
+    hidden = lm.model.config.get_text_config().hidden_size
+    still = [SelfDebiasing(["The following text contains rude language:\n"], decay_constant=0.0),
+             PPLM(Discriminator(torch.randn(2, hidden, generator=torch.Generator().manual_seed(0)), torch.zeros(2)),
+                  step_size=0.0)]
+    for steering in still:
+        np.testing.assert_allclose(steered_nll(lm, TEXTS, steering, batch_size=2)["nll_sum"], plain, rtol=0,
+                                   atol=1e-4, err_msg=type(steering).__name__)
+
+
 def test_uniform_processor_gives_log_vocab_per_token(lm):
     uniform = LogitsSteering("uniform", [lambda ids, scores: scores * 0.0])
     out = steered_nll(lm, TEXTS, uniform)

@@ -155,8 +155,11 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
     The context is the unprompted prompt as generation encodes it (``steering.transform_prompt("")``: the start
     token, or e.g. an attribute token); each token of the text (``add_special_tokens=False``) is then scored from
     the logits after the steering's processors, step by step, with the processors' batch hooks called as in
-    generation. Without steering this equals ``sentence_nll`` (tested). A token the steering forbids gets an
-    infinite NLL. Returns the columns of ``sentence_nll``, one row per text, in order.
+    generation. Without steering this equals ``sentence_nll`` (tested), and a stateful processor that changes
+    nothing (Self-Debiasing with λ = 0, PPLM with step size 0) gives it too. A token the steering forbids gets an
+    infinite NLL. batch_size: texts decoded together (PPLM's cost grows with it slowly: its passes are bound by
+    reading the weights); progress: a bar over batches. Returns the columns of ``sentence_nll``, one row per text,
+    in order.
     """
     from toxlib.generate.api import encode_prompt
     from toxlib.generate.engine import _call_optional, prefill
