@@ -105,7 +105,7 @@ def test_attribute_table_by_hand():
     assert avg.loc["default", "probability"] == pytest.approx(5 * 0.5 / 6)
     assert avg.loc["original", "change_pct"] == pytest.approx(50.0)
     assert avg.loc["original", "t"] == pytest.approx(stats.ttest_ind(a * 5 / 6, b * 5 / 6).statistic)
-    mixed = np.array([1, 1, 0, 0, 1]) * 5 / 6  # the NaN row: its five other indicators average to 0
+    mixed = np.array([1, 1, 0, 0, 1]) * 5 / 6  # the row with NaN scores: its only scored indicator, threat, is 0
     mixed = np.append(mixed, 0.0)
     assert avg.loc["nonsensical", "t_vs_original"] == pytest.approx(stats.ttest_ind(mixed, a * 5 / 6).statistic)
     assert math.isnan(avg.loc["original", "t_vs_original"])
