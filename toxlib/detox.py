@@ -168,8 +168,8 @@ def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
 
 
 def discriminator(lm, corpus: pd.DataFrame, **settings):
-    """``toxlib.steer.pplm.train_discriminator(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
-    from toxlib.steer.pplm import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
+    """``toxlib.steer.pplm_discriminator.train_discriminator(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
+    from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 
     return _cached_weights("pplm-discriminator", lm, corpus, train_discriminator, Discriminator.load,
                            DISCRIMINATOR_VERSION, **settings)
