@@ -114,3 +114,119 @@ def test_a_failing_notebook_names_the_cell_and_keeps_the_output(tmp_path):
     with pytest.raises(NotebookExecutionError, match="RuntimeError: boom in cell") as err:
         run_notebook(path, output=tmp_path / "failed.ipynb", progress=False)
     assert str(tmp_path / "failed.ipynb") in str(err.value) and (tmp_path / "failed.ipynb").exists()
+
+
+# --- issue 17: no silent wrong results, no lost work -------------------------------------------------------------
+
+def _write(tmp_path, name, cells, smoke=None):
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("n = 3\n")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params] + [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["toxlib"] = {"smoke_parameters": smoke or {"n": 1}}
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_single_chapter_smoke_run_never_writes_the_committed_results(tmp_path, monkeypatch):
+    from toxlib import paths
+
+    monkeypatch.delenv("TOXLIB_RESULTS_DIR", raising=False)
+    monkeypatch.setattr(paths, "smoke_dir", lambda: tmp_path / "smoke")
+    path = _write(tmp_path, "chapter.ipynb", ["from toxlib import paths\nprint('RESULTS', paths.results_dir())"])
+    before = path.read_bytes()
+    run_notebook(path, smoke=True, output=tmp_path / "out.ipynb", progress=False)
+    printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[-2].outputs[0]["text"]
+    assert f"RESULTS {tmp_path / 'smoke' / 'src' / 'data' / 'results'}" in printed
+    # without -o a smoke run writes a copy under the smoke folder, never over the notebook itself
+    run_notebook(path, smoke=True, progress=False)
+    assert path.read_bytes() == before
+    assert (tmp_path / "smoke" / "src" / "runs" / "chapter.ipynb").exists()
+
+
+def test_killed_in_place_run_leaves_the_notebook_untouched(tmp_path):
+    import os
+    import signal
+    import time
+
+    started = tmp_path / "started"
+    path = _write(tmp_path, "long.ipynb", [f"open({str(started)!r}, 'w').close()", "import time; time.sleep(120)"])
+    nb = nbformat.read(path, as_version=4)  # committed outputs of an earlier run
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="committed output\n")]
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "toxlib", "run", str(path)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert started.exists(), "the notebook never started"
+        time.sleep(2.0)  # papermill saves its progress after each cell
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and its kernel, as a killed terminal would
+        proc.wait()
+    assert path.read_bytes() == before
+
+
+def test_failed_in_place_run_keeps_the_notebook_and_the_failed_copy(tmp_path):
+    from toxlib.errors import NotebookExecutionError
+
+    path = _write(tmp_path, "fails.ipynb", ["raise ValueError('broken')"])
+    before = path.read_bytes()
+    with pytest.raises(NotebookExecutionError, match="fails.failed.ipynb"):
+        run_notebook(path, progress=False)
+    assert path.read_bytes() == before
+    failed = nbformat.read(tmp_path / "fails.failed.ipynb", as_version=4)
+    assert any(o.get("ename") == "ValueError" for c in failed.cells for o in c.get("outputs", []))
+    assert not list(tmp_path.glob(".*running*"))  # no temporary file left behind
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_run_record_describes_the_toxlib_the_kernel_imported(tmp_path):
+    other = tmp_path / "other"
+    (other / "toxlib").mkdir(parents=True)
+    (other / "toxlib" / "__init__.py").write_text('__version__ = "9.9.9-other"\n')
+    _git(other, "init", "-q")
+    _git(other, "add", "toxlib")
+    _git(other, "commit", "-q", "-m", "other toxlib")
+    commit = _git(other, "rev-parse", "--short=12", "HEAD")
+    (other / "toxlib" / "__init__.py").write_text('__version__ = "9.9.9-other"  # edited\n')
+    path = _write(tmp_path, "rec.ipynb", ["import toxlib\nprint(toxlib.__file__)"])
+    record = run_notebook(path, output=tmp_path / "rec.out.ipynb", env={"PYTHONPATH": str(other)}, progress=False)
+    out = nbformat.read(tmp_path / "rec.out.ipynb", as_version=4)
+    assert str(other / "toxlib") in out.cells[-2].outputs[0]["text"]  # the kernel did import the other toxlib
+    assert record["toxlib_version"] == "9.9.9-other" and record["commit"] == commit + "+dirty"
+    assert set(record) == {"notebook", "parameters", "smoke", "toxlib_version", "commit", "machine", "finished",
+                           "wall_s"}
+    assert not any("toxlib-run-facts" in c.metadata.get("tags", []) for c in out.cells)  # the probe cell is gone
+    assert "9.9.9-other" in out.cells[-1].source
+
+
+def test_papermill_paths_are_stored_relative_to_the_repository(tmp_path, monkeypatch):
+    from toxlib import paths
+
+    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    path = _write(tmp_path / "notebooks", "rel.ipynb", ["print(n)"])
+    run_notebook(path, output=tmp_path / "build" / "rel.ipynb", progress=False)
+    meta = nbformat.read(tmp_path / "build" / "rel.ipynb", as_version=4).metadata["papermill"]
+    assert meta["input_path"] == "notebooks/rel.ipynb" and meta["output_path"] == "build/rel.ipynb"
+
+
+@pytest.mark.parametrize("kind", ["missing", "text", "directory"])
+def test_cli_run_bad_notebook_is_a_one_line_error(tmp_path, kind):
+    target = tmp_path / "nb.ipynb"
+    if kind == "text":
+        target.write_text("print('not a notebook')\n")
+    elif kind == "directory":
+        target.mkdir()
+    done = subprocess.run([sys.executable, "-m", "toxlib", "run", str(target)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1 and str(target) in done.stderr

@@ -114,7 +114,7 @@ def build_book(
     if execute:
         for nb in notebooks:
             print(f"[toxlib] executing {nb.relative_to(source)}{' (smoke parameters)' if smoke else ''}", flush=True)
-            runs.append(run_notebook(nb, smoke=smoke, env=env))
+            runs.append(run_notebook(nb, output=nb, smoke=smoke, env=env))  # in place (the staging copy when smoke)
     print("[toxlib] building HTML with jupyter-book", flush=True)
     # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
     staged = source if smoke else stage_sources(root, work / "_build" / "src")

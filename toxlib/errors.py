@@ -38,3 +38,7 @@ class NotebookExecutionError(ToxlibError):
 
 class BookBuildError(ToxlibError):
     """jupyter-book failed, for example on a broken reference."""
+
+
+class InputFileError(ToxlibError):
+    """A file given to toxlib (a notebook, a text file to score) is missing, unreadable or not of the expected kind."""

@@ -61,3 +61,13 @@ def model_cache_dir() -> Path:
     """Where bundled GGUF models are stored once converted to safetensors (one folder per weights sha256)."""
     env = os.environ.get("TOXLIB_MODEL_CACHE")
     return Path(env).expanduser().resolve() if env else cache_dir() / "models"
+
+
+def smoke_dir() -> Path:
+    """Where smoke runs (tiny parameters) write: <project>/_build/smoke (git-ignored), never data/results."""
+    return project_root() / "_build" / "smoke"
+
+
+def smoke_results_dir() -> Path:
+    """Results of smoke runs: the smoke book's staging results folder, <project>/_build/smoke/src/data/results."""
+    return smoke_dir() / "src" / "data" / "results"

@@ -1,15 +1,21 @@
 """Execute one notebook with papermill: parameters checked against its `parameters` cell, a run record appended.
 
-A notebook's tiny CI parameters live in its metadata under ``toxlib.smoke_parameters``.
+A notebook's tiny CI parameters live in its metadata under ``toxlib.smoke_parameters``. Execution writes to a
+temporary file beside the output and replaces the output only when the run has finished, so an interrupted or
+killed run leaves the previous notebook as it was. The run record's toxlib version and commit are read inside the
+kernel (the toxlib the notebook imported), by a cell appended for the run and removed from the output.
 """
 
 from __future__ import annotations
 
 import ast
 import datetime as dt
+import inspect
+import json
 import os
 import platform
 import subprocess
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,14 +25,32 @@ import papermill
 
 import toxlib
 from toxlib import paths
-from toxlib.errors import NotebookExecutionError, ParameterError, UnknownNameError
+from toxlib.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
+def read_notebook(path: str | Path) -> nbformat.NotebookNode:
+    """The notebook at ``path``; InputFileError (one line: what is wrong, what to give instead) when it is missing,
+    not a file, not UTF-8 or not a Jupyter notebook."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(f"notebook {path} does not exist; give the path of an .ipynb file, "
+                             "e.g. notebooks/sass.ipynb")
+    if not path.is_file():
+        raise InputFileError(f"{path} is not a file; give the path of an .ipynb file")
+    try:
+        return nbformat.read(str(path), as_version=4)
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not a Jupyter notebook (not UTF-8 text); give an .ipynb file") from None
+    except Exception as exc:  # nbformat raises JSON, validation and reader errors of several kinds
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputFileError(f"{path} is not a Jupyter notebook ({first[:160]}); give an .ipynb file") from None
+
+
 def _assigned_names(path: Path) -> list[str]:
     """Names assigned at top level of the notebook's cell tagged `parameters` ([] when there is none)."""
-    nb = nbformat.read(str(path), as_version=4)
+    nb = read_notebook(path)
     for cell in nb.cells:
         if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
             tree = ast.parse(cell.source)
@@ -42,8 +66,9 @@ def notebook_parameters(path: str | Path) -> dict[str, dict]:
     Raises ParameterError when papermill cannot read a parameter the cell assigns (it gives up on any line with
     two "=", such as a comment holding ">=").
     """
+    unread = _assigned_names(Path(path))  # reads (and checks) the notebook first
     found = papermill.inspect_notebook(str(path))
-    unread = [n for n in _assigned_names(Path(path)) if n not in found]
+    unread = [n for n in unread if n not in found]
     if unread:
         raise ParameterError(
             f"{Path(path).name}: papermill cannot parse parameter(s) {', '.join(unread)} in the parameters cell; "
@@ -61,7 +86,7 @@ def notebook_parameters(path: str | Path) -> dict[str, dict]:
 
 def smoke_parameters(path: str | Path) -> dict:
     """The tiny parameters CI runs the notebook with (metadata toxlib.smoke_parameters; {} when absent)."""
-    nb = nbformat.read(str(path), as_version=4)
+    nb = read_notebook(path)
     return dict(nb.metadata.get("toxlib", {}).get("smoke_parameters", {}))
 
 
@@ -128,6 +153,56 @@ def machine_description() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
+def kernel_facts() -> dict:
+    """What the kernel runs: {"toxlib_version", "commit", "machine"} of the toxlib it imports (run inside it)."""
+    try:
+        import toxlib as imported
+    except Exception as exc:  # a kernel without toxlib still gets a record
+        return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
+                "machine": machine_description()}
+    root = Path(imported.__file__).resolve().parent.parent
+    return {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
+            "machine": machine_description()}
+
+
+FACTS_MARKER = "toxlib-run-facts:"
+FACTS_TAG = "toxlib-run-facts"
+
+
+def _facts_cell() -> nbformat.NotebookNode:
+    """A code cell printing kernel_facts() as JSON; self-contained, so it reports even a toxlib without runner."""
+    code = "\n".join(["import os, platform, subprocess", "from pathlib import Path", "",
+                      inspect.getsource(git_commit), inspect.getsource(machine_description),
+                      inspect.getsource(kernel_facts)])
+    source = (f"import json as _json\n_ns = {{}}\nexec({code!r}, _ns)\n"
+              f"print({FACTS_MARKER!r} + _json.dumps(_ns['kernel_facts']()))\ndel _ns, _json")
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = [FACTS_TAG]
+    return cell
+
+
+def _pop_kernel_facts(nb: nbformat.NotebookNode) -> dict | None:
+    """Remove the facts cell from ``nb`` and return what it printed (None when it did not run)."""
+    facts = None
+    for cell in nb.cells:
+        if FACTS_TAG in cell.metadata.get("tags", []):
+            for out in cell.get("outputs", []):
+                text = out.get("text", "") if out.get("output_type") == "stream" else ""
+                for line in text.splitlines():
+                    if line.startswith(FACTS_MARKER):
+                        facts = json.loads(line[len(FACTS_MARKER):])
+    nb.cells = [c for c in nb.cells if FACTS_TAG not in c.metadata.get("tags", [])]
+    return facts
+
+
+def _repo_relative(path: Path) -> str:
+    """``path`` relative to the repository root (POSIX), or its bare name when it lies outside the checkout."""
+    try:
+        return path.resolve().relative_to(paths.project_root()).as_posix()
+    except (ValueError, ToxlibError):
+        return path.name
+
+
 @contextmanager
 def environment(overrides: dict[str, str]):
     """Temporarily set environment variables (the papermill kernel inherits them)."""
@@ -156,6 +231,18 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     return cell
 
 
+def default_output(path: Path, smoke: bool) -> Path:
+    """Where ``run_notebook`` writes when no output is given: in place, or for a smoke run a copy under
+    ``paths.smoke_dir()`` (so tiny runs never overwrite a committed notebook)."""
+    if not smoke or path.is_relative_to(paths.smoke_dir()):
+        return path
+    try:
+        relative = path.relative_to(paths.project_root())
+    except ValueError:
+        relative = Path("runs") / path.name
+    return paths.smoke_dir() / "src" / relative
+
+
 def run_notebook(
     path: str | Path,
     parameters: dict | None = None,
@@ -164,42 +251,84 @@ def run_notebook(
     env: dict[str, str] | None = None,
     progress: bool = True,
 ) -> dict:
-    """Execute ``path`` with papermill and write the executed notebook to ``output`` (default: in place).
+    """Execute ``path`` with papermill and write the executed notebook to ``output``.
 
     parameters: {name: value}; strings are parsed to the parameter's type. smoke: start from the notebook's
-    smoke_parameters (explicit parameters win). env: extra environment variables for the kernel.
+    smoke_parameters (explicit parameters win); results then go to ``paths.smoke_results_dir()`` unless
+    TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
+    ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
+    The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
+    fails is written to ``output`` when one was given, else beside it as <stem>.failed.ipynb.
     Returns the run record (also stored in the output's metadata under "toxlib" and shown as its last cell).
     """
     path = Path(path).resolve()
-    output = Path(output).resolve() if output else path
+    read_notebook(path)  # a clear one-line error before anything starts
+    output = Path(output).resolve() if output else default_output(path, smoke)
     wanted = {**(smoke_parameters(path) if smoke else {}), **(parameters or {})}
     checked = check_parameters(path, wanted)
-    commit = git_commit(paths.project_root())
+    env = dict(env or {})
+    if smoke and "TOXLIB_RESULTS_DIR" not in env and not os.environ.get("TOXLIB_RESULTS_DIR"):
+        env["TOXLIB_RESULTS_DIR"] = str(paths.smoke_results_dir())
+    output.parent.mkdir(parents=True, exist_ok=True)
+    source = read_notebook(path)
+    source.cells.append(_facts_cell())
     started = time.perf_counter()
-    with environment(env or {}):
+    with tempfile.TemporaryDirectory(prefix="toxlib-run-") as scratch:
+        staged_input = Path(scratch) / path.name
+        nbformat.write(source, str(staged_input))
+        # beside the output so the final os.replace is atomic; .json so no book build picks up a leftover
+        fd, partial = tempfile.mkstemp(dir=output.parent, prefix=f".{output.stem}.", suffix=".running.json")
+        os.close(fd)
+        partial = Path(partial)
         try:
-            papermill.execute_notebook(
-                str(path), str(output), parameters=checked, cwd=str(path.parent), progress_bar=progress,
-                kernel_name="python3",
-            )
+            with environment(env):
+                papermill.execute_notebook(
+                    str(staged_input), str(partial), parameters=checked, cwd=str(path.parent),
+                    progress_bar=progress, kernel_name="python3",
+                )
         except papermill.PapermillExecutionError as exc:
+            failed = output if output != path else output.with_name(f"{output.stem}.failed.ipynb")
+            _finish(partial, failed, path, output=failed)
             raise NotebookExecutionError(
                 f"{path.name} failed in cell {exc.exec_count} with {exc.ename}: {exc.evalue}\n"
-                f"The executed notebook, with the traceback in that cell, is at {output}"
+                f"The executed notebook, with the traceback in that cell, is at {failed}"
             ) from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    nb = nbformat.read(str(partial), as_version=4)
+    facts = _pop_kernel_facts(nb) or {"toxlib_version": toxlib.__version__, "commit": "unknown (no kernel record)",
+                                      "machine": machine_description()}
     record = {
         "notebook": path.name,
         "parameters": checked,
         "smoke": smoke,
-        "toxlib_version": toxlib.__version__,
-        "commit": commit,
-        "machine": machine_description(),
+        "toxlib_version": facts["toxlib_version"],
+        "commit": facts["commit"],
+        "machine": facts["machine"],
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
     }
-    nb = nbformat.read(str(output), as_version=4)
     nb.cells = [c for c in nb.cells if "toxlib-run-record" not in c.metadata.get("tags", [])]
     nb.cells.append(_run_record_cell(record))
     nb.metadata.setdefault("toxlib", {})["last_run"] = record
-    nbformat.write(nb, str(output))
+    _set_papermill_paths(nb, path, output)
+    nbformat.write(nb, str(partial))
+    os.replace(partial, output)
     return record
+
+
+def _set_papermill_paths(nb: nbformat.NotebookNode, path: Path, output: Path) -> None:
+    """papermill's input_path/output_path metadata relative to the repository root, not absolute."""
+    meta = nb.metadata.setdefault("papermill", {})
+    meta["input_path"] = _repo_relative(path)
+    meta["output_path"] = _repo_relative(output)
+
+
+def _finish(partial: Path, target: Path, path: Path, output: Path) -> None:
+    """Move a failed run's partial notebook to ``target`` (facts cell removed, papermill paths relative)."""
+    nb = nbformat.read(str(partial), as_version=4)
+    _pop_kernel_facts(nb)
+    _set_papermill_paths(nb, path, output)
+    nbformat.write(nb, str(partial))
+    os.replace(partial, target)
