@@ -128,8 +128,88 @@ def test_cli_scores_lines_from_stdin():
     out = subprocess.run([sys.executable, "-m", "toxlib", "score", "--scorer", "profanity-svm", "--no-cache"],
                          input="hello friend\nfuck off\n", capture_output=True, text=True, timeout=300)
     lines = out.stdout.strip().splitlines()
-    assert lines[0] == "profanity,scorer,version,error" and len(lines) == 3
-    assert float(lines[2].split(",")[0]) > 0.9 > 0.1 > float(lines[1].split(",")[0])
+    assert lines[0] == "line,text,profanity,scorer,version,error" and len(lines) == 3
+    assert lines[1].startswith("1,hello friend,") and lines[2].startswith("2,fuck off,")
+    assert float(lines[2].split(",")[2]) > 0.9 > 0.1 > float(lines[1].split(",")[2])
+
+
+# --- issue 17: no silent wrong results -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("texts,position", [([None], "texts[0] is NoneType"), (["ok", 3], "texts[1] is int 3"),
+                                            ([float("nan")], "texts[0] is float nan"),
+                                            (["ok", b"bytes"], "texts[1] is bytes")])
+def test_non_text_input_is_refused_with_its_position(tmp_path, texts, position):
+    scorer = LengthScorer()
+    with pytest.raises(TypeError, match=position.replace("[", r"\[").replace("]", r"\]")):
+        scorer.score(texts, cache=False, progress=False)
+    assert scorer.calls == []
+
+
+def test_a_bare_string_is_refused_not_scored_per_character():
+    scorer = LengthScorer()
+    with pytest.raises(TypeError, match=r"single str .*score\(\[text\]\)"):
+        scorer.score("a plain string", cache=False, progress=False)
+    with pytest.raises(TypeError, match="single str"):
+        score("a plain string", scorer=scorer, cache=False, progress=False)
+    assert scorer.calls == []
+
+
+def test_empty_and_whitespace_texts_are_nan_with_an_error_and_not_cached(tmp_path):
+    from toxlib.scorers.base import EMPTY_TEXT
+
+    store = ScoreStore(tmp_path / "s.sqlite")
+    scorer = LengthScorer()
+    table = scorer.score(["", " \t\n ", "ok", "\u3000"], cache=store, progress=False)
+    assert table["toxicity"].isna().tolist() == [True, True, False, True]
+    assert table["error"].tolist() == [EMPTY_TEXT, EMPTY_TEXT, None, EMPTY_TEXT]
+    assert scorer.calls == [["ok"]]  # nothing empty reached the scorer
+    assert set(store.lookup("length@1", ["", " \t\n ", "ok", "\u3000"])) == {"ok"}
+
+
+def test_a_real_scorer_gives_whitespace_no_score(tmp_path):
+    table = score(["   ", "hello friend"], scorer="profanity-svm", cache=False, progress=False)
+    assert np.isnan(table.loc[0, "profanity"]) and table.loc[0, "error"] and table.loc[1, "profanity"] < 0.5
+
+
+def _cli_score(args, data: bytes):
+    done = subprocess.run([sys.executable, "-m", "toxlib", "score", "--scorer", "profanity-svm", "--no-cache",
+                           *args], input=data, capture_output=True, timeout=300)
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+def test_cli_splits_on_newlines_only_and_echoes_each_text(tmp_path):
+    import csv
+    import io
+
+    texts = ["one\u2028still one", "two\u2029still two", "three\x0cstill three", "four\x85still four",
+             "five\vstill five"]
+    path = tmp_path / "in.txt"
+    path.write_bytes("\r\n".join(texts).encode("utf-8") + b"\n")
+    code, out, err = _cli_score([str(path)], b"")
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert code == 0, err
+    assert [r["text"] for r in rows] == texts and [r["line"] for r in rows] == ["1", "2", "3", "4", "5"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "latin1", "directory"])
+def test_cli_score_file_problems_are_one_line_errors(tmp_path, kind):
+    path = tmp_path / "in.txt"
+    if kind == "latin1":
+        path.write_bytes("ok\ncaf\xe9 au lait\n".encode("latin-1"))
+    elif kind == "directory":
+        path.mkdir()
+    code, out, err = _cli_score([str(path)], b"")
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1 and str(path) in err
+    if kind == "latin1":
+        assert "not UTF-8" in err and "line 2" in err
+
+
+def test_cli_exits_non_zero_when_every_row_failed():
+    code, out, err = _cli_score([], b"   \n\t\n")
+    assert code == 1 and "every one of the 2" in err
+    assert len(out.strip().splitlines()) == 3  # the table is still written
+    code, _, err = _cli_score([], b"fine\n  \n")
+    assert code == 0 and "1 of 2" in err
 
 
 def test_options_that_change_scores_change_the_version_and_incomplete_rows_are_rescored(tiny_classifiers, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from toxlib.errors import ToxlibError
+from toxlib.errors import InputFileError, ToxlibError
 
 
 def _data(args) -> int:
@@ -29,11 +29,14 @@ def _data(args) -> int:
 
 
 def _run(args) -> int:
-    from toxlib.runner import run_notebook
+    from pathlib import Path
+
+    from toxlib.runner import default_output, run_notebook
 
     params = dict(args.parameter or [])
     record = run_notebook(args.notebook, params, output=args.output, smoke=args.smoke)
-    print(f"executed {record['notebook']} in {record['wall_s']:.1f} s with {record['parameters']}")
+    written = Path(args.output) if args.output else default_output(Path(args.notebook).resolve(), args.smoke)
+    print(f"executed {record['notebook']} in {record['wall_s']:.1f} s with {record['parameters']}: {written}")
     return 0
 
 
@@ -47,15 +50,50 @@ def _book(args) -> int:
     return 0
 
 
+def read_text_lines(data: bytes, where: str) -> list[str]:
+    """One text per line of ``data``: split on "\\n" (a "\\r" before it dropped) and nothing else, so a Unicode line
+    or paragraph separator or a form feed stays inside its text; a final newline ends the last line.
+    Raises InputFileError naming ``where`` when the bytes are not UTF-8."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputFileError(f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); convert it, "
+                             f"e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def _score(args) -> int:
     from toxlib.scorers import score
 
-    if args.file:
-        with open(args.file, encoding="utf-8") as f:
-            texts = f.read().splitlines()
+    if args.file and args.file != "-":
+        try:
+            with open(args.file, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise InputFileError(f"cannot read {args.file}: {exc.strerror}; give an existing UTF-8 text file, "
+                                 "one text per line (or - for stdin)") from None
+        texts = read_text_lines(data, args.file)
     else:
-        texts = sys.stdin.read().splitlines()
-    score(texts, scorer=args.scorer, cache=not args.no_cache).to_csv(sys.stdout, index=False)
+        texts = read_text_lines(sys.stdin.buffer.read(), "standard input")
+    if not texts:
+        where = args.file if args.file not in (None, "-") else "standard input"
+        raise InputFileError(f"{where} holds no lines to score; give one text per line")
+    table = score(texts, scorer=args.scorer, cache=not args.no_cache)
+    table.insert(0, "text", texts)
+    table.insert(0, "line", range(1, len(texts) + 1))
+    table.to_csv(sys.stdout, index=False)
+    failed = int(table["error"].notna().sum())
+    if failed == len(table):
+        print(f"error: every one of the {failed} text(s) failed to score; first error: {table['error'].iloc[0]}",
+              file=sys.stderr)
+        return 1
+    if failed:
+        print(f"warning: {failed} of {len(table)} text(s) have no score (NaN, reason in the error column)",
+              file=sys.stderr)
     return 0
 
 
@@ -109,7 +147,8 @@ def parser() -> argparse.ArgumentParser:
     book.set_defaults(func=_book)
 
     score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
-    score.add_argument("file", nargs="?", help="text file, one text per line (default: stdin)")
+    score.add_argument("file", nargs="?", help="UTF-8 text file, one text per line, split on newlines only "
+                       "(default or -: stdin); the CSV starts with each text's line number and the text")
     score.add_argument("--scorer", default="distilled", help="scorer name (default distilled; see toxlib.scorers)")
     score.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     score.set_defaults(func=_score)

@@ -2,8 +2,13 @@
 names them, with its name and version on every row, cached by (scorer, version, text).
 
 A scorer subclass sets ``name``, ``version`` and ``attributes`` and implements ``score_batch``; ``Scorer.score``
-adds what every scorer needs: de-duplication, the score cache, chunking (one cache transaction per chunk, so an
-interrupted run resumes where it stopped), a progress bar, and the output table.
+adds what every scorer needs: input checks, de-duplication, the score cache, chunking (one cache transaction per
+chunk, so an interrupted run resumes where it stopped), a progress bar, and the output table.
+
+Input: a list (or Series, tuple, ...) of str. Anything else in it (None, a number, NaN) raises TypeError naming its
+position, and a bare string raises TypeError rather than being scored character by character. An empty or
+whitespace-only text is not sent to the scorer: it gets NaN in every column with the error ``EMPTY_TEXT`` (there is
+nothing to judge; Perspective itself refuses an empty comment). It is not cached.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from toxlib.cache import ScoreStore
+
+#: The error of an empty or whitespace-only text (scored NaN, never sent to a scorer).
+EMPTY_TEXT = "empty or whitespace-only text: nothing to score"
 
 #: Perspective's attribute names, the column names of every score table (a scorer has a subset of them).
 ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack",
@@ -38,6 +46,23 @@ class BatchScores:
         n = len(self.values)
         self.errors = self.errors or [None] * n
         self.keep = self.keep or [True] * n
+
+
+def check_texts(texts) -> list[str]:
+    """``texts`` as a list of str; TypeError for a bare string or bytes, a non-iterable, or an element that is not
+    a str (its position, type and value in the message)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"texts must be a list of strings, got a single {type(texts).__name__} "
+                        f"({str(texts)[:40]!r}); wrap it in a list: score([text])")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__} {text!r}, not str; every text must be a string "
+                            "(drop or fill missing values first, e.g. series.dropna() or series.fillna(''))")
+    return texts
 
 
 class Scorer:
@@ -74,17 +99,20 @@ class Scorer:
             store.add(self.key, rows)
 
     def score(self, texts, cache: bool | ScoreStore = True, progress: bool = True) -> pd.DataFrame:
-        """Score ``texts`` (a list or Series of str).
+        """Score ``texts`` (a list or Series of str; TypeError for anything else, see ``check_texts``).
 
         Returns one row per input text, in order (index 0..n-1), with columns: one per attribute in
         ``self.attributes`` (float in [0, 1], NaN where the text could not be scored), ``scorer``, ``version`` and
-        ``error`` (None, or why the text has no score). ``cache``: True for the default store under
-        ``toxlib.paths.cache_dir()``, a ``ScoreStore``, or False to score everything afresh without storing.
+        ``error`` (None, or why the text has no score; ``EMPTY_TEXT`` for an empty or whitespace-only text).
+        ``cache``: True for the default store under ``toxlib.paths.cache_dir()``, a ``ScoreStore``, or False to
+        score everything afresh without storing.
         """
-        texts = [str(t) for t in texts]
+        texts = check_texts(texts)
         unique = list(dict.fromkeys(texts))
+        empty = {t: ({a: None for a in self.attributes}, EMPTY_TEXT) for t in unique if not t.strip()}
+        unique = [t for t in unique if t not in empty]
         store = ScoreStore() if cache is True else (cache or None)
-        found: dict[str, tuple[dict, str | None]] = store.lookup(self.key, unique) if store else {}
+        found: dict[str, tuple[dict, str | None]] = store.lookup(self.key, unique) if (store and unique) else {}
         # a stored row must hold every attribute of this scorer (an old or foreign row under the same key does not)
         found = {t: row for t, row in found.items() if set(self.attributes) <= set(row[0])}
         todo = sorted((t for t in unique if t not in found), key=len)
@@ -99,6 +127,7 @@ class Scorer:
             bar.close()
             if store and cache is True:
                 store.close()
+        found.update(empty)
         table = pd.DataFrame([{a: found[t][0].get(a) for a in self.attributes} for t in texts],
                              columns=list(self.attributes), dtype=float)
         table["scorer"] = self.name
