@@ -7,7 +7,7 @@ import pytest
 
 from toxlib import data
 from toxlib.data.sources import registry
-from toxlib.errors import DataFormatError, UnknownNameError
+from toxlib.errors import ChecksumMismatchError, DataFormatError, UnknownNameError
 
 RTP_COLUMNS = ["record_id", "filename", "begin", "end", "challenging", "subset", "prompt_text", "continuation_text"]
 
@@ -102,18 +102,24 @@ def test_word_lists():
     assert (rtp["n_words"] > 1).any()
 
 
-def _plant(session_data_dir, name: str, text: str):
-    """Replace a fetched file with ``text``; returns (path, original bytes) to restore it."""
+def _plant(session_data_dir, name: str, text: str, monkeypatch):
+    """Replace a fetched file with ``text`` and make the registry accept those bytes (a changed file is otherwise
+    refused before it is parsed); returns (path, original bytes) to restore it."""
+    import hashlib
+    from dataclasses import replace
+
     path = data.ensure(name)
     assert path == session_data_dir / registry()[name].path
     original = path.read_bytes()
     path.write_text(text, encoding="utf-8")
+    planted = replace(registry()[name], sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    monkeypatch.setitem(registry().sources, name, planted)
     return path, original
 
 
-def test_malformed_json_line_names_file_and_line(session_data_dir):
+def test_malformed_json_line_names_file_and_line(session_data_dir, monkeypatch):
     good = data.ensure("rtp_nontoxic").read_text(encoding="utf-8").splitlines()
-    path, original = _plant(session_data_dir, "rtp_nontoxic", "\n".join(good[:3] + ['{"prompt": {"text": "x"'] + good[3:5]))
+    path, original = _plant(session_data_dir, "rtp_nontoxic", "\n".join(good[:3] + ['{"prompt": {"text": "x"'] + good[3:5]), monkeypatch)
     try:
         with pytest.raises(DataFormatError, match=rf"{path}:4: malformed JSON line in 'rtp_nontoxic'.*fetch"):
             data.load_rtp("nontoxic")
@@ -121,8 +127,8 @@ def test_malformed_json_line_names_file_and_line(session_data_dir):
         path.write_bytes(original)
 
 
-def test_record_missing_a_field_is_an_error(session_data_dir):
-    path, original = _plant(session_data_dir, "rtp_nontoxic", '{"filename": "a", "begin": 0}\n')
+def test_record_missing_a_field_is_an_error(session_data_dir, monkeypatch):
+    path, original = _plant(session_data_dir, "rtp_nontoxic", '{"filename": "a", "begin": 0}\n', monkeypatch)
     try:
         with pytest.raises(DataFormatError, match="record 1: missing field"):
             data.load_rtp("nontoxic")
@@ -130,9 +136,9 @@ def test_record_missing_a_field_is_an_error(session_data_dir):
         path.write_bytes(original)
 
 
-def test_truncated_json_array_names_file(session_data_dir):
+def test_truncated_json_array_names_file(session_data_dir, monkeypatch):
     text = data.ensure("toxigen").read_text(encoding="utf-8")
-    path, original = _plant(session_data_dir, "toxigen", text[:5000])
+    path, original = _plant(session_data_dir, "toxigen", text[:5000], monkeypatch)
     try:
         with pytest.raises(DataFormatError, match=rf"{path}:\d+: malformed JSON in 'toxigen'"):
             data.load_toxigen()
@@ -148,12 +154,23 @@ def test_loaders_fetch_lazily_into_an_empty_data_dir(tmp_path, monkeypatch):
     assert (tmp_path / registry()["sass_benchmark"].path).exists()
 
 
-def test_bad_tweeteval_label_names_file_and_line(session_data_dir):
+def test_bad_tweeteval_label_names_file_and_line(session_data_dir, monkeypatch):
     labels = data.ensure("tweeteval_hate_val_labels").read_text(encoding="utf-8").splitlines()
     labels[4] = "2"
-    path, original = _plant(session_data_dir, "tweeteval_hate_val_labels", "\n".join(labels) + "\n")
+    path, original = _plant(session_data_dir, "tweeteval_hate_val_labels", "\n".join(labels) + "\n", monkeypatch)
     try:
         with pytest.raises(DataFormatError, match=rf"{path}:5: label '2' is not one of"):
             data.load_tweeteval_hate("val")
     finally:
         path.write_bytes(original)
+
+
+def test_a_data_file_cut_short_is_refused_not_loaded_shorter(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_DATA_DIR", str(tmp_path))
+    assert len(data.load_rtp("challenging")) == 1196
+    path = tmp_path / registry()["rtp_challenging"].path
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:600]))  # a download cut at a line boundary
+    with pytest.raises(ChecksumMismatchError) as err:
+        data.load_rtp("challenging")
+    assert str(path) in str(err.value) and "python -m toxlib data fetch rtp_challenging --force" in str(err.value)

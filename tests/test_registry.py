@@ -173,3 +173,29 @@ def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
     bad = subprocess.run([sys.executable, "-m", "toxlib", "data", "fetch", "sass_benchmrk"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and "unknown data source 'sass_benchmrk'" in bad.stderr and "sass_benchmark" in bad.stderr
+
+
+def test_a_present_file_is_rehashed_only_when_its_size_or_mtime_changed(tmp_path, mirror, monkeypatch):
+    import os
+
+    from toxlib.data import sources
+
+    path = fetch("sass_benchmark", mirror=mirror, data_dir=tmp_path)
+    hashed = []
+    real = sources.sha256_of_file
+    monkeypatch.setattr(sources, "sha256_of_file", lambda p: hashed.append(p) or real(p))
+    assert fetch("sass_benchmark", data_dir=tmp_path) == path and hashed == []  # stamp matches: no re-hash
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched, same bytes: re-hashed and accepted
+    fetch("sass_benchmark", data_dir=tmp_path)
+    assert hashed == [path]
+    fetch("sass_benchmark", data_dir=tmp_path)
+    assert hashed == [path]  # stamped again
+
+    raw = bytearray(path.read_bytes())
+    raw[-2] = ord("X") if raw[-2] != ord("X") else ord("Y")  # same size, different bytes
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ChecksumMismatchError, match=rf"{re.escape(str(path))} changed since it was fetched"):
+        fetch("sass_benchmark", data_dir=tmp_path)
+    assert fetch("sass_benchmark", mirror=mirror, data_dir=tmp_path, force=True) == path  # the fix it names
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == registry()["sass_benchmark"].sha256

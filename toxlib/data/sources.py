@@ -1,7 +1,10 @@
 """The data registry (data/sources.yaml) and fetching: download by URL or copy from a mirror, verify sha256.
 
 A file is fetched once into the local data directory (``toxlib.paths.data_dir()``) under its mirror path
-``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use.
+``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use. A file already present is
+checked before every use: a stamp beside it (``.<name>.verified.json``: size, mtime and sha256 of the bytes that were
+verified) lets an unchanged file through without re-hashing; a changed file (a download cut short, an edit) is
+hashed again and refused when its checksum differs.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -93,6 +97,55 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_of_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stamp_path(dest: Path) -> Path:
+    """The verified-file stamp of a data file: a hidden JSON file beside it."""
+    return dest.with_name(f".{dest.name}.verified.json")
+
+
+def _write_stamp(dest: Path, source: Source, stored_sha256: str) -> None:
+    """Record that ``dest`` (as it is now on disk) holds verified bytes of ``source``."""
+    st = dest.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": stored_sha256, "registry_sha256": source.sha256}
+    _atomic_write(stamp_path(dest), json.dumps(stamp).encode())
+
+
+def verify_present(source: Source, dest: Path) -> None:
+    """Check a data file already in the data dir before it is used.
+
+    Unchanged since its last check (same size and mtime as its stamp, same registry entry): accepted without
+    hashing. Otherwise the file is hashed again: a match is stamped and accepted; a mismatch raises
+    ChecksumMismatchError naming the file and the command that replaces it. A file stored with columns dropped
+    (its bytes differ from the registry's by design) can only be checked against its own stamp.
+    """
+    try:
+        stamp = json.loads(stamp_path(dest).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamp = None
+    if not isinstance(stamp, dict) or stamp.get("registry_sha256") != source.sha256:
+        stamp = None
+    st = dest.stat()
+    if stamp and stamp.get("size") == st.st_size and stamp.get("mtime_ns") == st.st_mtime_ns:
+        return
+    expected = stamp.get("sha256") if (stamp and source.drop_columns) else (None if source.drop_columns else
+                                                                             source.sha256)
+    actual = sha256_of_file(dest)
+    if actual != expected:
+        raise ChecksumMismatchError(
+            f"{dest} changed since it was fetched: its sha256 is {actual}, expected "
+            f"{expected or 'unknown (no stamp)'} for {source.name!r}. The file is truncated, edited or not the pinned version; replace it with "
+            f"`python -m toxlib data fetch {source.name} --force` (add --mirror DIR offline)."
+        )
+    _write_stamp(dest, source, actual)
+
+
 def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
     """A requests session that retries connection errors, 429 and 5xx with exponential back-off."""
     retry = Retry(
@@ -163,12 +216,14 @@ def fetch(
     """Make one source present in the local data dir and return its path.
 
     Copies from ``mirror`` (or $TOXLIB_DATA_MIRROR) when given, else downloads the pinned URL.
-    The bytes are checked against the registry's sha256 before anything is written. retries/backoff: HTTP retries
-    on connection errors, 429 and 5xx, with exponential back-off starting at ``backoff`` seconds.
+    The bytes are checked against the registry's sha256 before anything is written; a file already present is
+    checked by ``verify_present`` (ChecksumMismatchError when it changed). retries/backoff: HTTP retries on
+    connection errors, 429 and 5xx, with exponential back-off starting at ``backoff`` seconds.
     """
     source = (reg or registry())[name]
     dest = (data_dir or paths.data_dir()) / source.path
     if dest.exists() and not force:
+        verify_present(source, dest)
         return dest
     mirror_root = Path(mirror).expanduser() if mirror else paths.mirror_dir()
     if mirror_root is not None:
@@ -192,6 +247,7 @@ def fetch(
     if source.drop_columns:
         data = drop_csv_columns(data, source.drop_columns)
     _atomic_write(dest, data)
+    _write_stamp(dest, source, sha256_of(data))
     return dest
 
 
