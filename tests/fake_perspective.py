@@ -12,6 +12,9 @@ Markers in the comment text inject faults, counted per text (``server.tries[text
   [lang]           400 INVALID_ARGUMENT "Attribute TOXICITY does not support request languages: xx"
   [missing]        the last requested attribute is left out of attributeScores
   [redirect]       307 to /elsewhere on this server
+  [trickle]        200 whose body comes one byte every ``server.trickle_seconds`` (shorter than the client's time-out)
+  [trickle-head]   the same from the status line on
+  [str] [bool] [nan]  the first requested attribute's value as the string "0.5", true, or NaN
 A wrong or missing X-Goog-Api-Key gets 403 PERMISSION_DENIED, or with ``bad_key_status=400`` Google's
 400 "API key not valid" answer.
 """
@@ -26,6 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PATH = "/v1alpha1/comments:analyze"
+TRICKLE = "X-Fake-Trickle"  # internal: tells the handler to trickle the answer (never sent)
 
 
 def fake_score(text: str, attribute: str) -> float:
@@ -53,6 +57,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict | bytes, headers: dict | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        trickle = (headers or {}).pop(TRICKLE, None)
+        if trickle:
+            self._trickle(status, data, headers, from_start=trickle == "head")
+            return
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=UTF-8")
@@ -63,6 +71,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:  # the client gave up (time-out)
             pass
+
+    def _trickle(self, status: int, data: bytes, headers: dict, from_start: bool) -> None:
+        """Send the answer one byte every ``trickle_seconds`` (the head at once unless ``from_start``)."""
+        fake = self.server.fake
+        head = (f"HTTP/1.1 {status} OK\r\nContent-Type: application/json; charset=UTF-8\r\n"
+                f"Content-Length: {len(data)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) +
+                "\r\n").encode()
+        raw, start = head + data, 0 if from_start else len(head)
+        try:
+            self.wfile.write(raw[:start])
+            self.wfile.flush()
+            for i in range(start, len(raw)):
+                if fake._stop.wait(fake.trickle_seconds):
+                    break
+                self.wfile.write(raw[i:i + 1])
+                self.wfile.flush()
+        except OSError:  # the client gave up
+            pass
+        self.close_connection = True
 
     def do_POST(self):
         fake = self.server.fake
@@ -89,9 +116,10 @@ class FakePerspective:
     """The fake server, started by ``start()`` or ``with``; ``url`` is its analyze endpoint."""
 
     def __init__(self, key: str = "SECRET-KEY-123", slow_seconds: float = 2.0, retry_after: str = "0",
-                 bad_key_status: int = 403):
+                 bad_key_status: int = 403, trickle_seconds: float = 0.2):
         self.key, self.slow_seconds, self.retry_after, self.bad_key_status = key, slow_seconds, retry_after, \
             bad_key_status
+        self.trickle_seconds = trickle_seconds
         self.requests: list[dict] = []
         self.tries: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -155,8 +183,13 @@ class FakePerspective:
                                       "score": {"value": span_score(text, a), "type": "PROBABILITY"}}],
                       "summaryScore": {"value": fake_score(text, a), "type": "PROBABILITY"}}
                   for a in attributes}
+        for marker, value in (("[str]", "0.5"), ("[bool]", True), ("[nan]", float("nan"))):
+            if marker in text:
+                scores[attributes[0]]["summaryScore"]["value"] = value
         payload = {"attributeScores": scores, "languages": body.get("languages", ["en"]),
                    "detectedLanguages": ["en"]}
         if "[badjson]" in text:
             return 200, json.dumps(payload).encode()[:40], {}
+        if "[trickle-head]" in text or "[trickle]" in text:
+            return 200, payload, {TRICKLE: "head" if "[trickle-head]" in text else "body"}
         return 200, payload, {}

@@ -280,3 +280,69 @@ def test_interrupted_run_keeps_finished_chunks(server, store):
     assert len(done) == 2
     scorer_for(server).score(texts, cache=store, progress=False)
     assert sorted(r["body"]["comment"]["text"] for r in server.requests[2:]) == sorted(set(texts) - set(done))
+
+
+# --- issue 17: a total deadline per request, strict JSON numbers ---------------------------------------------------
+
+def _score_bounded(scorer, texts, path, limit_s: float):
+    """score() in a thread with a score store at ``path``: (table, rows the store holds afterwards) if it finished
+    within ``limit_s``, else the test fails (the fake server's stop releases a hung request afterwards)."""
+    import threading
+
+    done = {}
+
+    def run():
+        with ScoreStore(path) as store:  # SQLite objects stay in the thread that made them
+            done["table"] = scorer.score(texts, cache=store, progress=False)
+            done["stored"] = store.lookup(scorer.key, texts)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(limit_s)
+    assert not worker.is_alive(), f"scoring {texts} took longer than {limit_s} s: no deadline"
+    return done["table"], done["stored"]
+
+
+@pytest.mark.parametrize("marker", ["[trickle]", "[trickle-head]"])
+def test_a_trickling_server_is_cut_off_at_the_deadline(server, tmp_path, marker):
+    server.trickle_seconds = 0.1  # every read returns well within the 0.5 s time-out: only a deadline can stop it
+    scorer = scorer_for(server, deadline=1.0)
+    text = f"{marker} drip"
+    table, stored = _score_bounded(scorer, [text, "a healthy text"], tmp_path / "s.sqlite", limit_s=20)
+    assert math.isnan(table.loc[0, "toxicity"]) and "1 s deadline" in table.loc[0, "error"]
+    assert table.loc[1, list(ATTRIBUTES)].tolist() == pytest.approx(expected("a healthy text"))
+    assert len(server.requests_for(text)) == 1  # no retry starts past the deadline
+    assert set(stored) == {"a healthy text"}  # the cut-off text is not cached: a later run tries again
+
+
+def test_a_hanging_server_costs_one_deadline_not_every_retry(server, tmp_path):
+    server.slow_seconds = 60
+    scorer = scorer_for(server, timeout=0.4, retries=5, backoff_factor=0.0, deadline=1.0)
+    table, stored = _score_bounded(scorer, ["[slow] hangs"], tmp_path / "s.sqlite", limit_s=20)
+    assert "deadline" in table.loc[0, "error"] and math.isnan(table.loc[0, "toxicity"])
+    assert len(server.requests_for("[slow] hangs")) <= 3  # 6 attempts x 0.4 s without the deadline
+    assert stored == {}
+
+
+def test_a_retry_after_beyond_the_deadline_is_not_waited_for(server, tmp_path):
+    server.retry_after = "30"
+    scorer = scorer_for(server, deadline=1.0)
+    table, stored = _score_bounded(scorer, ["[429x1] come back later"], tmp_path / "s.sqlite", limit_s=20)
+    assert "deadline" in table.loc[0, "error"] and len(server.requests_for("[429x1] come back later")) == 1
+
+
+def test_defaults_bound_a_request():
+    import inspect
+
+    defaults = inspect.signature(PerspectiveScorer).parameters
+    assert defaults["deadline"].default <= 60 and defaults["timeout"].default <= defaults["deadline"].default
+
+
+@pytest.mark.parametrize("marker,what", [("[str]", "'0.5' is a JSON str"), ("[bool]", "True is a JSON bool"),
+                                         ("[nan]", "nan is outside")])
+def test_scores_must_be_json_numbers_in_range(server, store, marker, what):
+    scorer = scorer_for(server)
+    text = f"{marker} typed"
+    table = scorer.score([text], cache=store, progress=False)
+    assert table[list(ATTRIBUTES)].isna().all().all() and what in table.loc[0, "error"]
+    assert store.lookup(scorer.key, [text]) == {}  # not cached

@@ -12,13 +12,18 @@ bounds every kind of retry. 429 and 5xx responses are retried because POST is in
 is in ``status_forcelist``, sleeping ``Retry-After`` when the server sends a positive one, otherwise
 ``backoff_factor * 2 ** (n - 1)`` after the n-th consecutive failure (no sleep before the first retry). Read
 time-outs and dropped connections (urllib3's "read" errors) are retried only because POST is in ``allowed_methods``;
-connect errors are retried for any method. Retrying is safe: analyze has no side effects (``doNotStore``). The
-time-out is per socket operation (connect, then each read), not a deadline for the whole request.
+connect errors are retried for any method. Retrying is safe: analyze has no side effects (``doNotStore``).
+
+Two limits bound a request: ``timeout`` per socket operation (connect, then each read), and ``deadline`` for the
+whole request (connect, every read, every retry and its back-off or Retry-After). At the deadline a watchdog shuts
+the connection's socket down, so a server that hangs, or trickles a byte every few seconds, costs at most
+``deadline`` seconds per text; no retry starts, and no back-off sleeps, past it.
 
 Failures never become numbers: the text gets NaN in every column and an error. Which failures are cached (``keep``):
   HTTP 400 (e.g. "Attribute TOXICITY does not support request languages: xx", text too long)  cached: permanent
-  429/5xx after the last retry, time-outs, connection errors, other statuses, malformed JSON,
-  a response that lacks a requested attribute or has a value outside [0, 1]                    not cached: retried
+  429/5xx after the last retry, time-outs, the deadline, connection errors, other statuses, malformed JSON,
+  a response that lacks a requested attribute, or whose value is not a JSON number in [0, 1]
+  (a string such as "0.5", a boolean, NaN)                                                     not cached: retried
 A response missing one attribute gives the whole text NaN (not a partial row), so a cached row is always complete.
 Failures that concern the key or the endpoint rather than a text (401, 403, 404, a 400 "API key not valid") raise
 ``PerspectiveAuthError`` and stop the run; chunks already scored stay cached.
@@ -30,6 +35,7 @@ import logging
 import math
 import os
 import re
+import socket
 import threading
 import time
 from urllib.parse import quote, urlsplit
@@ -37,6 +43,9 @@ from urllib.parse import quote, urlsplit
 import numpy as np
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import MaxRetryError, TimeoutError as Urllib3TimeoutError
 from urllib3.util import Retry
 
 from toxlib.errors import ToxlibError, UnknownNameError
@@ -79,8 +88,57 @@ class RateLimiter:
             time.sleep(slot - now)
 
 
+#: thread id -> monotonic deadline of the request that thread is making
+_DEADLINES: dict[int, float] = {}
+#: thread id -> the urllib3 connection that thread is using (the watchdog shuts its socket down)
+_CONNECTIONS: dict[int, HTTPConnection] = {}
+
+
+class DeadlineExceeded(Urllib3TimeoutError):
+    """The request's total deadline passed (raised inside urllib3, seen by requests as a connection error)."""
+
+
+def _remaining() -> float:
+    return _DEADLINES.get(threading.get_ident(), math.inf) - time.monotonic()
+
+
+class _TrackedConnection:
+    """Mixin: remember which connection the current thread's request uses."""
+
+    def request(self, *args, **kwargs):
+        _CONNECTIONS[threading.get_ident()] = self
+        return super().request(*args, **kwargs)
+
+
+class _HTTPConnection(_TrackedConnection, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_TrackedConnection, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+def _abort(thread_id: int) -> None:
+    """Watchdog: shut down the socket of the connection ``thread_id`` is blocked on (its recv returns at once)."""
+    sock = getattr(_CONNECTIONS.get(thread_id), "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class _Retry(Retry):
-    """urllib3's Retry that logs each retry at WARNING and waits for the rate limiter before it."""
+    """urllib3's Retry that logs each retry at WARNING, waits for the rate limiter before it, and gives up at the
+    current request's deadline (no retry starts and no back-off sleeps past it)."""
 
     limiter: RateLimiter | None = None
 
@@ -90,12 +148,19 @@ class _Retry(Retry):
         return retry
 
     def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        if _remaining() <= 0:
+            raise MaxRetryError(_pool, url, DeadlineExceeded(f"deadline reached ({error or 'no error'})"))
         retry = super().increment(method, url, response, error, _pool, _stacktrace)  # raises when exhausted
         cause = f"HTTP {response.status}" if error is None and response is not None else repr(error)
         log.warning("Perspective request failed (%s); retry %d (%s left)", cause, len(retry.history), retry.total)
         return retry
 
     def sleep(self, response=None) -> None:
+        wait = (self.get_retry_after(response) if response is not None and self.respect_retry_after_header
+                else None)
+        wait = self.get_backoff_time() if wait is None else wait
+        if wait >= _remaining():
+            raise MaxRetryError(None, None, DeadlineExceeded(f"deadline reached: the next retry is {wait:g} s away"))
         super().sleep(response)
         if self.limiter:
             self.limiter.wait()
@@ -107,9 +172,10 @@ class PerspectiveScorer(Scorer):
     attributes: a subset of ``ATTRIBUTES`` (default: all 8; columns come in ``ATTRIBUTES`` order); languages: ISO
     codes sent with every text (empty: let Perspective detect the language); qps: request rate limit, retries
     included (Perspective's default quota is 1; one limiter per scorer instance); timeout: seconds per connect and
-    per read; retries, backoff_factor: urllib3 ``Retry(total=, backoff_factor=)``; url: the analyze endpoint
-    (default: ``$PERSPECTIVE_API_URL``, else Google's; plain http only to a loopback host); do_not_store: ask Google
-    not to keep the texts. ``version`` names what changes the scores (host, API version, attributes, languages), never
+    per read; deadline: seconds for a whole request, retries included (not the rate-limit wait before it);
+    retries, backoff_factor: urllib3 ``Retry(total=, backoff_factor=)``; url: the analyze endpoint (default:
+    ``$PERSPECTIVE_API_URL``, else Google's; plain http only to a loopback host); do_not_store: ask Google not to
+    keep the texts. ``version`` names what changes the scores (host, API version, attributes, languages), never
     the key. Raises ``MissingAPIKeyError`` without ``PERSPECTIVE_API_KEY``, ``UnknownNameError`` for an unknown
     attribute.
     """
@@ -118,8 +184,9 @@ class PerspectiveScorer(Scorer):
     chunk_size = 20  # a cache write and a progress step every ~20 s at the default quota
     description = "Perspective API over HTTP (needs PERSPECTIVE_API_KEY and network)"
 
-    def __init__(self, attributes=ATTRIBUTES, languages=("en",), qps: float = 1.0, timeout: float = 30.0,
-                 retries: int = 5, backoff_factor: float = 1.0, url: str | None = None, do_not_store: bool = True):
+    def __init__(self, attributes=ATTRIBUTES, languages=("en",), qps: float = 1.0, timeout: float = 10.0,
+                 deadline: float = 30.0, retries: int = 5, backoff_factor: float = 1.0, url: str | None = None,
+                 do_not_store: bool = True):
         attributes = (attributes,) if isinstance(attributes, str) else tuple(attributes)
         unknown = [a for a in attributes if a not in ATTRIBUTES]
         if unknown or not attributes:
@@ -129,9 +196,12 @@ class PerspectiveScorer(Scorer):
             languages = (languages,)
         if not qps > 0:
             raise ValueError(f"qps must be > 0 (math.inf for no limit), got {qps!r}")
+        if not (0 < timeout < math.inf and 0 < deadline < math.inf):
+            raise ValueError(f"timeout and deadline must be finite seconds > 0, got {timeout!r} and {deadline!r}")
         self.attributes = tuple(a for a in ATTRIBUTES if a in attributes)
         self.languages = tuple(languages)
         self.qps, self.timeout, self.do_not_store = float(qps), float(timeout), bool(do_not_store)
+        self.deadline = float(deadline)
         self.url = url or os.environ.get(URL_VARIABLE) or DEFAULT_URL
         parts = urlsplit(self.url)
         if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in LOOPBACK):
@@ -150,8 +220,10 @@ class PerspectiveScorer(Scorer):
                        allowed_methods=frozenset({"POST"}), respect_retry_after_header=True, raise_on_status=False)
         retry.limiter = self._limiter
         self._session = requests.Session()
-        self._session.mount("https://", HTTPAdapter(max_retries=retry))
-        self._session.mount("http://", HTTPAdapter(max_retries=retry))
+        for scheme in ("https://", "http://"):
+            adapter = HTTPAdapter(max_retries=retry)
+            adapter.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+            self._session.mount(scheme, adapter)
         self._session.headers["X-Goog-Api-Key"] = self._api_key
 
     def __repr__(self) -> str:
@@ -187,10 +259,23 @@ class PerspectiveScorer(Scorer):
         if self.languages:
             body["languages"] = list(self.languages)
         self._limiter.wait()
+        me = threading.get_ident()
+        _DEADLINES[me] = time.monotonic() + self.deadline
+        watchdog = threading.Timer(self.deadline, _abort, args=(me,))
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            response = self._session.post(self.url, json=body, timeout=self.timeout, allow_redirects=False)
-        except requests.RequestException as e:  # connection errors, time-outs after the last retry
+            per_operation = min(self.timeout, self.deadline)
+            response = self._session.post(self.url, json=body, timeout=per_operation, allow_redirects=False)
+        except requests.RequestException as e:  # connection errors, time-outs after the last retry, the deadline
+            if _remaining() <= 0 or "deadline reached" in str(e):
+                cause = getattr(e.args[0], "reason", e) if e.args else e  # urllib3's MaxRetryError names its cause
+                return None, f"no complete answer within the {self.deadline:g} s deadline per request ({cause})", False
             return None, f"request failed: {e}", False
+        finally:
+            watchdog.cancel()
+            _DEADLINES.pop(me, None)
+            _CONNECTIONS.pop(me, None)
         if response.status_code != 200:
             return self._http_error(response)
         try:
@@ -200,13 +285,16 @@ class PerspectiveScorer(Scorer):
         row, missing = [], []
         for attr in self.attributes:
             try:
-                value = float(scores[attr.upper()]["summaryScore"]["value"])
-            except (KeyError, TypeError, ValueError):
+                value = scores[attr.upper()]["summaryScore"]["value"]
+            except (KeyError, TypeError):
                 missing.append(attr.upper())
                 continue
-            if not 0.0 <= value <= 1.0:
+            # a JSON number only: "0.5" or true would otherwise pass float() and be cached as a score
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None, f"{attr.upper()} score {value!r} is a JSON {type(value).__name__}, not a number", False
+            if not 0.0 <= value <= 1.0:  # NaN fails this too
                 return None, f"{attr.upper()} score {value!r} is outside [0, 1]", False
-            row.append(value)
+            row.append(float(value))
         if missing:
             return None, f"response lacks attribute(s) {', '.join(missing)}", False
         return row, None, True
