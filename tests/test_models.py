@@ -36,6 +36,35 @@ def test_hub_id_offline_says_the_hub_is_unreachable_and_how_to_pass_a_path(tmp_p
     assert "hub cannot be reached" in out and "pass its path" in out and "smollm2-135m" in out
 
 
+def test_unknown_hub_id_without_network_fails_in_seconds_not_after_minutes_of_retries(tmp_path):
+    import socket
+
+    code = ("import time\nfrom toxlib.models import load\nstart = time.monotonic()\n"
+            "try:\n    load('no-such-org/no-such-model')\nexcept Exception as e:\n"
+            "    print(round(time.monotonic() - start, 1), type(e).__name__, e)\n")
+    with socket.socket() as blackhole:  # a hub that accepts connections and never answers
+        blackhole.bind(("127.0.0.1", 0))
+        blackhole.listen(64)
+        env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+        env.update(HF_ENDPOINT=f"http://127.0.0.1:{blackhole.getsockname()[1]}", HF_HOME=str(tmp_path / "hf"),
+                   NO_PROXY="127.0.0.1,localhost")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                             timeout=300).stdout
+    seconds, kind, message = out.split(" ", 2)
+    assert kind == "ModelUnavailableError" and "hub cannot be reached" in message and "127.0.0.1" in message
+    assert float(seconds) < 15  # the probe gives up after 2 s; the hub client alone retries for about a minute
+
+
+def test_hub_probe_is_skipped_when_offline_is_set(monkeypatch):
+    from huggingface_hub import constants
+
+    from toxlib.models import loading
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(loading, "_hub_answers", {})
+    assert loading.hub_reachable() is False and loading._hub_answers == {}  # no probe was sent
+
+
 def test_local_directory_loads_with_a_weights_hash_that_follows_the_weights(tiny_model_dirs, tmp_path):
     from toxlib.models.tiny import tiny_causal_lm
 

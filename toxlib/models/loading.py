@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,37 @@ from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+#: seconds the hub gets to answer the reachability probe (DNS included) before a load falls back to the local cache
+HUB_PROBE_TIMEOUT = 2.0
+_hub_answers: dict[str, bool] = {}
+
+
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """Whether the Hugging Face hub (``HF_ENDPOINT``, default https://huggingface.co) answers an HTTP request
+    within ``timeout`` seconds, name resolution included; False at once when HF_HUB_OFFLINE (or
+    TRANSFORMERS_OFFLINE) is set. Asked once per endpoint and process. Without this, a load offline spends tens of
+    seconds in the hub client's retries before it reports that the hub cannot be reached."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):
+        return False
+    endpoint = constants.ENDPOINT
+    if endpoint not in _hub_answers:
+        import requests
+
+        answered = threading.Event()
+
+        def probe():
+            try:
+                requests.head(endpoint, timeout=timeout, allow_redirects=False)
+                answered.set()
+            except requests.RequestException:
+                pass
+
+        # a thread, because requests' timeout does not bound name resolution
+        threading.Thread(target=probe, daemon=True, name="toxlib-hub-probe").start()
+        _hub_answers[endpoint] = answered.wait(timeout)
+    return _hub_answers[endpoint]
 
 
 @dataclass
@@ -165,23 +197,34 @@ def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
     import transformers
 
     auto = AUTO_CLASSES[kind]
+    # offline, a hub id can still come from the local Hugging Face cache, without the hub client's retries
+    local_only = {} if isinstance(folder, Path) or hub_reachable() else {"local_files_only": True}
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-        model = getattr(transformers, auto).from_pretrained(folder, dtype=dtype)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder, **local_only)
+        model = getattr(transformers, auto).from_pretrained(folder, dtype=dtype, **local_only)
     except OSError as err:
         if isinstance(folder, Path):
             raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: {err}") from err
         usage = " (as a scorer: 'hf:DIR')" if kind == "classifier" else ""
         raise ModelUnavailableError(
             f"{kind} model {name!r} could not be loaded from the Hugging Face hub (bundled language models: "
-            f"{', '.join(known_models())}): the hub cannot be reached from here and the model is not in the local "
-            f"Hugging Face cache. "
+            f"{', '.join(known_models())}): "
+            + (f"the hub cannot be reached from here (no answer from {_hub_endpoint()} within "
+               f"{HUB_PROBE_TIMEOUT:g} s, or HF_HUB_OFFLINE is set) and the model is not in the local Hugging Face "
+               "cache. " if local_only else "the hub does not serve it (check the name) or cannot be reached, and "
+               "it is not in the local Hugging Face cache. ") +
             f"On a machine with hub access, run once `python -c \"import transformers as t; "
             f"t.{auto}.from_pretrained('{name}').save_pretrained('DIR'); "
             f"t.AutoTokenizer.from_pretrained('{name}').save_pretrained('DIR')\"`, copy DIR here and pass its path "
             f"instead of the name{usage}. ({type(err).__name__}: {str(err).splitlines()[0]})"
         ) from err
     return model, tokenizer
+
+
+def _hub_endpoint() -> str:
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
 
 
 def _prepare_tokenizer(tokenizer) -> None:
