@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
-from toxlib.consistency import (ATTRIBUTES, CONDITIONS, TESTS, SpecifiedMethod, attribute_table, checklist,
+from toxlib.papers.debias import (ATTRIBUTES, CONDITIONS, TESTS, SpecifiedMethod, attribute_table, checklist,
                                 instructive_method, instructive_specifications, nonsense_strings, run_protocol,
                                 self_debiasing_method, self_debiasing_specifications)
 from toxlib.generate import DecodingConfig
@@ -251,7 +251,7 @@ def test_scorer_by_name_and_callable(lm, monkeypatch):
 
 
 def test_paper_style_and_tidy_table():
-    from toxlib.consistency import paper_style, tidy_table
+    from toxlib.papers.debias import paper_style, tidy_table
 
     table = table_from({"default": 0.4, "original": 0.1, "opposite": 0.5, "nonsensical": 0.4, "blank": 0.3})
     styled = paper_style(table)
@@ -267,7 +267,7 @@ def test_paper_style_and_tidy_table():
 def test_detectable_difference_matches_the_t_test():
     from scipy import stats
 
-    from toxlib.consistency import detectable_difference
+    from toxlib.papers.debias import detectable_difference
 
     n, share = 400, 0.2
     diff = detectable_difference(n, share)
@@ -284,7 +284,7 @@ def test_detectable_difference_matches_the_t_test():
 def test_paper_tables_reproduce_table5_as_applied():
     """The paper's own averages (Tables 3, 4, 12; 1,199 prompts per set) give Table 5's verdicts under the rules
     as the paper applied them; the stated §3.2 rule fails GPT-3's neutral set (nonsensical and blank below original)."""
-    from toxlib.consistency import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES
+    from toxlib.papers.debias import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES
 
     for key, expected in PAPER_CHECKLIST.items():
         tables = {"adversarial": table_from(PAPER_ADVERSARIAL_AVERAGES[key], n=1199),

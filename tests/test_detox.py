@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.detox import detox_split, perplexity_row
+from toxlib.papers.rtp_detox import detox_split, perplexity_row
 from toxlib.lm_score import sentence_nll, steered_nll
 from toxlib.models import load
-from toxlib.rtp import table2
+from toxlib.papers.rtp import table2
 from toxlib.steer import LogitsSteering, PromptTemplate
 from toxlib.steer.word_filter import WordFilter
 
@@ -83,7 +83,7 @@ def test_detox_split_is_disjoint_and_balanced():
     ppl_records = set(split.perplexity["record_id"])
     assert not ppl_records & set(corpus["record_id"]) and not ppl_records & set(prompts["record_id"])
     # no source document on both sides
-    from toxlib.data.rtp import load_rtp_all
+    from toxlib.data.rtp_records import load_rtp_all
 
     document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
     assert not set(document[list(ppl_records | set(prompts["record_id"]))]) & set(document[corpus["record_id"]])
@@ -101,15 +101,15 @@ def test_table3_groups_by_method():
 
 
 def test_scored_run_groups_unprompted_samples(tiny_lm, monkeypatch):
-    import toxlib.rtp as rtp_module
-    from toxlib.detox import scored_run
+    import toxlib.papers.rtp as rtp_module
+    from toxlib.papers.rtp_detox import scored_run
     from toxlib.generate import RTP_SAMPLING
 
     def fake_scores(generations, scorer="distilled", column="continuation", progress=True):
         return generations.assign(toxicity=[len(t) / 100 for t in generations[column]])
 
     monkeypatch.setattr(rtp_module, "with_scores", fake_scores)
-    monkeypatch.setattr("toxlib.detox.with_scores", fake_scores)
+    monkeypatch.setattr("toxlib.papers.rtp_detox.with_scores", fake_scores)
     split = detox_split(n_toxic=1, n_nontoxic=1, n_perplexity=1, max_corpus=4)
     out = scored_run(tiny_lm, "plain", split, k=3, n_unprompted=2, config=RTP_SAMPLING.with_(max_new_tokens=3),
                      progress=False)
@@ -121,7 +121,7 @@ def test_scored_run_groups_unprompted_samples(tiny_lm, monkeypatch):
 
 
 def test_trained_weights_are_cached_by_effective_settings(tiny_lm, monkeypatch):
-    import toxlib.detox as detox_module
+    import toxlib.papers.rtp_detox as detox_module
     from toxlib.steer import vocab_shift
 
     corpus = pd.DataFrame({"text": ["the quick brown fox", "she said hello", "a fox", "hello there"],

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib import sass
+from toxlib.papers import sass
 from toxlib.metrics import binary_prf
-from toxlib.prompt_classifier import (PROMPTS, answer_token_ids, build_prompts, majority, next_token_probabilities,
+from toxlib.papers.prompt_classifier import (PROMPTS, answer_token_ids, build_prompts, majority, next_token_probabilities,
                                       parse_answer, sampled_reading)
 
 
@@ -104,9 +104,9 @@ def test_a_shared_prefix_computed_once_gives_the_same_probabilities(tiny_lm):
 
 def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_is_missing(tiny_lm, tmp_path,
                                                                                            monkeypatch):
-    from toxlib import prompt_classifier
+    from toxlib.papers import prompt_classifier
     from toxlib.cache import LMScoreStore
-    from toxlib.prompt_classifier import cached_next_token_probabilities
+    from toxlib.papers.prompt_classifier import cached_next_token_probabilities
 
     store = LMScoreStore(tmp_path / "lm.sqlite")
     prompts = build_prompts(["first", "second one", "third"], "few")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib import rtp
+from toxlib.papers import rtp
 from toxlib.generate import DecodingConfig
 
 

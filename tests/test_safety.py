@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.metrics.safety import safety_score, safety_scores
+from toxlib.metrics.safety_score import safety_score, safety_scores
 
 
 def brute_force(harmful, benign) -> float:
@@ -48,7 +48,7 @@ def test_per_group_scores_scale_perplexity_by_toxicity():
 
 
 def test_paper_tables_are_complete():
-    from toxlib import safety
+    from toxlib.papers import safety
 
     assert safety.PAPER_TABLE8.shape == (24, 14) and list(safety.PAPER_TABLE8.columns[1:]) == list(safety.GROUPS)
     assert safety.PAPER_TABLE9.shape == (24, 5) and safety.PAPER_TABLE10.shape == (24, 2)
@@ -61,7 +61,7 @@ def test_paper_tables_are_complete():
 
 
 def test_the_papers_correlations_recompute_from_its_tables():
-    from toxlib import safety
+    from toxlib.papers import safety
 
     table = safety.paper_correlations()
     assert len(table) == 10
@@ -69,7 +69,7 @@ def test_the_papers_correlations_recompute_from_its_tables():
 
 
 def test_group_scores_count_a_sentence_for_each_group_it_names():
-    from toxlib import safety
+    from toxlib.papers import safety
 
     scored = pd.DataFrame({
         "model": "m", "harmful": [True, False, True, False],
@@ -86,7 +86,7 @@ def test_group_scores_count_a_sentence_for_each_group_it_names():
 
 
 def test_log_perplexity_summary_counts_each_sentence_once():
-    from toxlib import safety
+    from toxlib.papers import safety
 
     scored = pd.DataFrame({"model": "m", "harmful": [True, True, False],
                            "log_perplexity": [2.0, 4.0, 1.0]})
@@ -103,7 +103,7 @@ def test_per_group_scores_do_not_depend_on_the_index():
 
 
 def test_dataset_scores_and_paper_rows():
-    from toxlib import safety
+    from toxlib.papers import safety
 
     scored = pd.DataFrame({"model": ["m2", "m2", "m1", "m1"], "harmful": [True, False, True, False],
                            "toxicity_score": [2.25, 1.0, 2.25, 1.0], "perplexity": [45.0, 10.0, 9.0, 10.0]})

@@ -7,10 +7,10 @@ Where things live:
   toxlib.steer     the steering hook: prompt transformations and logits processors
   toxlib.cache     append-only SQLite stores (generations)
   toxlib.lm_score  sentence log-likelihood and perplexity
-  toxlib.bench     python -m toxlib bench generate
   toxlib.metrics   classification metrics and conditional rates
-  toxlib.sass      the SASS paper's tables, built from loaded frames
-  toxlib.describe  data cards and the dataset statistics the papers report
+  toxlib.papers    one home per paper (rtp, rtp_detox, sass, prompt_classifier, debias, safety): printed values,
+                   analysis and the claims each chapter checks
+  toxlib.studies   chapter-only studies: datasets, generation diagnostics and benchmark, scorer comparison
   toxlib.results   where notebooks write tables, figures and claims
   toxlib.runner    papermill execution of one notebook with checked parameters
   toxlib.book      executes the notebooks in _toc.yml and builds the Jupyter Book

@@ -111,8 +111,8 @@ def _train_scorer(args) -> int:
 
 
 def _bench(args) -> int:
-    from toxlib.bench import main_generate
-    from toxlib.scorers.throughput import main_score
+    from toxlib.studies.generation_bench import main_generate
+    from toxlib.studies.scorer_throughput import main_score
 
     return main_score(args) if args.what == "score" else main_generate(args)
 

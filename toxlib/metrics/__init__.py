@@ -1,5 +1,5 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
-``agreement`` (correlation, AUC and calibration of one score against another), ``safety`` (the safety score),
+``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
 ``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve)."""
 
 from toxlib.metrics.agreement import agreement, calibration_bins

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from toxlib.batching import tokenized_batches
-from toxlib.data.rtp import PERSPECTIVE_ATTRIBUTES
+from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
 from toxlib.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.device import configure_cpu_threads, pick_device
 from toxlib.scorers.base import BatchScores, Scorer

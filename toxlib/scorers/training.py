@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from toxlib.data.rtp import load_rtp_all
+from toxlib.data.rtp_records import load_rtp_all
 from toxlib.scorers.distilled import TARGETS, PerspectiveEmulator, base_encoder, quiet_peft
 
 #: Bump when the recipe or the data selection changes (it is part of the scorer's version).

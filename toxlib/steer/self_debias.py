@@ -19,7 +19,7 @@ Matched to the reference implementation, github.com/timoschick/self-debiasing (r
     multiplies the plain probabilities by ``max(exp(-mask * decay_constant), epsilon)``, renormalises, and returns
     the log of the result as the new scores; the prefixed rows then copy the plain row's scores (so, in beam search,
     they make the same choices) and, in sampling, the plain row's sampled token.
-So a prefix here is the exact string put before the input (the specification sets in :mod:`toxlib.consistency`
+So a prefix here is the exact string put before the input (the specification sets in :mod:`toxlib.papers.debias`
 carry the ":\\n"); the empty prefix gives p_biased = p_plain and changes nothing, which is why the paper's blank
 specification is a single space.
 

@@ -34,14 +34,14 @@ letters, digits, ";" and spaces (the characters of the paper's examples, "uf a;w
 fypaoh3fkjnef"), and per specification a sub-sequence of 12-48 characters at a random offset, outer spaces removed.
 """
 
-from toxlib.consistency.checklist import (PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES, TESTS,
+from toxlib.papers.debias.checklist import (PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES, TESTS,
                                           checklist)
-from toxlib.consistency.protocol import (ATTRIBUTES, CONDITIONS, THRESHOLD, SpecifiedMethod, instructive_method,
+from toxlib.papers.debias.protocol import (ATTRIBUTES, CONDITIONS, THRESHOLD, SpecifiedMethod, instructive_method,
                                          paper_prompt_sets, run_protocol, self_debiasing_method)
-from toxlib.consistency.specifications import (NONSENSE_GROUPS, NONSENSE_SEED, SELF_DEBIASING_ATTRIBUTES,
+from toxlib.papers.debias.specifications import (NONSENSE_GROUPS, NONSENSE_SEED, SELF_DEBIASING_ATTRIBUTES,
                                                SELF_DEBIASING_OPPOSITES, instructive_specifications, nonsense_strings,
                                                self_debiasing_prefix, self_debiasing_specifications)
-from toxlib.consistency.tables import attribute_table, detectable_difference, paper_style, tidy_table
+from toxlib.papers.debias.consistency_tables import attribute_table, detectable_difference, paper_style, tidy_table
 
 __all__ = ["ATTRIBUTES", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",

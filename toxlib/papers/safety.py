@@ -12,7 +12,7 @@ import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 
 from toxlib.lm_score import cached_nll
-from toxlib.metrics.safety import safety_scores
+from toxlib.metrics.safety_score import safety_scores
 from toxlib.models import load
 
 #: ToxiGen target-group keys (as in the data) -> the paper's column names, in the paper's order.

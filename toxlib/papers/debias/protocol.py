@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from toxlib.consistency.specifications import NONSENSE_SEED, instructive_specifications, self_debiasing_specifications
+from toxlib.papers.debias.specifications import NONSENSE_SEED, instructive_specifications, self_debiasing_specifications
 from toxlib.generate.config import DecodingConfig
 from toxlib.steer import Steering
 

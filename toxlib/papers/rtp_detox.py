@@ -20,7 +20,7 @@ import pandas as pd
 
 from toxlib.generate import RTP_SAMPLING, DecodingConfig
 from toxlib.metrics.toxicity import TOXIC
-from toxlib.rtp import prompted, stratified_prompts, unprompted_pool, with_scores
+from toxlib.papers.rtp import prompted, stratified_prompts, unprompted_pool, with_scores
 
 
 @dataclass
@@ -61,7 +61,7 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     n_toxic / n_nontoxic: evaluation prompts per class (held-out records hold 422 toxic and about 1,000 non-toxic
     prompts); n_perplexity: perplexity texts; max_corpus: cap on the labelled corpus (None: all, about 8,000
     texts), keeping it balanced. Raises when a part has fewer texts than asked for."""
-    from toxlib.data.rtp import load_rtp_all
+    from toxlib.data.rtp_records import load_rtp_all
     from toxlib.scorers.training import training_texts
 
     texts = training_texts(seed=0)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from toxlib.consistency.protocol import ATTRIBUTES, CONDITIONS, THRESHOLD
+from toxlib.papers.debias.protocol import ATTRIBUTES, CONDITIONS, THRESHOLD
 
 def _indicators(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """0/1 per attribute (NaN where unscored) and "average": the mean of a row's available indicators."""

@@ -155,10 +155,10 @@ def table7(tweets: pd.DataFrame) -> pd.DataFrame:
 def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
                         threshold: float = 0.5) -> tuple[pd.DataFrame, dict[str, str]]:
     """A copy of ``pred`` with, per local scorer {name: ``Scorer.score`` table aligned with pred's rows}, a
-    ``<name>_toxicity`` column (its headline score, see ``toxlib.scorers.compare.headline``) and a ``<name>_label``
+    ``<name>_toxicity`` column (its headline score, see ``toxlib.studies.scorer_comparison.headline``) and a ``<name>_label``
     column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
     Returns (frame, {name: label column}) ready for ``table3``/``table6`` as extra systems."""
-    from toxlib.scorers.compare import headline
+    from toxlib.studies.scorer_comparison import headline
 
     out, systems = pred.copy(), {}
     for name, table in scores.items():
@@ -171,14 +171,14 @@ def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
 
 def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), readings=("next-token", "sampled"),
                          progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Ask each LM ({name: LanguageModel}) the paper's prompts (``toxlib.prompt_classifier``) about every text.
+    """Ask each LM ({name: LanguageModel}) the paper's prompts (``toxlib.papers.prompt_classifier``) about every text.
 
     Returns (labels, systems): labels has one column per system "<name> <SETTING> (<reading>)" with 0/1/NaN per
     text (rows aligned with ``texts``); systems has one row per system with columns system, model, setting,
     reading, n_unparsed_replies (sampled replies that parsed to no answer), n_unparsed_labels (texts whose
     majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")).
     """
-    from toxlib.prompt_classifier import next_token_reading, sampled_reading
+    from toxlib.papers.prompt_classifier import next_token_reading, sampled_reading
 
     labels, rows = {}, []
     for name, lm in lms.items():

@@ -43,7 +43,7 @@ def stratified_prompts(n_toxic: int, n_nontoxic: int, seed: int = 0, record_ids=
 
     Returns columns record_id, prompt_text, prompt_toxicity, prompt_class ("toxic" / "non-toxic"); raises when a
     class has fewer records than asked for."""
-    from toxlib.data.rtp import load_rtp_all
+    from toxlib.data.rtp_records import load_rtp_all
 
     records = load_rtp_all().dropna(subset=["prompt_toxicity"]).drop_duplicates("prompt_text")
     if record_ids is not None:
@@ -62,7 +62,7 @@ def stratified_prompts(n_toxic: int, n_nontoxic: int, seed: int = 0, record_ids=
 def challenging_prompts(n: int | None, seed: int = 0) -> pd.DataFrame:
     """``n`` prompts (None: all 1,196) of the challenging subset, drawn with ``seed``; columns as
     ``stratified_prompts`` with prompt_class "challenging"."""
-    from toxlib.data.rtp import load_rtp
+    from toxlib.data.rtp_records import load_rtp
 
     records = load_rtp("challenging").drop_duplicates("prompt_text")
     if n is not None and n < len(records):

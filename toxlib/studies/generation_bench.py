@@ -47,7 +47,7 @@ def flops_per_token(arch: dict) -> float:
 
 def bench_prompts(n: int, seed: int = 2020) -> list[str]:
     """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
-    from toxlib.data.rtp import load_rtp
+    from toxlib.data.rtp_records import load_rtp
 
     return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
 
@@ -100,7 +100,7 @@ def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLI
 
 def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
     """Corpus perplexity of fixed RTP texts (prompt + continuation of n_texts sample records) in fp32 and bf16."""
-    from toxlib.data.rtp import load_rtp
+    from toxlib.data.rtp_records import load_rtp
     from toxlib.lm_score import corpus_perplexity, sentence_nll
     from toxlib.models import load
 

@@ -18,7 +18,7 @@ OFFLINE_SCORERS = ("distilled", "distilled-fp32", "bilstm", "profanity-svm")
 
 def bench_texts(n: int, seed: int = 2020) -> list[str]:
     """n RTP texts (prompts and continuations of the sample subset), drawn with a fixed seed."""
-    from toxlib.data.rtp import load_rtp
+    from toxlib.data.rtp_records import load_rtp
 
     sample = load_rtp("sample")
     texts = sample["prompt_text"].tolist() + sample["continuation_text"].tolist()

@@ -1,0 +1,8 @@
+"""Chapter-only studies: analyses the book runs that belong to no single paper and that the engine does not need.
+
+  ``datasets``           data cards and dataset statistics, claims of the datasets chapter
+  ``generation``         nucleus diagnostics per decoding step, claims of the generation chapter
+  ``generation_bench``   generation speed against one transformers generate() call per prompt (``bench generate``)
+  ``scorer_comparison``  agreement of each scorer with Perspective and humans, claims of the scorers chapter
+  ``scorer_throughput``  texts per second per scorer (``bench score``)
+"""
