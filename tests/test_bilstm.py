@@ -159,12 +159,15 @@ def test_protocol(scorer):
     attributes = ["toxicity", "severe_toxicity", "profanity", "threat", "insult", "identity_attack"]
     assert list(BiLSTMScorer.attributes) == attributes and len(LABELS) == 6
     assert list(table.columns) == attributes + ["scorer", "version", "error"]
-    assert len(table) == 4 and table["error"].isna().all()
+    from toxlib.scorers.base import EMPTY_TEXT
+
+    assert len(table) == 4 and table["error"].isna().tolist() == [True, False, True, False]
+    assert (table.loc[[1, 3], "error"] == EMPTY_TEXT).all()  # an empty text has no score
     assert (table["scorer"] == "bilstm").all() and (table["version"] == "tox-block-0.1.2-torch-1").all()
-    values = table[attributes].to_numpy()
+    values = table[attributes].to_numpy()[[0, 2]]
     assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
+    assert np.isnan(table[attributes].to_numpy()[[1, 3]]).all()
     assert table.loc[2, "toxicity"] > 0.99
-    assert table.loc[1, attributes].tolist() == table.loc[3, attributes].tolist()
 
 
 def test_missing_package(monkeypatch):
