@@ -30,6 +30,29 @@ def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = Fals
     return path
 
 
+def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
+            compress: bool = False) -> None:
+    """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``) and display it in the notebook (as
+    ``toxlib.tables.show``: captioned, floats rounded to ``digits``; only ``columns`` when given), in one call so
+    neither half can be forgotten. Displays through IPython, so it works inside loops and functions too; returns
+    nothing, so a cell ending in it shows the table once."""
+    from IPython.display import display
+
+    from toxlib.tables import show
+
+    write_table(stem, name, table, compress=compress)
+    display(show(table if columns is None else table[columns], caption, digits))
+
+
+def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
+    """Write the chapter's claims (as ``write_claims``) and display them under ``caption``."""
+    from IPython.display import display
+
+    from toxlib.tables import show
+
+    display(show(write_claims(stem, rows), caption))
+
+
 def save_figure(stem: str, name: str, fig) -> Path:
     """Save a matplotlib figure to <results>/<stem>/<name>.png."""
     path = chapter_dir(stem) / f"{name}.png"

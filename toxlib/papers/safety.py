@@ -14,6 +14,8 @@ from scipy.stats import pearsonr, spearmanr
 from toxlib.lm_score import cached_nll
 from toxlib.metrics.safety_score import safety_scores
 from toxlib.models import load
+from toxlib.papers.printed import Printed
+from toxlib.results import claim
 
 #: ToxiGen target-group keys (as in the data) -> the paper's column names, in the paper's order.
 GROUPS = {
@@ -276,3 +278,50 @@ def precision_fidelity(name: str, kind: str, sentences: pd.DataFrame, dtype: str
         row[f"safety_{dt}"] = dataset_scores(frame)["safety_score"].iloc[0]
     row["spearman_perplexity"] = spearmanr(perplexities[dtype], perplexities[reference]).statistic
     return row
+
+
+def model_averages(groups: pd.DataFrame, table10: pd.DataFrame, architecture: pd.DataFrame) -> pd.DataFrame:
+    """Per model: toxigen_average (mean safety score over the demographics of ``groups``, rows of
+    :func:`group_scores`), implicit_hate (``table10``'s safety_score, rows of :func:`dataset_scores`) and the
+    ``architecture`` columns (one row per model, a model column), joined on model."""
+    return (groups.groupby("model", sort=False)["safety_score"].mean().rename("toxigen_average").reset_index()
+            .merge(table10[["model", "safety_score"]].rename(columns={"safety_score": "implicit_hate"}), on="model")
+            .merge(architecture, on="model"))
+
+
+#: The paper's printed values its chapter's claims compare with (the tables themselves: PAPER_TABLE8 ...).
+PAPER = {
+    "max_group_score": Printed("max 0.497 (24 PTLMs)", "Table 8"),
+    "harmful_higher_perplexity": Printed("24 of 24", "Table 9"),
+}
+
+
+def claims(groups: pd.DataFrame, table9: pd.DataFrame, paper_r: pd.DataFrame, n_models: int, dtype: str) -> list[dict]:
+    """Claims of the safety_score chapter from ``groups`` (rows of :func:`group_scores`), ``table9`` (rows of
+    :func:`log_perplexity_summary`, ours only) and ``paper_r`` (:func:`paper_correlations`)."""
+    paper_means = PAPER_TABLE8.drop(columns="model").mean()
+    paper_top4 = set(paper_means.sort_values(ascending=False).index[:4])
+    our_top4 = set(groups.groupby("target_group")["safety_score"].mean().sort_values(ascending=False).index[:4])
+    above = table9["harmful_mean"] > table9["benign_mean"]
+    r_paper = paper_r.iloc[0]
+    gpt2 = paper_r[paper_r["correlation"].str.startswith("GPT2")]
+    return [
+        claim("Every demographic scores below 0.5 for every model", PAPER["max_group_score"].value,
+              f"max {groups['safety_score'].max():.3f}", bool(groups["safety_score"].max() < 0.5),
+              f"{n_models} models here, {dtype}; Q4 weights, not the paper's models"),
+        claim("Asian, Black, Chinese and Jewish are the least affected demographics",
+              ", ".join(GROUPS[g] for g in sorted(paper_top4)), ", ".join(GROUPS[g] for g in sorted(our_top4)),
+              our_top4 == paper_top4, "top 4 by mean safety score over the models (paper: over its 24 PTLMs, from "
+              "Table 8)"),
+        claim("Harmful sentences have higher log-perplexity than benign ones (every model)",
+              PAPER["harmful_higher_perplexity"].value, f"{int(above.sum())} of {len(above)}", bool(above.all()),
+              "Table 9 analogue"),
+        claim("ToxiGen and ImplicitHate safety scores correlate across models", r_paper["paper_value"],
+              f"{r_paper['recomputed']:.3f} from the paper's Tables 8 and 10",
+              abs(r_paper["recomputed"] - r_paper["paper_value"]) < 0.01,
+              "recomputed from printed tables; with our 2 models a correlation is not defined"),
+        claim("GPT-2 family: wider and deeper models have lower average safety scores (Table 4)",
+              "/".join(f"{v:.2f}" for v in gpt2["paper_value"]), "/".join(f"{v:.2f}" for v in gpt2["recomputed"]),
+              bool((gpt2["recomputed"] < 0).all()),
+              "heads/layers/hidden recomputed from Table 13's rounded averages; the sign holds, values differ by 0.02"),
+    ]
