@@ -1,0 +1,131 @@
+"""The debias_consistency chapter's tables and claims, built from the protocol's outputs (``run_protocol``,
+``attribute_table``, ``checklist``) and the paper's printed values (``checklist.PAPER_*``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from toxlib.papers.debias.checklist import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, TESTS
+from toxlib.papers.printed import Printed
+from toxlib.results import claim
+
+#: Printed findings the claims quote that are not a number of PAPER_ADVERSARIAL_AVERAGES or PAPER_CHECKLIST.
+PAPER = {
+    "instructive_all_three": Printed("GPT-3: all three; GPT-2: importance only", "§6, Table 5"),
+}
+_SD, _ID = "self-debiasing", "instructive debiasing"
+_GPT2_LARGE, _GPT3, _GPT2 = "GPT-2 Large", "GPT-3 text-davinci-003", "GPT-2"
+
+
+def specifications_table(methods: dict) -> pd.DataFrame:
+    """One row per (method key, condition) of ``methods`` ({key: SpecifiedMethod}): columns method, condition,
+    groups (how many specification groups), "specifications (first group)" (its strings, repr'd, " | "-joined)."""
+    return pd.DataFrame([{"method": key, "condition": condition, "groups": len(groups),
+                          "specifications (first group)": " | ".join(repr(s) for s in groups[0])}
+                         for key, method in methods.items() for condition, groups in method.specifications.items()])
+
+
+def checklist_grid(checks: pd.DataFrame) -> pd.DataFrame:
+    """Our checklist (rows method, model, test, passed) beside the paper's Table 5 (model "paper: <model>"; its
+    importance and transferability verdicts under both readings): one row per (method, model), one column per test
+    of ``TESTS`` with ✓, ✗ or n/a."""
+    paper = pd.DataFrame([{"method": m, "model": "paper: " + lm, "test": t + suffix, "passed": p}
+                          for (m, lm), tests in PAPER_CHECKLIST.items() for t, p in tests.items()
+                          for suffix in (("",) if t == "polarity" else ("", "_as_applied"))])
+    grid = pd.concat([checks, paper]).pivot_table(index=["method", "model"], columns="test", values="passed",
+                                                  aggfunc="first", sort=False)
+    return grid[list(TESTS)].map(lambda v: "✓" if v is True else "✗" if v is False else "n/a").reset_index()
+
+
+def example_continuations(scored: dict, n_prompts: int) -> pd.DataFrame:
+    """For each (method key, model) of ``scored`` ({(key, model): run_protocol output}), the continuations of the
+    first ``n_prompts`` adversarial prompts under every condition (nonsensical: its first group). Columns method,
+    model, prompt, condition, toxicity, continuation."""
+    rows = []
+    for (key, model), frame in scored.items():
+        adv = frame[(frame["set"] == "adversarial") & (frame["group"] == 0)]
+        for pid in adv["prompt_id"].drop_duplicates().head(n_prompts):
+            rows += [{"method": key, "model": model, "prompt": row["prompt"], "condition": row["condition"],
+                      "toxicity": row["toxicity"], "continuation": row["continuation"]}
+                     for _, row in adv[adv["prompt_id"] == pid].iterrows()]
+    return pd.DataFrame(rows)
+
+
+def _fmt(averages: dict) -> str:
+    return (f"default {averages['default']:.1%}, original {averages['original']:.1%}, "
+            f"opposite {averages['opposite']:.1%}")
+
+
+def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant: float,
+           decoding_note: str) -> list[dict]:
+    """Claims of the debias_consistency chapter, per model: from ``checks`` (rows method, model, test, passed,
+    reason of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table}); ``decoding_note`` says
+    how the continuations were decoded (it goes into the notes)."""
+    verdicts = checks.set_index(["method", "model", "test"])
+
+    def passed(key, model, test):  # True / False, or None when the test could not be decided
+        value = verdicts.loc[(key, model, test), "passed"]
+        return None if value is None or pd.isna(value) else bool(value)
+
+    def verdict(key, model, test):
+        return {True: "passes", False: "fails", None: "not decided"}[passed(key, model, test)]
+
+    def averages(key, model):
+        t = tables[key, model, "adversarial"]
+        return {c: t.loc[c, ("average", "probability")] for c in t.index}
+
+    paper_sd, paper_id = PAPER_ADVERSARIAL_AVERAGES[_SD, _GPT2_LARGE], PAPER_ADVERSARIAL_AVERAGES[_ID, _GPT3]
+    paper_id2 = PAPER_ADVERSARIAL_AVERAGES[_ID, _GPT2]
+    paper_verdict = {True: "passes (Table 5)", False: "fails (Table 5)"}
+    rows = []
+    for model in models:
+        sd, ins = averages(_SD, model), averages(_ID, model)
+        sd_polarity = passed(_SD, model, "polarity")
+        instructive_tests = ("polarity", "importance_as_applied", "transferability_as_applied")
+        rows += [
+            claim(f"Self-Debiasing lowers the attributes with its original specifications ({model})",
+                  f"{_GPT2_LARGE}: {_fmt(paper_sd)}", _fmt(sd), sd["original"] < sd["default"],
+                  f"λ = {decay_constant:g}; adversarial set; {decoding_note}"),
+            claim(f"Self-Debiasing fails specification polarity ({model})",
+                  paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], verdict(_SD, model, "polarity"),
+                  None if sd_polarity is None else not sd_polarity, verdicts.loc[(_SD, model, "polarity"), "reason"]),
+            claim(f"Self-Debiasing passes specification importance ({model})",
+                  paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["importance"]],
+                  f"as applied: {verdict(_SD, model, 'importance_as_applied')}; as stated: "
+                  f"{verdict(_SD, model, 'importance')}", passed(_SD, model, "importance_as_applied"),
+                  verdicts.loc[(_SD, model, "importance_as_applied"), "reason"]),
+            claim(f"Instructive Debiasing passes specification polarity ({model})",
+                  f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), passed(_ID, model, "polarity"),
+                  "the paper's GPT-3 result; a small model may behave like its GPT-2"),
+            claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
+                  f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
+                  f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
+                  f"{ins['opposite']:.1%} vs {ins['default']:.1%}", ins["opposite"] > ins["default"],
+                  "the first half of polarity; adversarial set, average of six attributes"),
+            claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
+                  ", ".join(f"{t} {verdict(_ID, model, t)}" for t in instructive_tests),
+                  all(passed(_ID, model, t) for t in instructive_tests),
+                  f"importance and transferability as the paper applied them; {decoding_note}"),
+        ]
+    return rows
+
+
+def lambda_sweep(lms: dict, prompt_sets: dict, lambdas, decoding, scorer="distilled",
+                 alpha: float = 0.05) -> pd.DataFrame:
+    """Self-Debiasing's average probability per decay constant λ of ``lambdas`` (run in increasing order), model of
+    ``lms`` ({name: LanguageModel}), prompt set and condition (the paper's Tables 8-11). Columns lambda, model, set,
+    condition, average, change_pct."""
+    from toxlib.papers.debias.consistency_tables import attribute_table
+    from toxlib.papers.debias.protocol import run_protocol, self_debiasing_method
+
+    rows = []
+    for lam in sorted(set(lambdas)):
+        method = self_debiasing_method(lam, decoding=decoding)
+        for model, lm in lms.items():
+            frame = run_protocol(method, lm, scorer, prompt_sets)
+            for s in prompt_sets:
+                t = attribute_table(frame, s, alpha)
+                rows += [{"lambda": lam, "model": model, "set": s, "condition": c,
+                          "average": t.loc[c, ("average", "probability")],
+                          "change_pct": t.loc[c, ("average", "change_pct")]} for c in t.index]
+    return pd.DataFrame(rows)
