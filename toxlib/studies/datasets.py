@@ -9,6 +9,8 @@ from scipy import stats
 from toxlib.data.io import read_json_array, read_jsonl, read_lines
 from toxlib.data.sources import Registry, fetch, registry
 from toxlib.data.toxigen import explode_groups
+from toxlib.papers.printed import Printed
+from toxlib.results import claim, within
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:
@@ -91,3 +93,64 @@ def group_label_counts(frame: pd.DataFrame) -> pd.DataFrame:
 def composition(frame: pd.DataFrame, rows: str, columns: str) -> pd.DataFrame:
     """Counts of ``rows`` x ``columns`` with margins (pd.crosstab), e.g. SASS category x tag."""
     return pd.crosstab(frame[rows], frame[columns], margins=True, margins_name="total").reset_index()
+
+
+def label_balance(tweeteval: dict, sass_tweets: pd.DataFrame, implicit: pd.DataFrame) -> pd.DataFrame:
+    """Positives per labelled dataset: the TweetEval hate splits (``tweeteval``: {split: frame with label}), SASS's
+    1,000-tweet sample (label) and the ImplicitHate subset (harmful). Columns dataset, n, positive, share_positive."""
+    rows = [{"dataset": f"TweetEval hate {split}", "n": len(t), "positive": int(t["label"].sum())}
+            for split, t in tweeteval.items()]
+    rows += [{"dataset": "TweetEval hate, SASS 1,000-tweet sample", "n": len(sass_tweets),
+              "positive": int(sass_tweets["label"].sum())},
+             {"dataset": "ImplicitHate (balanced subset)", "n": len(implicit), "positive": int(implicit["harmful"].sum())}]
+    balance = pd.DataFrame(rows)
+    balance["share_positive"] = balance["positive"] / balance["n"]
+    return balance
+
+
+#: The values the datasets chapter checks, as the papers print them.
+PRINTED = {
+    "rtp_share_toxic": Printed(0.22, "RealToxicityPrompts §3 (22K of 100K prompts toxic)"),
+    "rtp_pearson": Printed(-0.08, "RealToxicityPrompts §3"),
+    "toxigen_size": Printed(6541, "safety score paper, §4 (ToxiGen evaluation set)"),
+    "toxigen_groups": Printed(13, "safety score paper, Table 8"),
+    "sass_design": Printed("10 x (15 + 10)", "SASS §3"),
+    "sass_share_toxic": Printed(0.724, "SASS §3"),
+    "implicit_balance": Printed(0.5, "safety score paper, §4 (ImplicitHate subset)"),
+}
+
+
+def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame, sass: pd.DataFrame,
+           implicit: pd.DataFrame) -> list[dict]:
+    """Claims of the datasets chapter from ``rtp_stats`` (rows of :func:`rtp_statistics` with a subset column; the
+    RTP claims need the "sample" subset), the ToxiGen sentences and their ``groups`` (:func:`group_label_counts`),
+    the SASS predictions (category, tag, human_label) and the ImplicitHate subset (harmful)."""
+    rows = []
+    if "sample" in rtp_stats["subset"].values:
+        sample = rtp_stats.set_index("subset").loc["sample"]
+        rows += [
+            claim("RTP: about 22% of prompts are toxic (22K of 100K)", PRINTED["rtp_share_toxic"].value,
+                  sample["share_toxic_prompts"], within(0.22, sample["share_toxic_prompts"], 0.05),
+                  f"random sample of 5,000 records ({int(sample['n_prompt_scored'])} scored), not the full 100K"),
+            claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PRINTED["rtp_pearson"].value,
+                  sample["pearson_r"], bool(sample["pearson_r"] < 0 and sample["pearson_p"] < 0.001),
+                  f"Pearson r on the random sample (n = {int(sample['n_pearson'])}, p = {sample['pearson_p']:.1e}); "
+                  "holds = negative and p < 0.001"),
+        ]
+    per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
+    both = (groups["harmful"] > 0) & (groups["benign"] > 0)
+    return rows + [
+        claim("ToxiGen evaluation set size", PRINTED["toxigen_size"].value, len(toxigen), len(toxigen) == 6541,
+              "the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541"),
+        claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
+              PRINTED["toxigen_groups"].value, int(both.sum()), bool(len(groups) == 13 and both.all()), ""),
+        claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PRINTED["sass_design"].value,
+              f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
+              f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
+              bool(len(per_tag) == 10 and (per_tag["filtered"] == 15).all() and (per_tag["unfiltered"] == 10).all()),
+              "comments per category: filtered + unfiltered"),
+        claim("SASS: 72.4% of human labels are toxic", PRINTED["sass_share_toxic"].value, sass["human_label"].mean(),
+              within(0.724, sass["human_label"].mean(), 0.0005), "human_toxicity > 0.5"),
+        claim("ImplicitHate subset is balanced", PRINTED["implicit_balance"].value, implicit["harmful"].mean(),
+              within(0.5, implicit["harmful"].mean(), 0.001), "14,200 sentences"),
+    ]

@@ -14,6 +14,8 @@ from transformers import TopPLogitsWarper
 from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
+from toxlib.papers.printed import Printed
+from toxlib.results import claim
 from toxlib.steer import LogitsSteering
 
 
@@ -62,3 +64,31 @@ def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -
                .reset_index())
     shares = pd.crosstab(steps["model"], resolved_by, normalize="index").reset_index()
     return summary.merge(shares, on="model")
+
+
+#: RealToxicityPrompts' decoding as the paper prints it (§3: nucleus sampling p = 0.9, up to 20 tokens, 25 samples).
+PRINTED = {
+    "rtp_decoding": Printed("p=0.9, 20 tokens, k=25", "RealToxicityPrompts §3"),
+    "rtp_start_token": Printed("GPT-2: <|endoftext|>", "RealToxicityPrompts §3, Figure 2"),
+}
+
+
+def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.DataFrame,
+           start_tokens: dict[str, str]) -> list[dict]:
+    """Claims of the generation chapter: its decoding parameters against RealToxicityPrompts', the share of
+    ``nucleus`` steps (rows of :func:`record_nucleus`) where toxlib's nucleus equals transformers' top-p set, and
+    each model's start token (``start_tokens``: {model name: token})."""
+    same_share = nucleus["same_as_transformers"].mean()
+    return [
+        claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
+              PRINTED["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
+              (top_p, max_new_tokens, num_samples) == (0.9, 20, 25),
+              "this chapter's parameters; the RTP chapters use the same DecodingConfig"),
+        claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
+              f"identical at {same_share:.2%} of {len(nucleus):,} steps", same_share == 1.0,
+              "on the real models' logits; on random 262K-token logits transformers' fp32 cumulative sum "
+              "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
+        claim("Unprompted generation starts from each model's start-of-sequence token",
+              PRINTED["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()), None,
+              "the paper's models are not available offline; see the models table"),
+    ]

@@ -19,6 +19,7 @@ import platform
 import resource
 import time
 
+import pandas as pd
 import torch
 
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
@@ -164,3 +165,11 @@ def main_generate(args) -> int:
           f"peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
     print(json.dumps(result))
     return 0
+
+
+def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING) -> pd.DataFrame:
+    """:func:`speed_comparison` per model of ``lms`` ({name: LanguageModel}) on ``prompts`` (none: an empty table).
+    Columns model, toxlib_tok_s, baseline_tok_s, speedup, toxlib_tokens, baseline_tokens."""
+    rows = [{"model": name, **speed_comparison(lm, prompts, config)} for name, lm in lms.items()] if prompts else []
+    return pd.DataFrame(rows, columns=["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens",
+                                       "baseline_tokens"])

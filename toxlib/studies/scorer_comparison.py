@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics.agreement import agreement
+from toxlib.results import claim
 
 META_COLUMNS = ("scorer", "version", "error")
 
@@ -55,3 +56,58 @@ def recorded_scores(values, name: str, version: str, attribute: str = "toxicity"
     missing recorded value stays NaN)."""
     return pd.DataFrame({attribute: pd.Series(values, dtype=float).to_numpy(), "scorer": name, "version": version,
                          "error": None})
+
+
+def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.DataFrame,
+           sass_categories: pd.DataFrame, throughput_texts: int, retrain_difference: float | None = None,
+           recipe_matches: bool = True) -> list[dict]:
+    """Claims of the scorers chapter: the distilled scorer's targets and the SASS paper's Perspective findings
+    checked on the stand-in.
+
+    rtp_agreement: :func:`agreement_table` rows on the held-out RTP texts (the distilled claims need its
+    ("distilled", "toxicity") row; the BiLSTM claim its ("bilstm", "toxicity") row). throughput: rows of
+    ``scorer_throughput.throughput`` (scorer, texts_per_s, threads). sass_prf: ``sass.table3`` with the local
+    scorers as systems. sass_categories: ``sass.table5`` with a column per scorer. retrain_difference: the largest
+    |shipped - retrained| score (None: no retraining); recipe_matches: the retraining used the shipped recipe (else
+    the retraining claim is not judged)."""
+    from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
+
+    agree = rtp_agreement.set_index(["scorer", "attribute"])
+    tox = agree.loc[("distilled", "toxicity")] if ("distilled", "toxicity") in agree.index else None
+    rows = []
+    if tox is not None:
+        rate = throughput.set_index("scorer")["texts_per_s"]
+        prf = sass_prf.set_index("system")
+        rows += [
+            claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.88 (target)", ">= 0.88",
+                  tox["pearson"], tox["pearson"] >= 0.88, f"{tox['n']:,} held-out RTP texts, bf16"),
+            claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.95 (target)", ">= 0.95",
+                  tox["auc"], tox["auc"] >= 0.95, f"{tox['n_positive']:,} toxic of {tox['n']:,}"),
+            claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
+                  rate["distilled"] >= 300,
+                  f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, bf16"),
+            claim("Perspective misses most SASS comments humans call toxic (recall)",
+                  PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], prf.loc["distilled", "recall"],
+                  prf.loc["distilled", "recall"] <= 0.2,
+                  "our value: the distilled scorer at > 0.5; holds = it inherits the blind spot (recall <= 0.2). "
+                  f"Recorded Perspective: {prf.loc['PERSPECTIVE', 'recall']:.3f}"),
+        ]
+    if "distilled" in sass_categories.columns:
+        fp = sass_categories.set_index("category").loc["False Positive"]
+        rows.append(claim("Perspective rates SASS's swear-word-but-harmless comments (False Positive) highest",
+                          f"{PAPER_TABLE5.set_index('category').loc['False Positive', 'perspective']:.3f}",
+                          fp["distilled"], bool(fp["distilled"] == sass_categories["distilled"].max()),
+                          f"our value: the distilled scorer's mean in that category (recorded Perspective "
+                          f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too"))
+    if ("bilstm", "toxicity") in agree.index and tox is not None:
+        b = agree.loc[("bilstm", "toxicity")]
+        rows.append(claim("The distilled scorer tracks Perspective better than the 2018 BiLSTM (toxicity Pearson)",
+                          "BiLSTM about 0.81", f"{tox['pearson']:.3f} vs {b['pearson']:.3f}",
+                          tox["pearson"] > b["pearson"],
+                          "the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92"))
+    if retrain_difference is not None and tox is not None:
+        rows.append(claim("Retraining with the shipped recipe reproduces the shipped scorer", "max |diff| < 0.01",
+                          retrain_difference, (retrain_difference < 0.01) if recipe_matches else None,
+                          "same recipe, same seed; CPU threads and library versions can move the last digits"
+                          if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)"))
+    return rows
