@@ -6,17 +6,76 @@ import pandas as pd
 import pytest
 
 from toxlib import results
+from toxlib.metrics.uncertainty import Interval
 
 
 def test_claims_round_trip_and_collect(results_dir):
-    results.write_claims("chap_a", [results.claim("x is 0.5", 0.5, 0.5004, results.within(0.5, 0.5004, 0.001), "n")])
-    results.write_claims("chap_b", [results.claim("y > z", "1 > 0", "no data", None)])
+    ci = Interval(0.62, 0.55, 0.70, 120, "bootstrap BCa over 120 units")
+    results.write_claims("chap_a", [
+        results.claim("x exceeds 0.5", 0.6, 0.62, interval=ci, threshold=0.5, note="prompts"),
+        results.claim("x is 0.5", 0.5, 0.5004, verdict="holds", note="recorded table"),
+    ])
+    results.write_claims("chap_b", [results.claim("y > z", "1 > 0", "no data")])
     table = results.collect_claims()
     assert table.columns.tolist() == ["chapter"] + results.CLAIM_COLUMNS
-    assert table["chapter"].tolist() == ["chap_a", "chap_b"]
-    assert table["holds"].tolist() == [True, None] and table.loc[0, "our_value"] == "0.5"
-    assert results.claim("c", 1, 2, float("nan"))["holds"] is None
-    assert (results_dir / "chap_a" / "claims.csv").exists()
+    assert table["chapter"].tolist() == ["chap_a", "chap_a", "chap_b"]
+    assert table["verdict"].tolist() == ["holds", "holds", "not judged"]
+    first = table.iloc[0]
+    assert (first["our_value"], first["ci_low"], first["ci_high"], first["n"]) == ("0.62", 0.55, 0.70, 120)
+    assert first["threshold"] == "0.5" and pd.isna(first["n_to_decide"])
+    assert pd.isna(table.loc[1, "ci_low"]) and pd.isna(table.loc[1, "n"])  # an exact fact keeps an empty interval
+    assert "holds" not in table.columns and (results_dir / "chap_a" / "claims.csv").exists()
+    again = results.read_claims(results_dir / "chap_a" / "claims.csv")
+    pd.testing.assert_frame_equal(again, table[table["chapter"] == "chap_a"].drop(columns="chapter"))
+
+
+@pytest.mark.parametrize("interval,threshold,direction,expected", [
+    ((-0.30, -0.10), 0.0, "below", "holds"),     # a clear reduction
+    ((-0.10, 0.05), 0.0, "below", "undecided"),  # the interval contains "no change"
+    ((0.05, 0.20), 0.0, "below", "fails"),       # a reversed effect
+])
+def test_claim_verdict_comes_from_the_interval(interval, threshold, direction, expected):
+    value = sum(interval) / 2
+    row = results.claim("method lowers toxicity", "-0.2", value, interval=interval, n=50, threshold=threshold,
+                        direction=direction)
+    assert row["verdict"] == expected
+    assert (row["n_to_decide"] is not None) == (expected == "undecided")
+
+
+def test_undecided_claim_says_what_would_decide_it():
+    # mean 0.52, se 0.05 over 100 units: per-unit sd 0.5, effect 0.02 -> (2.8016 * 0.5 / 0.02)^2 = 4906 units
+    row = results.claim("above 0.5", "0.6", 0.52, interval=(0.52 - 0.098, 0.52 + 0.098), n=100, threshold=0.5)
+    assert row["verdict"] == "undecided" and row["n_to_decide"] == pytest.approx(4906, rel=0.01)
+    assert f"{row['n_to_decide']:,} units would decide it" in row["note"]
+
+
+def test_exact_fact_is_judged_from_its_value_and_within_band():
+    assert results.claim("dataset has 1,199 prompts", 1199, 1199, threshold=(1199, 1199), direction="within",
+                         verdict="holds")["verdict"] == "holds"
+    assert results.claim("rate above 0.5", "0.6", 0.7, threshold=0.5)["verdict"] == "holds"
+    row = results.claim("matches the paper", 0.5, 0.51, interval=(0.49, 0.53), threshold=(0.48, 0.52),
+                        direction="within")
+    assert row["verdict"] == "undecided" and row["threshold"] == "0.48..0.52" and row["n_to_decide"] is None
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        results.claim("c", 1, 1, verdict="maybe")
+
+
+@pytest.mark.parametrize("holds,expected", [(True, "holds"), (False, "fails"), (None, "not judged"),
+                                             (float("nan"), "not judged")])
+def test_deprecated_holds_still_works(holds, expected):
+    with pytest.warns(DeprecationWarning, match="holds=.*deprecated"):
+        assert results.claim("c", 1, 2, holds=holds)["verdict"] == expected
+    with pytest.warns(DeprecationWarning):
+        assert results.claim("c", 1, 2, holds, "old positional form")["verdict"] == expected
+
+
+def test_collect_reads_the_old_holds_form(results_dir):
+    old = pd.DataFrame({"claim": ["a", "b", "c"], "paper_value": ["1", "2", "3"], "our_value": ["1", "3", "?"],
+                        "holds": ["True", "False", ""], "note": ["", "", "no data"]})
+    results.write_table("old_chapter", "claims", old)
+    table = results.collect_claims()
+    assert table["verdict"].tolist() == ["holds", "fails", "not judged"]
+    assert table["ci_low"].isna().all() and table.columns.tolist() == ["chapter"] + results.CLAIM_COLUMNS
 
 
 def test_collect_rejects_a_claims_file_without_the_columns(results_dir):
@@ -31,9 +90,18 @@ def test_within_is_false_for_nan():
 
 
 def test_claims_summary_counts_by_hand(results_dir):
-    results.write_claims("a", [results.claim("1", 1, 1, True), results.claim("2", 1, 2, False),
-                               results.claim("3", 1, 1, True)])
-    results.write_claims("b", [results.claim("4", 1, "?", None)])
+    results.write_claims("a", [results.claim("1", 1, 1, verdict="holds"), results.claim("2", 1, 2, verdict="fails"),
+                               results.claim("3", 1, 1, verdict="holds"),
+                               results.claim("4", 1, 1, verdict="undecided")])
+    results.write_claims("b", [results.claim("5", 1, "?")])
     summary = results.claims_summary(results.collect_claims()).set_index("chapter")
-    assert summary.loc["a"].tolist() == [2, 1, 0, 3]
-    assert summary.loc["b"].tolist() == [0, 0, 1, 1]
+    assert summary.columns.tolist() == ["holds", "fails", "undecided", "not judged", "total"]
+    assert summary.loc["a"].tolist() == [2, 1, 1, 0, 4]
+    assert summary.loc["b"].tolist() == [0, 0, 0, 1, 1]
+
+
+def test_write_claims_refuses_rows_without_a_verdict(results_dir):
+    row = results.claim("x", 1, 1)
+    row["verdict"] = "probably"
+    with pytest.raises(ValueError, match="verdict among"):
+        results.write_claims("c", [row])

@@ -1,19 +1,29 @@
 """Where notebooks put what they show: tables (CSV), figures (PNG) and claims, under results_dir()/<notebook-stem>/.
 
 Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
-claim, paper_value, our_value, holds, note. ``holds`` is True, False, or empty where the claim cannot be judged.
+claim, paper_value, our_value, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
+``verdict`` is one of holds / fails / undecided / not judged (toxlib.metrics.uncertainty.VERDICTS); ci_low and
+ci_high are the 95% interval of our value (empty for exact facts), n the units it was estimated from, n_to_decide
+the units that would resolve an undecided claim, threshold the value (or "low..high" band) separating holding from
+failing. ``collect_claims`` also reads the earlier form (claim, paper_value, our_value, holds, note).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from toxlib import paths
+from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_interval
+from toxlib.metrics.uncertainty import verdict as interval_verdict
 
-CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "holds", "note"]
+CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "ci_low", "ci_high", "n", "verdict", "note", "n_to_decide",
+                 "threshold"]
+LEGACY_CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "holds", "note"]
+_UNSET = object()
 
 
 def chapter_dir(stem: str) -> Path:
@@ -67,58 +77,156 @@ def within(paper_value: float, our_value: float, tolerance: float) -> bool:
     return abs(float(paper_value) - float(our_value)) <= tolerance + 1e-12
 
 
-def claim(claim: str, paper_value, our_value, holds: bool | None, note: str = "") -> dict:
-    """One row of a claims table. Values are formatted as strings so numbers and ranges mix in one column."""
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+    return str(v)
 
-    def fmt(v):
-        if isinstance(v, float):
-            return "NaN" if math.isnan(v) else f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
-        return str(v)
 
+def _bound(v) -> float | None:
+    """An interval bound as stored: 4 significant digits, None when missing."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return float(f"{float(v):.4g}")
+
+
+def _threshold_text(threshold) -> str:
+    if threshold is None:
+        return ""
+    if isinstance(threshold, (tuple, list)):
+        return "..".join(_fmt(float(t)) for t in threshold)
+    return _fmt(float(threshold))
+
+
+def _legacy_verdict(holds) -> str:
+    if holds is None or pd.isna(holds):
+        return "not judged"
+    return "holds" if bool(holds) else "fails"
+
+
+def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, interval=None, n: int | None = None,
+          threshold=None, direction: str = "above", verdict: str | None = None, n_to_decide: int | None = None
+          ) -> dict:
+    """One row of a claims table (a dict with CLAIM_COLUMNS). Values are formatted as strings so numbers and ranges
+    mix in one column.
+
+    interval: a ``toxlib.metrics.uncertainty.Interval`` (its n is used unless ``n`` is given) or (low, high).
+    threshold, direction: the value separating holding from failing and which side holds ("above", "below", or
+    "within" a (low, high) band); the verdict is then read from the interval (``uncertainty.verdict``), or for a
+    claim without interval from ``our_value`` itself when it is a number (an exact fact). verdict: give it instead
+    for facts no threshold expresses (e.g. a recorded table matching the paper). Without either: "not judged".
+    An undecided claim gets ``n_to_decide`` from its interval (``n_to_decide_from_interval``) unless given, and the
+    note says it. ``holds`` (True/False/None, also as the 4th positional argument) is the deprecated form of
+    ``verdict``; it still works, with a DeprecationWarning.
+    """
+    if holds is not _UNSET:
+        warnings.warn("claim(..., holds=...) is deprecated: pass verdict= or interval= and threshold=",
+                      DeprecationWarning, stacklevel=2)
+        if verdict is None:
+            verdict = _legacy_verdict(holds)
+    low = high = None
+    if isinstance(interval, Interval):
+        low, high = interval.low, interval.high
+        n = interval.n if n is None else n
+    elif interval is not None:
+        low, high = interval
+    low, high = _bound(low), _bound(high)
+    if verdict is None:
+        if threshold is None:
+            verdict = "not judged"
+        elif low is not None and high is not None:
+            verdict = interval_verdict(low, high, threshold, direction)
+        elif isinstance(our_value, (int, float)) and not isinstance(our_value, bool):
+            verdict = interval_verdict(float(our_value), float(our_value), threshold, direction)
+        else:
+            verdict = "not judged"
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    if (verdict == "undecided" and n_to_decide is None and low is not None and n
+            and direction != "within" and isinstance(our_value, (int, float))):
+        n_to_decide = n_to_decide_from_interval(float(our_value), low, high, n, float(threshold))
+    if verdict == "undecided" and n_to_decide is not None:
+        decide = f"about {n_to_decide:,} units would decide it (power 0.8, alpha 0.05, observed variance)"
+        note = f"{note}; {decide}" if note else decide
     return {
         "claim": claim,
-        "paper_value": fmt(paper_value),
-        "our_value": fmt(our_value),
-        "holds": None if holds is None or pd.isna(holds) else bool(holds),
+        "paper_value": _fmt(paper_value),
+        "our_value": _fmt(our_value),
+        "ci_low": low,
+        "ci_high": high,
+        "n": None if n is None else int(n),
+        "verdict": verdict,
         "note": note,
+        "n_to_decide": n_to_decide,
+        "threshold": _threshold_text(threshold),
     }
 
 
 def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
-    """Write the chapter's claims to <results>/<stem>/claims.csv and return them as a DataFrame."""
+    """Write the chapter's claims (rows of ``claim``) to <results>/<stem>/claims.csv and return them as a DataFrame
+    with CLAIM_COLUMNS (n and n_to_decide as nullable integers)."""
     table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     if table["claim"].isna().any() or (table["claim"] == "").any():
         raise ValueError("every claim needs its text")
+    unknown = sorted(set(table["verdict"].dropna()) - set(VERDICTS))
+    if unknown or table["verdict"].isna().any():
+        raise ValueError(f"every claim needs a verdict among {', '.join(VERDICTS)}; got {unknown or 'none'} "
+                         "(build rows with results.claim)")
+    table = _typed(table)
     write_table(stem, "claims", table)
     return table
 
 
-def claims_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per chapter, how many claims hold, do not, or could not be judged.
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    """Claims columns with their types: ci_low/ci_high floats, n/n_to_decide nullable integers, the rest text."""
+    table = table.copy()
+    for col in ("ci_low", "ci_high"):
+        table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").astype(float)
+    for col in ("n", "n_to_decide"):
+        table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").round().astype("Int64")
+    for col in ("threshold", "note"):
+        table[col] = table[col].fillna("").astype(str)
+    return table
 
-    claims: the frame of collect_claims(). Columns: chapter, holds, does_not_hold, not_judged, total.
+
+def claims_summary(claims: pd.DataFrame) -> pd.DataFrame:
+    """Per chapter, how many claims hold, fail, are undecided or were not judged.
+
+    claims: the frame of collect_claims(). Columns: chapter, holds, fails, undecided, not judged, total.
     """
-    holds = claims["holds"]
-    table = pd.DataFrame({"chapter": claims["chapter"], "holds": holds.eq(True), "does_not_hold": holds.eq(False),
-                          "not_judged": holds.isna()})
-    summary = table.groupby("chapter", sort=True).sum().astype(int)
+    counts = pd.crosstab(claims["chapter"], pd.Categorical(claims["verdict"], categories=list(VERDICTS)),
+                         dropna=False)
+    summary = counts.reindex(columns=list(VERDICTS), fill_value=0).astype(int)
+    summary.columns = list(VERDICTS)
     summary["total"] = summary.sum(axis=1)
-    return summary.reset_index()
+    summary.index.name = "chapter"
+    return summary.sort_index().reset_index()
+
+
+def read_claims(path: str | Path) -> pd.DataFrame:
+    """One claims.csv, in the current form (CLAIM_COLUMNS) or the earlier one (claim, paper_value, our_value,
+    holds, note: holds True -> holds, False -> fails, empty -> not judged; no intervals). ValueError naming the
+    file when it has neither set of columns."""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "verdict" not in table.columns and set(LEGACY_CLAIM_COLUMNS) <= set(table.columns):
+        holds = table["holds"].str.lower().map({"true": True, "false": False})
+        table["verdict"] = [_legacy_verdict(h) for h in holds]
+        for col in ("ci_low", "ci_high", "n", "n_to_decide", "threshold"):
+            table[col] = ""
+    missing = set(CLAIM_COLUMNS) - set(table.columns)
+    if missing:
+        raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
+    return _typed(table[CLAIM_COLUMNS])
 
 
 def collect_claims() -> pd.DataFrame:
-    """Every chapter's claims.csv stacked. Columns: chapter + CLAIM_COLUMNS, chapters in name order."""
+    """Every chapter's claims.csv stacked (either form, see ``read_claims``). Columns: chapter + CLAIM_COLUMNS,
+    chapters in name order."""
     frames = []
     for path in sorted(paths.results_dir().glob("*/claims.csv")):
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        missing = set(CLAIM_COLUMNS) - set(table.columns)
-        if missing:
-            raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
-        # holds: True / False, or None where the chapter could not judge the claim
-        holds = table["holds"].str.lower().map({"true": True, "false": False}).astype(object)
-        table["holds"] = holds.where(holds.notna(), None)
+        table = read_claims(path)
         table.insert(0, "chapter", path.parent.name)
-        frames.append(table[["chapter"] + CLAIM_COLUMNS])
+        frames.append(table)
     if not frames:
-        return pd.DataFrame(columns=["chapter"] + CLAIM_COLUMNS)
+        return _typed(pd.DataFrame(columns=["chapter"] + CLAIM_COLUMNS))
     return pd.concat(frames, ignore_index=True)
