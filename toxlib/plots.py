@@ -96,3 +96,63 @@ def bootstrap_curves(curves: pd.DataFrame, by: str, title: str, threshold: float
     ax.legend(frameon=False, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def _threshold_band(text) -> tuple[float, float] | None:
+    """A claims table's threshold cell ("0.5" or "0.48..0.52") as (low, high); None when empty or not numeric."""
+    parts = str(text).split("..") if isinstance(text, str) and text.strip() else []
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        return None
+    return (values[0], values[-1]) if values else None
+
+
+def claims_forest(claims: pd.DataFrame, title: str, wrap: int = 48):
+    """Each claim's value and 95% interval against the threshold that separates holding from failing: one row per
+    claim with its own x scale (claims measure different things), value as a dot, interval as a bar, threshold as
+    a dashed line (a shaded band for "within" claims), coloured by verdict. Call it once per chapter.
+
+    claims: rows with the claims contract's columns (``results.collect_claims``, one chapter). Rows whose value or
+    threshold is not a number are left out (listed in the figure's footnote). Returns the Figure (None when no row
+    can be drawn).
+    """
+    import textwrap
+
+    from toxlib.scorecard import VERDICT_COLOURS
+
+    values = pd.to_numeric(claims["our_value"], errors="coerce")
+    bands = claims["threshold"].map(_threshold_band)
+    drawable = values.notna() & bands.notna()
+    rows = claims[drawable]
+    if rows.empty:
+        return None
+    fig, axes = plt.subplots(len(rows), 1, figsize=(8.5, 0.2 + 0.62 * len(rows)), squeeze=False)
+    for ax, (i, row) in zip(axes[:, 0], rows.iterrows()):
+        value, (t_low, t_high) = values[i], bands[i]
+        low, high = row["ci_low"], row["ci_high"]
+        has_ci = pd.notna(low) and pd.notna(high)
+        colour = VERDICT_COLOURS.get(row["verdict"], "black")
+        points = [value, t_low, t_high] + ([float(low), float(high)] if has_ci else [])
+        span = (max(points) - min(points)) or max(abs(value), 1.0) * 0.1
+        ax.set_xlim(min(points) - 0.15 * span, max(points) + 0.15 * span)
+        if t_low < t_high:
+            ax.axvspan(t_low, t_high, color="0.85")
+        for t in {t_low, t_high}:
+            ax.axvline(t, color="0.3", ls="--", lw=1)
+        if has_ci:
+            ax.hlines(0, float(low), float(high), color=colour, lw=3)
+        ax.plot([value], [0], "o", color=colour, ms=6)
+        ax.set_yticks([0], ["\n".join(textwrap.wrap(str(row["claim"]), wrap)[:2])], fontsize=8)
+        ax.set_ylim(-1, 1)
+        ax.tick_params(axis="x", labelsize=7, pad=1)
+        ax.text(1.01, 0.5, row["verdict"], transform=ax.transAxes, color=colour, fontsize=8, va="center",
+                fontweight="bold")
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+    axes[0, 0].set_title(title, fontsize=10, loc="left")
+    skipped = len(claims) - len(rows)
+    if skipped:
+        fig.text(0.01, 0.0, f"{skipped} claim(s) without a numeric value and threshold are not drawn", fontsize=7)
+    fig.tight_layout(h_pad=0.4)
+    return fig

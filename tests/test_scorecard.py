@@ -1,0 +1,58 @@
+"""The reader's view of the claims: the compact table and the interval figure (toxlib.scorecard, plots.claims_forest)."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from toxlib import plots, results, scorecard  # noqa: E402
+
+
+@pytest.fixture()
+def claims(results_dir):
+    results.write_claims("chap", [
+        results.claim("A method lowers toxicity", "-5%", -0.106, interval=(-0.1446, -0.0714), n=100, threshold=0.0,
+                      direction="below", note="paired bootstrap over prompts"),
+        results.claim("Matches the paper", "0.52", 0.51, interval=(0.49, 0.53), n=100, threshold=(0.48, 0.56),
+                      direction="within"),
+        results.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table"),
+    ])
+    return results.collect_claims()
+
+
+def test_value_and_interval_are_one_string():
+    assert scorecard.value_with_interval("0.78", 0.7412, 0.8234) == "0.78 [0.741, 0.823]"
+    assert scorecard.value_with_interval("1199", float("nan"), float("nan")) == "1199"
+
+
+def test_compact_table_has_the_four_reader_columns(claims):
+    table = scorecard.compact_claims(claims)
+    assert table.columns.tolist() == ["chapter", "claim", "our value [95% CI]", "n", "verdict", "paper_value", "note"]
+    assert table["our value [95% CI]"].tolist() == ["-0.106 [-0.145, -0.0714]", "0.51 [0.49, 0.53]", "0.1/0.2"]
+    assert table["n"].tolist() == ["100", "100", ""]
+
+
+def test_styled_table_is_narrow_and_escaped(claims):
+    page = scorecard.show_claims(claims, "Claims").to_html()
+    assert "table-layout: fixed" in page and "width: 100%" in page
+    assert "Precision &lt;and&gt; recall" in page and "paper: -5% · paired bootstrap over prompts" in page
+    assert len(re.findall(r"<th[ >]", page)) == 5  # chapter, claim, value with interval, n, verdict: nothing wider
+    with pytest.raises(ValueError, match="empty claims table"):
+        scorecard.show_claims(claims.iloc[:0], "none")
+
+
+def test_forest_draws_every_numeric_claim_against_its_threshold(claims):
+    fig = plots.claims_forest(claims, "chap")
+    assert len(fig.axes) == 2  # the recorded-table claim has no number to draw
+    first, band = fig.axes
+    assert first.get_xlim()[0] < -0.1446 and first.get_xlim()[1] > 0.0  # interval and threshold both visible
+    assert [t.get_text() for t in first.texts] == ["holds"]
+    assert any(line.get_xdata()[0] == 0.56 for line in band.get_lines())  # both edges of the band
+    assert plots.claims_forest(claims.iloc[[2]], "none") is None
+    assert pd.isna(claims.loc[2, "ci_low"])

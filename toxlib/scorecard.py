@@ -1,0 +1,77 @@
+"""The claims as a reader sees them: a narrow table (claim, our value with its interval, n, verdict; the paper's
+value and the note on a second line under the claim) that fits a 1300-pixel window without sideways scrolling.
+
+The figure of each claim's interval against its threshold is ``toxlib.plots.claims_forest``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+
+VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not judged": "#6e7781"}
+
+
+def value_with_interval(our_value, low, high, digits: int = 3) -> str:
+    """Our value and its 95% interval as one string, "0.78 [0.74, 0.82]"; the value alone when there is no
+    interval. The bounds are rounded to ``digits`` significant digits (the value is shown as stored)."""
+    if low is None or high is None or any(isinstance(b, float) and math.isnan(b) for b in (low, high)):
+        return str(our_value)
+    return f"{our_value} [{float(low):.{digits}g}, {float(high):.{digits}g}]"
+
+
+def compact_claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """The four columns a reader needs, from claims with the contract's columns (``results.collect_claims`` or
+    one chapter's ``write_claims``): claim, "our value [95% CI]", n, verdict, plus paper_value and note for the
+    second line. Rows in the given order."""
+    out = pd.DataFrame({
+        "claim": claims["claim"].astype(str),
+        "our value [95% CI]": [value_with_interval(v, lo, hi) for v, lo, hi in
+                               zip(claims["our_value"], claims["ci_low"], claims["ci_high"])],
+        "n": [("" if pd.isna(n) else f"{int(n):,}") for n in claims["n"]],
+        "verdict": claims["verdict"].astype(str),
+        "paper_value": claims["paper_value"].astype(str),
+        "note": claims["note"].fillna("").astype(str),
+    })
+    if "chapter" in claims.columns:
+        out.insert(0, "chapter", claims["chapter"].astype(str))
+    return out.reset_index(drop=True)
+
+
+def show_claims(claims: pd.DataFrame, caption: str):
+    """A Styler of ``compact_claims(claims)`` for a notebook: claim (wrapped) with "paper: ... · note" in small grey
+    type beneath it, our value with its interval, n, and the verdict in colour; fixed column widths summing to
+    the page's width, so nothing sits off-screen. Raises ValueError on an empty table."""
+    if claims.empty:
+        raise ValueError(f"refusing to show an empty claims table ({caption!r}): no chapter wrote claims")
+    table = compact_claims(claims)
+
+    def two_lines(row) -> str:
+        under = f"paper: {row['paper_value']}" + (f" · {row['note']}" if row["note"] else "")
+        return (f"{html.escape(row['claim'])}<br><span style='font-size: 0.85em; color: #57606a;'>"
+                f"{html.escape(under)}</span>")
+
+    shown = table.drop(columns=["paper_value", "note"]).map(html.escape).assign(claim=table.apply(two_lines, axis=1))
+    widths = {"chapter": "12%", "claim": "50%", "our value [95% CI]": "20%", "n": "7%", "verdict": "11%"}
+    if "chapter" not in shown.columns:
+        widths["claim"] = "62%"
+    styles = [
+        {"selector": "", "props": "table-layout: fixed; width: 100%; border-collapse: collapse;"},
+        {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold;"},
+        {"selector": "td, th", "props": "padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; "
+                                        "white-space: normal;"},
+    ]
+    styles += [{"selector": f"th.col_heading.col{i}", "props": f"width: {widths[c]};"}
+               for i, c in enumerate(shown.columns)]
+    return (
+        shown.style.hide(axis="index")
+        .format(escape=None)
+        .set_properties(subset=[c for c in shown.columns if c not in ("n", "our value [95% CI]")],
+                        **{"text-align": "left"})
+        .set_properties(subset=["n", "our value [95% CI]"], **{"text-align": "right"})
+        .map(lambda v: f"color: {VERDICT_COLOURS.get(v, 'inherit')}; font-weight: bold;", subset=["verdict"])
+        .set_caption(html.escape(caption))
+        .set_table_styles(styles)
+    )
