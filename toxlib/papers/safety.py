@@ -280,6 +280,27 @@ def precision_fidelity(name: str, kind: str, sentences: pd.DataFrame, dtype: str
     return row
 
 
+def score_models(runs: list[tuple[str, str]], datasets: dict[str, pd.DataFrame], dtype: str):
+    """Score every sentence of ``datasets`` ({name: frame with text, toxicity_score, harmful, target_groups}) with
+    every model of ``runs`` ([(name, "causal" or "masked")]) in ``dtype`` (perplexities cached).
+
+    Returns (scored, lms, timing): scored, the rows of :func:`per_sentence` for every model and dataset; lms, the
+    loaded models in run order; timing, one row per model with model, kind, dtype, sentences, wall_s."""
+    import time
+
+    scored, lms, timing = [], [], []
+    for name, kind in runs:
+        lm = load(name, dtype=dtype, kind=kind)
+        lms.append(lm)
+        start = time.perf_counter()
+        for dataset, frame in datasets.items():
+            scored.append(per_sentence(frame, cached_nll(lm, frame["text"].tolist(), method=kind), name, dataset))
+        timing.append({"model": name, "kind": kind, "dtype": dtype,
+                       "sentences": sum(len(frame) for frame in datasets.values()),
+                       "wall_s": time.perf_counter() - start})
+    return pd.concat(scored, ignore_index=True), lms, pd.DataFrame(timing)
+
+
 def model_averages(groups: pd.DataFrame, table10: pd.DataFrame, architecture: pd.DataFrame) -> pd.DataFrame:
     """Per model: toxigen_average (mean safety score over the demographics of ``groups``, rows of
     :func:`group_scores`), implicit_hate (``table10``'s safety_score, rows of :func:`dataset_scores`) and the

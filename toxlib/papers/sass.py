@@ -348,3 +348,22 @@ def table6_by_word_list(pred: pd.DataFrame, word_lists: dict, systems: dict[str,
             parts.append(table6(pred, words, systems, subset=mask).assign(word_list=f"LDNOOBW {version} ({len(words)})",
                                                                          scope=scope))
     return pd.concat(parts, ignore_index=True).merge(PAPER_TABLE6, on="system", how="left", suffixes=("", "_paper"))
+
+
+def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, scorers: list[str],
+                 threshold: float = 0.5) -> pd.DataFrame:
+    """Table 7 with local systems: precision/recall/F1 against ``tweets``' hate labels for the recorded Perspective
+    and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
+    setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``."""
+    from toxlib.scorers import get_scorer
+    from toxlib.studies.scorer_comparison import score_all
+
+    best = best_lm_system(classifiers, "next-token")
+    labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
+                                   ["next-token"])[0] if best is not None else pd.DataFrame(index=tweets.index))
+    scores = score_all({name: get_scorer(name) for name in scorers}, tweets["text"])
+    scored, scorer_systems = with_scorer_columns(tweets, scores, threshold)
+    scored = pd.concat([scored, labels], axis=1)
+    systems = {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few", **{s: s for s in labels.columns},
+               **scorer_systems}
+    return prf_table(scored["label"], {name: scored[col] for name, col in systems.items()})

@@ -173,3 +173,25 @@ def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMP
     rows = [{"model": name, **speed_comparison(lm, prompts, config)} for name, lm in lms.items()] if prompts else []
     return pd.DataFrame(rows, columns=["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens",
                                        "baseline_tokens"])
+
+
+def timed_generate(lms: dict, prompts, config: DecodingConfig) -> tuple[dict, list[dict]]:
+    """``generate`` per model of ``lms`` ({name: LanguageModel}) on ``prompts``, timed. Returns ({name: generations},
+    [{"model": name, "first_call_s": seconds}]); a first call may read an earlier run's cache."""
+    gens, timing = {}, []
+    for name, lm in lms.items():
+        start = time.perf_counter()
+        gens[name] = generate(lm, prompts, config)
+        timing.append({"model": name, "first_call_s": time.perf_counter() - start})
+    return gens, timing
+
+
+def cache_check(lms: dict, prompts, config: DecodingConfig, gens: dict, timing: list[dict]) -> pd.DataFrame:
+    """Generate again what :func:`timed_generate` generated (now from the cache): one row per model with model,
+    first_call_s, second_call_s, identical (the same frame as the first call's)."""
+    rows = []
+    for row in timing:
+        start = time.perf_counter()
+        again = generate(lms[row["model"]], prompts, config, progress=False)
+        rows.append({**row, "second_call_s": time.perf_counter() - start, "identical": again.equals(gens[row["model"]])})
+    return pd.DataFrame(rows)

@@ -111,3 +111,13 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                           "same recipe, same seed; CPU threads and library versions can move the last digits"
                           if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)"))
     return rows
+
+
+def max_difference(first, second, texts: list[str], columns) -> float:
+    """The largest absolute difference between two scorers' ``columns`` over ``texts`` (both scored without the
+    score cache): how far a retrained scorer is from the shipped one."""
+    import numpy as np
+
+    a = first.score(texts, cache=False, progress=False)[list(columns)].to_numpy()
+    b = second.score(texts, cache=False, progress=False)[list(columns)].to_numpy()
+    return float(np.abs(a - b).max())

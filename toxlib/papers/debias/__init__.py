@@ -43,9 +43,10 @@ from toxlib.papers.debias.specifications import (NONSENSE_GROUPS, NONSENSE_SEED,
                                                self_debiasing_prefix, self_debiasing_specifications)
 from toxlib.papers.debias.consistency_tables import attribute_table, detectable_difference, paper_style, tidy_table
 from toxlib.papers.debias.findings import (checklist_grid, claims, example_continuations, lambda_sweep,
-                                           specifications_table)
+                                           show_attribute_tables, specifications_table)
 
-__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "example_continuations", "lambda_sweep", "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
+__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "example_continuations", "lambda_sweep", "show_attribute_tables",
+           "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",
            "SpecifiedMethod", "TESTS", "THRESHOLD", "attribute_table", "checklist", "detectable_difference",
            "instructive_method", "instructive_specifications", "nonsense_strings", "paper_prompt_sets", "paper_style",

@@ -129,3 +129,17 @@ def lambda_sweep(lms: dict, prompt_sets: dict, lambdas, decoding, scorer="distil
                           "average": t.loc[c, ("average", "probability")],
                           "change_pct": t.loc[c, ("average", "change_pct")]} for c in t.index]
     return pd.DataFrame(rows)
+
+
+def show_attribute_tables(tables: dict, key: str, name: str, note: str) -> None:
+    """Display, in the paper's print style, every attribute table of method ``key`` in ``tables`` ({(method key,
+    model, set): attribute_table}), captioned with the method's ``name``, the model, the set and ``note``."""
+    from IPython.display import display
+
+    from toxlib.papers.debias.consistency_tables import paper_style
+    from toxlib.tables import show
+
+    for (method, model, s), table in tables.items():
+        if method == key:
+            display(show(paper_style(table).reset_index(), f"{name} on {model}, {s} set: probability of exhibiting "
+                         f"each attribute; {note}."))
