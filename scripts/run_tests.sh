@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the test suite: set up .venv with the dev extras, make sure Debian's chromium is there for the
-# browser test, then pytest (the smoke book build and the browser check included). Extra arguments go to pytest.
+# browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
+# check included). Extra arguments go to pytest.
 set -euo pipefail
 TOXLIB_EXTRAS=dev
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
@@ -12,4 +13,5 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "[tests] chromium not found and cannot be installed here: the browser test will fail (install chromium)"
   fi
 fi
+python -m ruff check toxlib tests
 python -m pytest -ra "$@"
