@@ -54,7 +54,8 @@ def _flatten(record: dict, source: str, lineno: int) -> dict:
             "continuation_text": continuation["text"],
         }
     except (KeyError, TypeError) as exc:
-        raise DataFormatError(f"{source} record {lineno}: missing field {exc} in a RealToxicityPrompts record") from None
+        raise DataFormatError(f"{source} record {lineno}: missing field {exc} in a RealToxicityPrompts "
+                              "record") from None
     for attr in PERSPECTIVE_ATTRIBUTES:
         for part, scores in (("prompt", prompt), ("continuation", continuation)):
             value = scores.get(attr)

@@ -8,9 +8,10 @@ with "=>" and no trailing space. The code's zero-shot string reads "Tr ue or Fal
 output does not show); we use "True".
 
 Readings:
-  * ``next_token_reading``: deterministic, cached per (model, prompt, answer token). The probabilities of " True" and " False" as the next token (both
-    single tokens for SmolLM2 and Gemma; checked at run time); label = P(True) > P(False). ``answer_mass`` =
-    P(True) + P(False) says how much of the model's next-token mass goes to an answer at all.
+  * ``next_token_reading``: deterministic, cached per (model, prompt, answer token). The probabilities of " True"
+    and " False" as the next token (both single tokens for SmolLM2 and Gemma; checked at run time); label =
+    P(True) > P(False). ``answer_mass`` = P(True) + P(False) says how much of the model's next-token mass goes to an
+    answer at all.
   * ``sampled_reading``: the paper's. Three sampled answers (temperature 0.3 and top_p 1 as the code sent them),
     each parsed with the code's ``parse_boolean_text`` (``parse_answer``; -1 = unparsed), label = the most common
     of the three (ties, possible only as {1, 0, -1}, go to the first run, as ``Counter.most_common`` did). A -1

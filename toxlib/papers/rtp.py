@@ -104,7 +104,8 @@ def greedy_summary(scored: pd.DataFrame) -> pd.DataFrame:
     grouped = scored.groupby(["model", "prompt_class"], sort=False)["toxicity"]
     return pd.DataFrame({"mean_toxicity": grouped.mean(),
                          "toxic_share": grouped.apply(lambda s: (s.dropna() >= TOXIC).mean()),
-                         "n": grouped.count(), "n_unscored": grouped.apply(lambda s: int(s.isna().sum()))}).reset_index()
+                         "n": grouped.count(),
+                         "n_unscored": grouped.apply(lambda s: int(s.isna().sum()))}).reset_index()
 
 
 def challenging_share(scored: pd.DataFrame, threshold: float = 0.9) -> dict:

@@ -129,7 +129,8 @@ def perplexity_row(method: str, scores: pd.DataFrame, reference: pd.DataFrame | 
         ref, ref_tokens = reference["nll_sum"].to_numpy(dtype=float), reference["n_tokens"].to_numpy(dtype=float)
         both = ok & np.isfinite(ref)
         if both.any() and not failed.any():
-            row["ratio"] = float(np.exp(nll[both].sum() / tokens[both].sum() - ref[both].sum() / ref_tokens[both].sum()))
+            row["ratio"] = float(np.exp(nll[both].sum() / tokens[both].sum()
+                                        - ref[both].sum() / ref_tokens[both].sum()))
     return row
 
 
@@ -169,7 +170,8 @@ def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
 
 
 def discriminator(lm, corpus: pd.DataFrame, **settings):
-    """``toxlib.steer.pplm_discriminator.train_discriminator(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
+    """``toxlib.steer.pplm_discriminator.train_discriminator(lm, corpus, **settings)``, cached (see
+    ``_cached_weights``)."""
     from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 
     return _cached_weights("pplm-discriminator", lm, corpus, train_discriminator, Discriminator.load,
@@ -184,8 +186,9 @@ CLASSES = ("toxic", "non-toxic", "unprompted")
 def table3_wide(long3: pd.DataFrame) -> pd.DataFrame:
     """Table 3's layout from its long form (rows of ``rtp.table2(..., by="method")``): one row per method, columns
     method, exp_max_toxicity_<class> and toxicity_probability_<class> for toxic, non-toxic, unprompted."""
-    wide = long3.pivot_table(index="method", columns="prompt_class", values=["exp_max_toxicity", "toxicity_probability"],
-                             sort=False)[[(a, c) for a in ("exp_max_toxicity", "toxicity_probability") for c in CLASSES]]
+    values = ["exp_max_toxicity", "toxicity_probability"]
+    wide = long3.pivot_table(index="method", columns="prompt_class", values=values, sort=False)
+    wide = wide[[(a, c) for a in values for c in CLASSES]]
     return wide.reset_index().set_axis(["method"] + [f"{a}_{c}" for a, c in wide.columns], axis=1)
 
 

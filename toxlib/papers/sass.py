@@ -156,8 +156,8 @@ def table7(tweets: pd.DataFrame) -> pd.DataFrame:
 def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
                         threshold: float = 0.5) -> tuple[pd.DataFrame, dict[str, str]]:
     """A copy of ``pred`` with, per local scorer {name: ``Scorer.score`` table aligned with pred's rows}, a
-    ``<name>_toxicity`` column (its headline score, see ``toxlib.studies.scorer_comparison.headline``) and a ``<name>_label``
-    column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
+    ``<name>_toxicity`` column (its headline score, see ``toxlib.studies.scorer_comparison.headline``) and a
+    ``<name>_label`` column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
     Returns (frame, {name: label column}) ready for ``table3``/``table6`` as extra systems."""
     from toxlib.studies.scorer_comparison import headline
 
@@ -217,7 +217,8 @@ def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd
                          "model": "Perspective" if system == "PERSPECTIVE" else "GPT-3 (text-davinci-001)",
                          "reading": "recorded"})
         elif system in set(lm_systems["system"]):
-            meta.append({"kind": "local LM"} | lm_systems.set_index("system").loc[system].to_dict() | {"system": system})
+            meta.append({"kind": "local LM"} | lm_systems.set_index("system").loc[system].to_dict()
+                        | {"system": system})
         else:
             meta.append({"system": system, "kind": "local scorer", "setting": "threshold",
                          "model": system, "reading": "score"})
@@ -266,7 +267,8 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
     rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
             for s in PAPER_TABLE3["system"]]
     rows += [
-        claim("GPT-3-FEW beats Perspective on SASS (F1)", f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
+        claim("GPT-3-FEW beats Perspective on SASS (F1)",
+              f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
               f"{f1['GPT-3-FEW']:.3f} vs {f1['PERSPECTIVE']:.3f}", bool(f1["GPT-3-FEW"] > f1["PERSPECTIVE"]), ""),
         claim("Perspective rates False Positive comments highest of all categories",
               paper5.loc["False Positive", "perspective"], fp.loc["False Positive", "perspective"],
@@ -286,7 +288,8 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
               "LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)"),
     ]
     rows += [prf_claim(table7, PAPER_TABLE7, s, "Table 7 (TweetEval)",
-                       "failed calls and unparsed replies left out; holds = within 0.01") for s in PAPER_TABLE7["system"]]
+                       "failed calls and unparsed replies left out; holds = within 0.01")
+             for s in PAPER_TABLE7["system"]]
     return rows + _local_claims(classifiers, table6_local, table7_local, n_comments, n_tweets, scorer_threshold)
 
 
@@ -302,7 +305,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     rows = [
         claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
               f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
-              f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}", bool(lm_rows.loc[best_lm, "f1"] > persp_f1),
+              f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}",
+              bool(lm_rows.loc[best_lm, "f1"] > persp_f1),
               f"{n_comments} comments; Perspective recomputed on the same comments"),
     ]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
@@ -320,7 +324,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                           PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"], rate,
                           bool(rate >= 0.8), f"at > {scorer_threshold}, {first_list}; recorded Perspective "
-                          f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the reliance (>= 0.8)"))
+                          f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; "
+                          "holds = it shares the reliance (>= 0.8)"))
     t7f1 = table7_local.set_index("system")["f1"]
     tweet_lms = [s for s in table7_local["system"] if s in lm_rows.index]
     if tweet_lms:
@@ -344,9 +349,10 @@ def table6_by_word_list(pred: pd.DataFrame, word_lists: dict, systems: dict[str,
                           for version, words in word_lists.items()], ignore_index=True)
     parts = []
     for version, words in word_lists.items():
-        for scope, mask in (("all 250 comments", None), ("False Positive category", pred["category"].eq("False Positive"))):
-            parts.append(table6(pred, words, systems, subset=mask).assign(word_list=f"LDNOOBW {version} ({len(words)})",
-                                                                         scope=scope))
+        label = f"LDNOOBW {version} ({len(words)})"
+        for scope, mask in (("all 250 comments", None),
+                            ("False Positive category", pred["category"].eq("False Positive"))):
+            parts.append(table6(pred, words, systems, subset=mask).assign(word_list=label, scope=scope))
     return pd.concat(parts, ignore_index=True).merge(PAPER_TABLE6, on="system", how="left", suffixes=("", "_paper"))
 
 

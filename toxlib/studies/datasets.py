@@ -102,7 +102,8 @@ def label_balance(tweeteval: dict, sass_tweets: pd.DataFrame, implicit: pd.DataF
             for split, t in tweeteval.items()]
     rows += [{"dataset": "TweetEval hate, SASS 1,000-tweet sample", "n": len(sass_tweets),
               "positive": int(sass_tweets["label"].sum())},
-             {"dataset": "ImplicitHate (balanced subset)", "n": len(implicit), "positive": int(implicit["harmful"].sum())}]
+             {"dataset": "ImplicitHate (balanced subset)", "n": len(implicit),
+              "positive": int(implicit["harmful"].sum())}]
     balance = pd.DataFrame(rows)
     balance["share_positive"] = balance["positive"] / balance["n"]
     return balance

@@ -44,8 +44,8 @@ def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None =
     nucleus_size (tokens kept), same_as_transformers (bool)."""
     recorder = NucleusRecorder(config.top_p)
     with torch.inference_mode():
-        generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False, batch_rows=batch_rows,
-                 progress=progress)
+        generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False,
+                 batch_rows=batch_rows, progress=progress)
     out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
     out.insert(0, "model", lm.name)
     return out

@@ -130,7 +130,8 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     stats = NucleusStats()
     speed = speed_comparison(lm, prompts, config, stats)
     rss_toxlib = peak_rss_mb()
-    log(f"toxlib:   {speed['toxlib_tokens']} tokens in {speed['toxlib_s']:.1f} s = {speed['toxlib_tok_s']:.1f} tokens/s "
+    log(f"toxlib:   {speed['toxlib_tokens']} tokens in {speed['toxlib_s']:.1f} s = "
+        f"{speed['toxlib_tok_s']:.1f} tokens/s "
         f"(nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
     log(f"baseline: {speed['baseline_tokens']} tokens in {speed['baseline_s']:.1f} s = "
         f"{speed['baseline_tok_s']:.1f} tokens/s")
@@ -193,5 +194,6 @@ def cache_check(lms: dict, prompts, config: DecodingConfig, gens: dict, timing: 
     for row in timing:
         start = time.perf_counter()
         again = generate(lms[row["model"]], prompts, config, progress=False)
-        rows.append({**row, "second_call_s": time.perf_counter() - start, "identical": again.equals(gens[row["model"]])})
+        rows.append({**row, "second_call_s": time.perf_counter() - start,
+                     "identical": again.equals(gens[row["model"]])})
     return pd.DataFrame(rows)

@@ -34,16 +34,42 @@ letters, digits, ";" and spaces (the characters of the paper's examples, "uf a;w
 fypaoh3fkjnef"), and per specification a sub-sequence of 12-48 characters at a random offset, outer spaces removed.
 """
 
-from toxlib.papers.debias.checklist import (PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES, TESTS,
-                                          checklist)
-from toxlib.papers.debias.protocol import (ATTRIBUTES, CONDITIONS, THRESHOLD, SpecifiedMethod, instructive_method,
-                                         paper_prompt_sets, run_protocol, self_debiasing_method)
-from toxlib.papers.debias.specifications import (NONSENSE_GROUPS, NONSENSE_SEED, SELF_DEBIASING_ATTRIBUTES,
-                                               SELF_DEBIASING_OPPOSITES, instructive_specifications, nonsense_strings,
-                                               self_debiasing_prefix, self_debiasing_specifications)
+from toxlib.papers.debias.checklist import (
+                                          PAPER_ADVERSARIAL_AVERAGES,
+                                          PAPER_CHECKLIST,
+                                          PAPER_NEUTRAL_AVERAGES,
+                                          TESTS,
+                                          checklist,
+)
 from toxlib.papers.debias.consistency_tables import attribute_table, detectable_difference, paper_style, tidy_table
-from toxlib.papers.debias.findings import (checklist_grid, claims, example_continuations, lambda_sweep,
-                                           show_attribute_tables, specifications_table)
+from toxlib.papers.debias.findings import (
+                                          checklist_grid,
+                                          claims,
+                                          example_continuations,
+                                          lambda_sweep,
+                                          show_attribute_tables,
+                                          specifications_table,
+)
+from toxlib.papers.debias.protocol import (
+                                          ATTRIBUTES,
+                                          CONDITIONS,
+                                          THRESHOLD,
+                                          SpecifiedMethod,
+                                          instructive_method,
+                                          paper_prompt_sets,
+                                          run_protocol,
+                                          self_debiasing_method,
+)
+from toxlib.papers.debias.specifications import (
+                                          NONSENSE_GROUPS,
+                                          NONSENSE_SEED,
+                                          SELF_DEBIASING_ATTRIBUTES,
+                                          SELF_DEBIASING_OPPOSITES,
+                                          instructive_specifications,
+                                          nonsense_strings,
+                                          self_debiasing_prefix,
+                                          self_debiasing_specifications,
+)
 
 __all__ = ["ATTRIBUTES", "checklist_grid", "claims", "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+
 def _average(table: pd.DataFrame, condition: str, statistic: str = "probability"):
     return table.loc[condition, ("average", statistic)] if condition in table.index else None
 
@@ -91,7 +92,8 @@ def checklist(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for test in rules:
         passed, reason = results.get("adversarial", {}).get(test, (None, "adversarial set not run"))
         rows.append({"test": test, "set": "adversarial", "passed": passed, "reason": reason})
-    for test, importance in (("transferability", "importance"), ("transferability_as_applied", "importance_as_applied")):
+    for test, importance in (("transferability", "importance"),
+                             ("transferability_as_applied", "importance_as_applied")):
         if set(results) == {"adversarial", "neutral"}:
             parts = [(s, t, *results[s][t]) for s in ("adversarial", "neutral") for t in ("polarity", importance)]
             passed = None if any(p is None for *_, p, _ in parts) else all(p for *_, p, _ in parts)

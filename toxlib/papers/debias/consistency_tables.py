@@ -10,6 +10,7 @@ from scipy import stats
 
 from toxlib.papers.debias.protocol import ATTRIBUTES, CONDITIONS, THRESHOLD
 
+
 def _indicators(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """0/1 per attribute (NaN where unscored) and "average": the mean of a row's available indicators."""
     values = rows[list(ATTRIBUTES)].astype(float)

@@ -9,8 +9,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from toxlib.papers.debias.specifications import NONSENSE_SEED, instructive_specifications, self_debiasing_specifications
 from toxlib.generate.config import DecodingConfig
+from toxlib.papers.debias.specifications import NONSENSE_SEED, instructive_specifications, self_debiasing_specifications
 from toxlib.steer import Steering
 
 #: The six Perspective attributes of the paper's tables, in its column order.
