@@ -204,8 +204,8 @@ def test_run_record_describes_the_toxlib_the_kernel_imported(tmp_path):
     out = nbformat.read(tmp_path / "rec.out.ipynb", as_version=4)
     assert str(other / "toxlib") in out.cells[-2].outputs[0]["text"]  # the kernel did import the other toxlib
     assert record["toxlib_version"] == "9.9.9-other" and record["commit"] == commit + "+dirty"
-    assert set(record) == {"notebook", "parameters", "smoke", "toxlib_version", "commit", "machine", "finished",
-                           "wall_s"}
+    assert set(record) == {"notebook", "parameters", "profile", "smoke", "toxlib_version", "commit", "machine",
+                           "finished", "wall_s"}
     assert not any("toxlib-run-facts" in c.metadata.get("tags", []) for c in out.cells)  # the probe cell is gone
     assert "9.9.9-other" in out.cells[-1].source
 
@@ -230,3 +230,104 @@ def test_cli_run_bad_notebook_is_a_one_line_error(tmp_path, kind):
     done = subprocess.run([sys.executable, "-m", "toxlib", "run", str(target)], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1 and str(target) in done.stderr
+
+
+# --- issue 14: profiles (default, smoke, paper) declared in one place ---------------------------------------------
+
+def _profiled(tmp_path, meta, name="prof.ipynb"):
+    """A tiny notebook printing its parameters, with metadata toxlib = ``meta``."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("n = 3  # units\nlam = [10.0]  # sweep\nbeams = 1\n")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print('PARAMS', n, lam, beams)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["toxlib"] = meta
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return path
+
+
+def _printed(path):
+    return nbformat.read(path, as_version=4).cells[-2].outputs[0]["text"].strip()
+
+
+PAPER = {"n": 1199, "lam": [10.0, 50.0, 100.0], "beams": 3}
+
+
+def test_profiles_are_read_from_metadata_and_the_old_smoke_key(tmp_path):
+    from toxlib.runner import notebook_profiles, profile_parameters
+
+    path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
+    assert notebook_profiles(path) == {"default": {}, "smoke": {"n": 1}, "paper": PAPER}
+    old = _profiled(tmp_path, {"smoke_parameters": {"n": 2}}, "old.ipynb")
+    assert notebook_profiles(old) == {"default": {}, "smoke": {"n": 2}}
+    with pytest.raises(ParameterError, match="declares no 'paper' profile.*toxlib.profiles.paper"):
+        profile_parameters(old, "paper")
+    with pytest.raises(UnknownNameError, match="unknown profile 'huge'"):
+        profile_parameters(path, "huge")
+    with pytest.raises(UnknownNameError, match="unknown profile\\(s\\) papr"):
+        notebook_profiles(_profiled(tmp_path, {"profiles": {"papr": {}}}, "typo.ipynb"))
+
+
+def test_run_with_each_profile_and_p_overrides(tmp_path, monkeypatch):
+    from toxlib import paths
+
+    monkeypatch.setattr(paths, "smoke_dir", lambda: tmp_path / "smoke")
+    path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
+    record = run_notebook(path, output=tmp_path / "paper.ipynb", profile="paper", progress=False)
+    assert record["profile"] == "paper" and record["smoke"] is False and record["parameters"] == PAPER
+    assert _printed(tmp_path / "paper.ipynb") == "PARAMS 1199 [10.0, 50.0, 100.0] 3"
+    assert "with the paper profile" in nbformat.read(tmp_path / "paper.ipynb", as_version=4).cells[-1].source
+    record = run_notebook(path, {"beams": "1"}, output=tmp_path / "p1.ipynb", profile="paper", progress=False)
+    assert _printed(tmp_path / "p1.ipynb") == "PARAMS 1199 [10.0, 50.0, 100.0] 1"  # -p wins over the profile
+    run_notebook(path, output=tmp_path / "d.ipynb", profile="default", progress=False)
+    assert _printed(tmp_path / "d.ipynb") == "PARAMS 3 [10.0] 1"
+    record = run_notebook(path, output=tmp_path / "s.ipynb", smoke=True, progress=False)  # the old alias
+    assert record["profile"] == "smoke" and _printed(tmp_path / "s.ipynb") == "PARAMS 1 [10.0] 1"
+    with pytest.raises(ParameterError, match="cannot be combined"):
+        run_notebook(path, smoke=True, profile="paper", progress=False)
+
+
+def test_profile_with_an_unknown_parameter_is_refused(tmp_path):
+    path = _profiled(tmp_path, {"profiles": {"paper": {"n_promtps": 1199}}})
+    with pytest.raises(UnknownNameError, match="n_promtps"):
+        run_notebook(path, output=tmp_path / "x.ipynb", profile="paper", progress=False)
+
+
+def test_cli_profile_and_smoke_alias(tmp_path):
+    path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
+    out = tmp_path / "cli.ipynb"
+    done = subprocess.run([sys.executable, "-m", "toxlib", "run", str(path), "--profile", "paper", "-p", "n", "7",
+                           "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "(paper profile)" in done.stdout and _printed(out) == "PARAMS 7 [10.0, 50.0, 100.0] 3"
+    done = subprocess.run([sys.executable, "-m", "toxlib", "run", str(path), "--smoke", "--profile", "paper"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "cannot be combined" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_book_profile_is_checked_for_every_chapter_before_any_runs(tmp_path, monkeypatch):
+    from toxlib import book, paths
+
+    root = tmp_path / "proj"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n- file: notebooks/a\n"
+                                   "- file: notebooks/b\n- file: notebooks/card\n")
+    _profiled(root / "notebooks", {"profiles": {"paper": PAPER}}, "a.ipynb")
+    _profiled(root / "notebooks", {"smoke_parameters": {"n": 1}}, "b.ipynb")  # no paper profile
+    _profiled(root / "notebooks", {"aggregate": True}, "card.ipynb")
+    monkeypatch.setattr(paths, "project_root", lambda: root)
+    ran = []
+    monkeypatch.setattr(book, "run_notebook", lambda nb, **kw: ran.append((nb.stem, kw["profile"])) or {})
+    monkeypatch.setattr(book, "build_html", lambda source, work: work / "html")
+    monkeypatch.setattr(book, "stage_sources", lambda root, staging: root)
+    with pytest.raises(ParameterError, match="b.ipynb declares no 'paper' profile"):
+        book.build_book(profile="paper")
+    assert ran == []  # nothing ran before the missing profile was found
+    book.build_book(profile="paper", only=["a"])
+    assert ran == [("a", "paper"), ("card", "default")]  # the scorecard has no paper profile: its defaults
+    ran.clear()
+    book.build_book(profile="default")
+    assert ran == [("a", "default"), ("b", "default"), ("card", "default")]
+    with pytest.raises(UnknownNameError, match="unknown profile"):
+        book.build_book(profile="huge")

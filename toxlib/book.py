@@ -4,7 +4,8 @@ A full build executes the notebooks in place (their outputs are the committed "l
 results under data/results/; the HTML is built from a copy of the sources in _build/src. A smoke build
 (``smoke=True``, for CI) copies the book sources into a staging directory, runs each notebook with its tiny smoke
 parameters there, with results written inside the staging directory, so the committed notebooks and results are
-never overwritten by a smoke run.
+never overwritten by a smoke run. A paper build (``profile="paper"``: every chapter with its paper profile, see
+``toxlib.runner``) is a real run: it executes in place and writes data/results/, like a default build.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import nbformat
 import yaml
 
 from toxlib import paths
-from toxlib.errors import BookBuildError, UnknownNameError
-from toxlib.runner import run_notebook
+from toxlib.errors import BookBuildError, ParameterError, UnknownNameError
+from toxlib.runner import PROFILES, profile_parameters, run_notebook
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks")
 
@@ -86,15 +87,25 @@ def build_book(
     smoke: bool = False,
     workdir: str | Path | None = None,
     execute: bool = True,
+    profile: str | None = None,
 ) -> dict:
     """Execute the table of contents' notebooks and build the HTML.
 
     only: notebook stems to execute (others keep their committed outputs); unknown stems raise UnknownNameError.
-    smoke: tiny parameters in a staging copy under ``workdir`` (default <project>/_build/smoke).
+    smoke: tiny parameters in a staging copy under ``workdir`` (default <project>/_build/smoke); the same as
+    profile="smoke". profile: "default", "smoke" or "paper" (each notebook's profile of that name; an aggregating
+    notebook such as the scorecard runs with its defaults when it declares none). Every notebook's profile is
+    checked before the first one runs.
     Returns {"html": path of the HTML folder, "runs": [run record per executed notebook], "wall_s": seconds}.
     """
     started = time.perf_counter()
     root = paths.project_root()
+    if profile not in (None, *PROFILES):
+        raise UnknownNameError(f"unknown profile {profile!r}; profiles are {', '.join(PROFILES)}")
+    if smoke and profile not in (None, "smoke"):
+        raise BookBuildError(f"--smoke is the smoke profile; it cannot be combined with profile {profile!r}")
+    smoke = smoke or profile == "smoke"
+    profile = profile or ("smoke" if smoke else "default")
     if smoke:
         work = Path(workdir) if workdir else root / "_build" / "smoke"
         source = stage_sources(root, work / "src")
@@ -112,11 +123,28 @@ def build_book(
         notebooks = [nb for s, nb in stems.items() if s in set(only) or is_aggregate(nb)]
     runs = []
     if execute:
+        chosen = {nb: _book_profile(nb, profile) for nb in notebooks}  # a missing profile fails before any run
         for nb in notebooks:
-            print(f"[toxlib] executing {nb.relative_to(source)}{' (smoke parameters)' if smoke else ''}", flush=True)
-            runs.append(run_notebook(nb, output=nb, smoke=smoke, env=env))  # in place (the staging copy when smoke)
+            shown = "" if chosen[nb] == "default" else f" ({chosen[nb]} profile)"
+            print(f"[toxlib] executing {nb.relative_to(source)}{shown}", flush=True)
+            # in place (the staging copy when smoke)
+            runs.append(run_notebook(nb, output=nb, env=env, profile=chosen[nb]))
     print("[toxlib] building HTML with jupyter-book", flush=True)
     # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
     staged = source if smoke else stage_sources(root, work / "_build" / "src")
     html = build_html(staged, work)
     return {"html": html, "runs": runs, "wall_s": time.perf_counter() - started}
+
+
+def _book_profile(notebook: Path, profile: str) -> str:
+    """The profile ``notebook`` runs with in a ``profile`` build: that profile, or the defaults for an aggregating
+    notebook that does not declare it; ParameterError (from profile_parameters) for a chapter that does not."""
+    if profile in ("default", "smoke"):
+        return profile
+    try:
+        profile_parameters(notebook, profile)
+    except ParameterError:
+        if is_aggregate(notebook):
+            return "default"
+        raise
+    return profile

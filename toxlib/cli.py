@@ -34,16 +34,27 @@ def _run(args) -> int:
     from toxlib.runner import default_output, run_notebook
 
     params = dict(args.parameter or [])
-    record = run_notebook(args.notebook, params, output=args.output, smoke=args.smoke)
-    written = Path(args.output) if args.output else default_output(Path(args.notebook).resolve(), args.smoke)
-    print(f"executed {record['notebook']} in {record['wall_s']:.1f} s with {record['parameters']}: {written}")
+    profile = _profile(args)
+    record = run_notebook(args.notebook, params, output=args.output, profile=profile)
+    written = Path(args.output) if args.output else default_output(Path(args.notebook).resolve(), profile == "smoke")
+    print(f"executed {record['notebook']} ({profile} profile) in {record['wall_s']:.1f} s with "
+          f"{record['parameters']}: {written}")
     return 0
+
+
+def _profile(args) -> str:
+    """The --profile asked for; --smoke is an alias of --profile smoke (ParameterError when both disagree)."""
+    from toxlib.errors import ParameterError
+
+    if args.smoke and args.profile not in (None, "smoke"):
+        raise ParameterError(f"--smoke is --profile smoke; it cannot be combined with --profile {args.profile}")
+    return "smoke" if args.smoke else args.profile or "default"
 
 
 def _book(args) -> int:
     from toxlib.book import build_book
 
-    result = build_book(only=args.only, smoke=args.smoke, execute=not args.no_execute)
+    result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute)
     for run in result["runs"]:
         print(f"  {run['notebook']:28s} {run['wall_s']:8.1f} s")
     print(f"book built in {result['wall_s']:.1f} s: open {result['html'] / 'index.html'}")
@@ -137,12 +148,19 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="set a parameter (value parsed to the parameter's type); repeatable")
     run.add_argument("-o", "--output", help="write the executed notebook here (default: in place)")
-    run.add_argument("--smoke", action="store_true", help="start from the notebook's tiny CI parameters")
+    run.add_argument("--profile", choices=["default", "smoke", "paper"],
+                     help="parameter set from the notebook's metadata toxlib.profiles: default (the parameters cell), "
+                     "smoke (tiny; writes under _build/smoke) or paper (the paper's sizes; in place, like default); "
+                     "-p overrides single values")
+    run.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     run.set_defaults(func=_run)
 
     book = sub.add_parser("book", help="execute the notebooks in _toc.yml and build the HTML book")
     book.add_argument("--only", nargs="+", metavar="STEM", help="execute only these notebooks (and the scorecard)")
-    book.add_argument("--smoke", action="store_true", help="tiny parameters, in a staging copy under _build/smoke")
+    book.add_argument("--profile", choices=["default", "smoke", "paper"],
+                      help="each chapter's parameter set: default, smoke (a staging copy under _build/smoke) or paper "
+                      "(in place, writes data/results/ like default)")
+    book.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
     book.set_defaults(func=_book)
 

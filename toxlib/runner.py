@@ -1,6 +1,11 @@
 """Execute one notebook with papermill: parameters checked against its `parameters` cell, a run record appended.
 
-A notebook's tiny CI parameters live in its metadata under ``toxlib.smoke_parameters``. Execution writes to a
+Profiles: a notebook declares its parameter sets in one place, its metadata ``toxlib.profiles``:
+``{"smoke": {...}, "paper": {...}}``. ``default`` is the parameters cell itself; ``smoke`` holds tiny CI parameters
+(the older ``toxlib.smoke_parameters`` is still read as the smoke profile); ``paper`` the paper's sizes wherever
+the data exist here. Explicit parameters override a profile's. A smoke run writes a copy under _build/smoke (notebook
+and results); a paper run is a real run: like a default run it executes in place and writes the committed
+data/results/ unless given an output (``-o``) and TOXLIB_RESULTS_DIR. Execution writes to a
 temporary file beside the output and replaces the output only when the run has finished, so an interrupted or
 killed run leaves the previous notebook as it was. The run record's toxlib version and commit are read inside the
 kernel (the toxlib the notebook imported), by a cell appended for the run and removed from the output.
@@ -84,10 +89,43 @@ def notebook_parameters(path: str | Path) -> dict[str, dict]:
     return out
 
 
+PROFILES = ("default", "smoke", "paper")
+
+
+def notebook_profiles(path: str | Path) -> dict[str, dict]:
+    """The notebook's declared profiles: {"default": {}, "smoke": {...}, "paper": {...}} (a profile it does not
+    declare is absent, except default and smoke, which are {} when absent). The smoke profile is
+    metadata toxlib.profiles.smoke, else the older toxlib.smoke_parameters."""
+    meta = read_notebook(path).metadata.get("toxlib", {})
+    declared = dict(meta.get("profiles", {}))
+    unknown = sorted(set(declared) - set(PROFILES))
+    if unknown:
+        raise UnknownNameError(f"{Path(path).name} declares unknown profile(s) {', '.join(unknown)} in metadata "
+                               f"toxlib.profiles; profiles are {', '.join(PROFILES)}")
+    if "default" in declared and declared["default"]:
+        raise ParameterError(f"{Path(path).name}: the default profile is the parameters cell; change its defaults "
+                             "there instead of declaring toxlib.profiles.default")
+    out = {"default": {}, "smoke": dict(declared.get("smoke", meta.get("smoke_parameters", {})))}
+    if "paper" in declared:
+        out["paper"] = dict(declared["paper"])
+    return out
+
+
+def profile_parameters(path: str | Path, profile: str) -> dict:
+    """The parameters ``profile`` sets (unchecked; ``check_parameters`` checks them). UnknownNameError for a profile
+    name toxlib does not know; ParameterError when the notebook does not declare it (saying where to)."""
+    if profile not in PROFILES:
+        raise UnknownNameError(f"unknown profile {profile!r}; profiles are {', '.join(PROFILES)}")
+    profiles = notebook_profiles(path)
+    if profile not in profiles:
+        raise ParameterError(f"{Path(path).name} declares no {profile!r} profile; add its parameters to the "
+                             f"notebook metadata toxlib.profiles.{profile} (an empty dict when the defaults are it)")
+    return profiles[profile]
+
+
 def smoke_parameters(path: str | Path) -> dict:
-    """The tiny parameters CI runs the notebook with (metadata toxlib.smoke_parameters; {} when absent)."""
-    nb = read_notebook(path)
-    return dict(nb.metadata.get("toxlib", {}).get("smoke_parameters", {}))
+    """The tiny parameters CI runs the notebook with (the smoke profile; {} when absent)."""
+    return notebook_profiles(path)["smoke"]
 
 
 def _check_type(name: str, value, default):
@@ -221,9 +259,10 @@ def environment(overrides: dict[str, str]):
 def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     params = record["parameters"]
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) if params else "the defaults in the parameters cell"
+    profile = record.get("profile", "default")
     text = (
         "```{admonition} Run record\n:class: note\n"
-        f"Executed with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
+        f"Executed{'' if profile == 'default' else f' with the {profile} profile,'} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
         f"on {record['machine']}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
@@ -250,11 +289,13 @@ def run_notebook(
     smoke: bool = False,
     env: dict[str, str] | None = None,
     progress: bool = True,
+    profile: str | None = None,
 ) -> dict:
     """Execute ``path`` with papermill and write the executed notebook to ``output``.
 
-    parameters: {name: value}; strings are parsed to the parameter's type. smoke: start from the notebook's
-    smoke_parameters (explicit parameters win); results then go to ``paths.smoke_results_dir()`` unless
+    parameters: {name: value}; strings are parsed to the parameter's type. profile: "default" (the parameters
+    cell), "smoke" or "paper" (see the module docstring); explicit parameters win over the profile's. smoke: the same
+    as profile="smoke" (kept for older callers). A smoke run's results go to ``paths.smoke_results_dir()`` unless
     TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
     ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
     The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
@@ -263,8 +304,12 @@ def run_notebook(
     """
     path = Path(path).resolve()
     read_notebook(path)  # a clear one-line error before anything starts
+    if smoke and profile not in (None, "smoke"):
+        raise ParameterError(f"smoke=True is the smoke profile; it cannot be combined with profile {profile!r}")
+    profile = profile or ("smoke" if smoke else "default")
+    smoke = profile == "smoke"
     output = Path(output).resolve() if output else default_output(path, smoke)
-    wanted = {**(smoke_parameters(path) if smoke else {}), **(parameters or {})}
+    wanted = {**profile_parameters(path, profile), **(parameters or {})}
     checked = check_parameters(path, wanted)
     env = dict(env or {})
     if smoke and "TOXLIB_RESULTS_DIR" not in env and not os.environ.get("TOXLIB_RESULTS_DIR"):
@@ -302,6 +347,7 @@ def run_notebook(
     record = {
         "notebook": path.name,
         "parameters": checked,
+        "profile": profile,
         "smoke": smoke,
         "toxlib_version": facts["toxlib_version"],
         "commit": facts["commit"],
