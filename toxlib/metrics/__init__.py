@@ -1,6 +1,7 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
 ``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
-``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve)."""
+``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve), ``uncertainty`` (intervals,
+verdicts and the sample size that would decide a claim)."""
 
 from toxlib.metrics.agreement import agreement, calibration_bins
 from toxlib.metrics.classification import binary_prf, prf_table
