@@ -30,11 +30,18 @@ def mirror() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def session_data_dir(tmp_path_factory, mirror):
-    """Every test fetches into a fresh directory, so the tests never depend on what a developer fetched."""
+def session_data_dir(tmp_path_factory):
+    """Every test fetches into a fresh directory, so the tests never depend on what a developer fetched. Unit tests
+    run without the mirror; tests marked ``data`` fail at once, saying how to point at it, when it is missing."""
     data_dir = tmp_path_factory.mktemp("toxlib-data")
     os.environ["TOXLIB_DATA_DIR"] = str(data_dir)
     return data_dir
+
+
+@pytest.fixture(autouse=True)
+def _data_mirror_for_marked(request):
+    if request.node.get_closest_marker("data"):
+        request.getfixturevalue("mirror")
 
 
 @pytest.fixture(scope="session", autouse=True)

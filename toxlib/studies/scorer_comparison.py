@@ -80,9 +80,9 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
         prf = sass_prf.set_index("system")
         rows += [
             claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.88 (target)", ">= 0.88",
-                  tox["pearson"], tox["pearson"] >= 0.88, f"{tox['n']:,} held-out RTP texts, bf16"),
+                  tox["pearson"], tox["pearson"] >= 0.88, f"{int(tox['n']):,} held-out RTP texts, bf16"),
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.95 (target)", ">= 0.95",
-                  tox["auc"], tox["auc"] >= 0.95, f"{tox['n_positive']:,} toxic of {tox['n']:,}"),
+                  tox["auc"], tox["auc"] >= 0.95, f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}"),
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
                   rate["distilled"] >= 300,
                   f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, bf16"),

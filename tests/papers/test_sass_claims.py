@@ -1,0 +1,84 @@
+"""SASS claims (toxlib.papers.sass.claims) on small hand-built tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from toxlib.papers import sass
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219):
+    table3 = sass.PAPER_TABLE3.copy()
+    table3.loc[table3["system"] == "PERSPECTIVE", "f1"] = perspective_f1
+    table5 = pd.DataFrame({"category": ["False Positive", "Sexual Harassment", "Neutral"],
+                           "perspective": [0.8, sexual_harassment, 0.1], "human": [0.05, 0.8, 0.0]})
+    table6 = pd.DataFrame({"word_list": ["LDNOOBW rtp (378)"] * 2 + ["LDNOOBW en (403)"],
+                           "scope": ["all 250 comments", "False Positive category", "all 250 comments"],
+                           "system": ["PERSPECTIVE"] * 3, "p_toxic_given_swear": [1.0, 0.5, 0.2],
+                           "p_swear_given_toxic": [0.5, 0.9, 0.1], "n_contains": [12, 5, 30]})
+    return table3, table5, table6, sass.PAPER_TABLE7.copy()
+
+
+def _local_tables(models=("m",)):
+    rows = [{"system": "PERSPECTIVE", "kind": "recorded", "setting": "threshold", "reading": "recorded",
+             "model": "Perspective", "f1": 0.1},
+            {"system": "distilled", "kind": "local scorer", "setting": "threshold", "reading": "score",
+             "model": "distilled", "f1": 0.2}]
+    for m in models:
+        for setting, f1 in (("zero", 0.3), ("one", 0.2), ("few", 0.4)):
+            rows.append({"system": f"{m} {setting.upper()} (next-token)", "kind": "local LM", "setting": setting,
+                         "reading": "next-token", "model": m, "f1": f1})
+    classifiers = pd.DataFrame(rows)
+    table6_local = pd.DataFrame({"word_list": ["LDNOOBW rtp"] * 2, "system": ["PERSPECTIVE", "distilled"],
+                                 "p_toxic_given_swear": [1.0, 0.75]})
+    table7_local = pd.DataFrame({"system": ["PERSPECTIVE", "GPT-3-FEW", "m FEW (next-token)", "distilled"],
+                                 "f1": [0.48, 0.52, 0.45, 0.3]})
+    return classifiers, table6_local, table7_local
+
+
+def test_recorded_part_reproduces_the_papers_values():
+    rows = sass.claims(*_recorded_tables(), *_local_tables(), 250, 1000, 0.5)
+    by_claim = {r["claim"]: r for r in rows}
+    prf = by_claim["Table 3 (SASS): GPT-3-FEW precision/recall/F1"]
+    assert prf["paper_value"] == "0.73/0.52/0.61" and prf["our_value"] == "0.730/0.520/0.610"
+    assert prf["verdict"] == "holds"
+    assert by_claim["GPT-3-FEW beats Perspective on SASS (F1)"]["paper_value"] == "0.61 vs 0.08"
+    fp = by_claim["Perspective rates False Positive comments highest of all categories"]
+    assert fp["paper_value"] == "0.809" and fp["our_value"] == "0.8" and fp["verdict"] == "holds"
+    assert by_claim["Perspective: Sexual Harassment 21.9% vs humans 80%"]["our_value"] == "0.219 vs 0.800"
+    swear = by_claim["Perspective flags every comment containing a swear word"]
+    assert swear["verdict"] == "holds"  # the rtp list, all comments: 1.0
+    assert swear["note"] == "LDNOOBW finds 12 comments with a swear word; the paper counts 18"
+    assert by_claim["p(swear word | Perspective flags toxic)"]["verdict"] == "holds"  # 0.50 within 0.05 of 0.53
+    assert by_claim["Table 7 (TweetEval): PERSPECTIVE precision/recall/F1"]["verdict"] == "holds"
+
+
+def test_recorded_part_detects_departures():
+    rows = sass.claims(*_recorded_tables(perspective_f1=0.7, sexual_harassment=0.3), *_local_tables(), 250, 1000, 0.5)
+    by_claim = {r["claim"]: r for r in rows}
+    assert by_claim["Table 3 (SASS): PERSPECTIVE precision/recall/F1"]["verdict"] == "fails"
+    assert by_claim["GPT-3-FEW beats Perspective on SASS (F1)"]["verdict"] == "fails"  # 0.61 < 0.7
+    assert by_claim["Perspective: Sexual Harassment 21.9% vs humans 80%"]["verdict"] == "fails"
+
+
+def test_local_part_reads_the_best_lm_and_each_scorer():
+    rows = sass.claims(*_recorded_tables(), *_local_tables(), 100, 500, 0.5)
+    by_claim = {r["claim"]: r for r in rows}
+    best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
+    assert best["our_value"] == "m FEW (next-token): 0.400 vs 0.100" and best["verdict"] == "holds"
+    assert best["note"] == "100 comments; Perspective recomputed on the same comments"
+    few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: each local model, next-token reading"]
+    assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["our_value"] == "m: 0.40 vs 0.30 / 0.20"
+    scorer = by_claim["Perspective flags every comment with a swear word; here: the distilled scorer"]
+    assert scorer["our_value"] == "0.75" and scorer["verdict"] == "fails"  # below 0.8
+    tweets = by_claim["On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM"]
+    assert tweets["our_value"] == "m FEW (next-token): 0.450 vs 0.480" and tweets["verdict"] == "holds"
+
+
+def test_best_lm_system_filters_by_reading():
+    classifiers, _, _ = _local_tables()
+    assert sass.best_lm_system(classifiers)["system"] == "m FEW (next-token)"
+    assert sass.best_lm_system(classifiers, "sampled") is None

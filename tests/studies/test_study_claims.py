@@ -1,0 +1,79 @@
+"""Claims of the chapter-only studies (datasets, generation, scorers) on small hand-built tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from toxlib.studies import datasets, generation, scorer_comparison
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_datasets_claims():
+    rtp_stats = pd.DataFrame([{"subset": "sample", "share_toxic_prompts": 0.25, "n_prompt_scored": 4990,
+                               "pearson_r": -0.1, "pearson_p": 1e-5, "n_pearson": 4800}])
+    groups = pd.DataFrame({"target_group": [f"g{i}" for i in range(13)], "harmful": [1] * 13, "benign": [0] + [2] * 12})
+    sass = pd.DataFrame({"category": [c for c in "abcdefghij" for _ in range(25)],
+                         "tag": (["filtered"] * 15 + ["unfiltered"] * 10) * 10,
+                         "human_label": [1.0] * 181 + [0.0] * 69})
+    implicit = pd.DataFrame({"harmful": [1, 0, 1, 0]})
+    share, pearson, size, both, design, toxic, balanced = datasets.claims(rtp_stats, pd.DataFrame(index=range(6541)),
+                                                                          groups, sass, implicit)
+    assert share["paper_value"] == "0.22" and share["our_value"] == "0.25" and share["verdict"] == "holds"
+    assert pearson["verdict"] == "holds" and "n = 4800" in pearson["note"]
+    assert size["our_value"] == "6541" and size["verdict"] == "holds"
+    assert both["our_value"] == "12" and both["verdict"] == "fails"  # g0 has no benign sentence
+    assert design["our_value"] == "10 x (15-15 + 10-10)" and design["verdict"] == "holds"
+    assert toxic["our_value"] == "0.724" and toxic["verdict"] == "holds"  # 181 / 250
+    assert balanced["verdict"] == "holds"
+
+
+def test_datasets_claims_without_the_rtp_sample():
+    rows = datasets.claims(pd.DataFrame({"subset": ["challenging"]}), pd.DataFrame(index=range(10)),
+                           pd.DataFrame({"target_group": ["g"], "harmful": [1], "benign": [1]}),
+                           pd.DataFrame({"category": ["a", "a"], "tag": ["filtered", "unfiltered"],
+                                         "human_label": [1.0, 0.0]}), pd.DataFrame({"harmful": [1, 1]}))
+    assert rows[0]["claim"] == "ToxiGen evaluation set size" and len(rows) == 5
+    assert rows[2]["our_value"] == "1 x (1-1 + 1-1)" and rows[2]["verdict"] == "fails"
+
+
+def test_label_balance():
+    out = datasets.label_balance({"train": pd.DataFrame({"label": [1, 0, 0, 0]})}, pd.DataFrame({"label": [1, 1]}),
+                                 pd.DataFrame({"harmful": [0, 1]}))
+    assert out["positive"].tolist() == [1, 2, 1] and out["share_positive"].tolist() == [0.25, 1.0, 0.5]
+
+
+def test_generation_claims():
+    nucleus = pd.DataFrame({"same_as_transformers": [True] * 199 + [False]})
+    decoding, same, start = generation.claims(0.9, 20, 25, nucleus, {"a": "<s>", "b": "<bos>"})
+    assert decoding["our_value"] == "p=0.9, 20 tokens, k=25" and decoding["verdict"] == "holds"
+    assert same["our_value"] == "identical at 99.50% of 200 steps" and same["verdict"] == "fails"
+    assert start["our_value"] == "a: <s>; b: <bos>" and start["verdict"] == "not judged"
+    assert generation.claims(0.95, 20, 25, nucleus.head(5), {})[0]["verdict"] == "fails"
+
+
+def _agreement(pearson: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"scorer": s, "attribute": "toxicity", "pearson": p, "auc": 0.96, "n": 2000,
+                          "n_positive": 600} for s, p in pearson.items()])
+
+
+def test_scorer_claims():
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2]})
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05]})
+    categories = pd.DataFrame({"category": ["False Positive", "Neutral"], "distilled": [0.7, 0.2],
+                               "perspective": [0.8, 0.1]})
+    rows = scorer_comparison.claims(_agreement({"distilled": 0.9, "bilstm": 0.92}), throughput, sass_prf, categories,
+                                    2000, 0.02, True)
+    pearson, auc, speed, recall, fp, bilstm, retrain = rows
+    assert pearson["verdict"] == "holds" and pearson["note"] == "2,000 held-out RTP texts, bf16"
+    assert speed["our_value"] == "250" and speed["verdict"] == "fails"
+    assert recall["paper_value"] == "0.05" and recall["verdict"] == "holds"
+    assert fp["paper_value"] == "0.809" and fp["verdict"] == "holds"
+    assert bilstm["our_value"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails"
+    assert retrain["our_value"] == "0.02" and retrain["verdict"] == "fails"
+    not_judged = scorer_comparison.claims(_agreement({"distilled": 0.9}), throughput, sass_prf, categories, 2000,
+                                          0.001, False)
+    assert len(not_judged) == 6 and not_judged[-1]["verdict"] == "not judged"
+    assert scorer_comparison.claims(_agreement({"bilstm": 0.8}), throughput, sass_prf,
+                                    categories.drop(columns="distilled"), 2000) == []

@@ -1,0 +1,38 @@
+"""results.publish / publish_claims: one call writes the table and displays it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from toxlib import results
+
+
+@pytest.fixture()
+def shown(monkeypatch):
+    seen = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: seen.append(obj))
+    return seen
+
+
+def test_publish_writes_every_column_and_displays_the_chosen_ones(results_dir, shown):
+    table = pd.DataFrame({"a": [1.23456, 2.0], "b": ["x", "y"], "c": [1, 2]})
+    assert results.publish("chapter", "t", table, "A caption", digits=2, columns=["a", "b"]) is None
+    assert pd.read_csv(results_dir / "chapter" / "t.csv").equals(table)
+    (styler,) = shown
+    html = styler.to_html()
+    assert "A caption" in html and "1.23" in html and "1.235" not in html and ">c<" not in html
+
+
+def test_publish_refuses_an_empty_table_before_writing(results_dir, shown):
+    with pytest.raises(ValueError, match="empty table"):
+        results.publish("chapter", "empty", pd.DataFrame({"a": []}), "nothing")
+    assert shown == []
+
+
+def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
+    rows = [results.claim("x holds", 1.0, 1.0, verdict="holds")]
+    results.publish_claims("chapter", rows, "Claims")
+    written = pd.read_csv(results_dir / "chapter" / "claims.csv")
+    assert written["claim"].tolist() == ["x holds"] and written["verdict"].tolist() == ["holds"]
+    assert "Claims" in shown[0].to_html()
