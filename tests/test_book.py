@@ -44,7 +44,8 @@ def test_every_notebook_runs_and_records_its_run(smoke_book):
     for nb_path in toc_notebooks(smoke_book["source"]):
         nb = nbformat.read(nb_path, as_version=4)
         assert nb.metadata["toxlib"]["last_run"]["smoke"] is True
-        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.output_type == "error"]
         assert not errors, nb_path.name
 
 

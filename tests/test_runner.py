@@ -20,7 +20,8 @@ subsets = ["a", "b"]
 
 
 def _notebook(tmp_path, params=PARAMS, body="import json, os\nprint(json.dumps({'n': n_prompts, 'model': model, "
-              "'top_p': top_p, 'use_cache': use_cache, 'subsets': subsets, 'env': os.environ.get('TOXLIB_TEST_ENV')}))"):
+              "'top_p': top_p, 'use_cache': use_cache, 'subsets': subsets, "
+              "'env': os.environ.get('TOXLIB_TEST_ENV')}))"):
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell(params)
     cell.metadata["tags"] = ["parameters"]

@@ -1,4 +1,5 @@
-"""The reader's view of the claims: the compact table and the interval figure (toxlib.scorecard, plots.claims_forest)."""
+"""The reader's view of the claims: the compact table and the interval figure (toxlib.scorecard,
+plots.claims_forest)."""
 
 from __future__ import annotations
 

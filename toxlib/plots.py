@@ -1,4 +1,5 @@
-"""Figures shared by chapters (matplotlib/seaborn). Each returns the Figure; callers save it with results.save_figure."""
+"""Figures shared by chapters (matplotlib/seaborn). Each returns the Figure; callers save it with
+results.save_figure."""
 
 from __future__ import annotations
 

@@ -129,7 +129,8 @@ def smoke_parameters(path: str | Path) -> dict:
 
 
 def _check_type(name: str, value, default):
-    """``value`` if it has the type of ``default`` (an int where a float is expected is widened); else ParameterError."""
+    """``value`` if it has the type of ``default`` (an int where a float is expected is widened); else
+    ParameterError."""
     if default is None:
         return value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
@@ -180,8 +181,10 @@ def git_commit(repo: Path) -> str:
             ["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
         ).stdout.strip()
         # Only the library decides results; notebooks and results being rewritten by this very build do not count.
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
-                               cwd=repo, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
+            cwd=repo, capture_output=True, text=True,
+        ).stdout.strip()
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -260,9 +263,10 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     params = record["parameters"]
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) if params else "the defaults in the parameters cell"
     profile = record.get("profile", "default")
+    which = "" if profile == "default" else f" with the {profile} profile,"
     text = (
         "```{admonition} Run record\n:class: note\n"
-        f"Executed{'' if profile == 'default' else f' with the {profile} profile,'} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
+        f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
         f"on {record['machine']}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
