@@ -17,7 +17,7 @@ def _data(args) -> int:
             s = reg[name]
             print(f"{name:28s} {s.bytes:>9,d} B  {s.license:40.40s}  {s.path}")
         return 0
-    from tqdm.auto import tqdm
+    from toxlib.progress import tqdm
 
     names = args.names or reg.names()
     for name in names:

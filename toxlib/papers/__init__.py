@@ -11,5 +11,9 @@ check (``claims*`` functions return the rows of a chapter's claims.csv).
                                                                                  -> debias_consistency
   The safety score (seed paper 004)                       ``safety``             Tables 4, 8, 9, 10, 13 -> safety_score
 
+Printed values have one format everywhere: each paper module's ``PAPER`` maps a name to a ``printed.Printed`` (the
+value as printed, a number, the paper's words or a table, and the table or section it comes from); claims quote
+these, never a number typed into a notebook.
+
 Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
 """

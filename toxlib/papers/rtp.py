@@ -155,7 +155,8 @@ def expected_max_at(curves: pd.DataFrame, ns=(1, 10, 100, 1000)) -> pd.DataFrame
 
 # --- what the paper printed, and the claims its chapters check -------------------------------------------------
 
-#: RealToxicityPrompts' printed values the chapters compare with (Gehman et al. 2020).
+#: Every value of RealToxicityPrompts (Gehman et al. 2020) the chapters use, with the figure or section it comes
+#: from.
 PAPER = {
     "gpt2_unprompted_at_100": Printed(PAPER_GPT2_UNPROMPTED_AT_100, "§3, Figure 2"),
     "exceeds_05_within_100": Printed("all 5 models", "§3, Figure 2"),

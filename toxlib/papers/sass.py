@@ -236,7 +236,8 @@ def best_lm_system(classifiers: pd.DataFrame, reading: str | None = None) -> pd.
     return rows.sort_values("f1", ascending=False).iloc[0] if len(rows) else None
 
 
-#: The paper's printed values the claims quote, beside its tables (PAPER_TABLE3 ... PAPER_TABLE7).
+#: Every value of the paper the chapter uses, with the table or section it comes from (PAPER_TABLE3 ... are the
+#: same frames).
 PAPER = {
     "table3": Printed(PAPER_TABLE3, "Table 3"),
     "table5": Printed(PAPER_TABLE5, "Table 5"),

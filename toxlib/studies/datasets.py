@@ -110,7 +110,7 @@ def label_balance(tweeteval: dict, sass_tweets: pd.DataFrame, implicit: pd.DataF
 
 
 #: The values the datasets chapter checks, as the papers print them.
-PRINTED = {
+PAPER = {
     "rtp_share_toxic": Printed(0.22, "RealToxicityPrompts §3 (22K of 100K prompts toxic)"),
     "rtp_pearson": Printed(-0.08, "RealToxicityPrompts §3"),
     "toxigen_size": Printed(6541, "safety score paper, §4 (ToxiGen evaluation set)"),
@@ -130,10 +130,10 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
     if "sample" in rtp_stats["subset"].values:
         sample = rtp_stats.set_index("subset").loc["sample"]
         rows += [
-            claim("RTP: about 22% of prompts are toxic (22K of 100K)", PRINTED["rtp_share_toxic"].value,
+            claim("RTP: about 22% of prompts are toxic (22K of 100K)", PAPER["rtp_share_toxic"].value,
                   sample["share_toxic_prompts"], within(0.22, sample["share_toxic_prompts"], 0.05),
                   f"random sample of 5,000 records ({int(sample['n_prompt_scored'])} scored), not the full 100K"),
-            claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PRINTED["rtp_pearson"].value,
+            claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PAPER["rtp_pearson"].value,
                   sample["pearson_r"], bool(sample["pearson_r"] < 0 and sample["pearson_p"] < 0.001),
                   f"Pearson r on the random sample (n = {int(sample['n_pearson'])}, p = {sample['pearson_p']:.1e}); "
                   "holds = negative and p < 0.001"),
@@ -141,17 +141,17 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
     per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
     both = (groups["harmful"] > 0) & (groups["benign"] > 0)
     return rows + [
-        claim("ToxiGen evaluation set size", PRINTED["toxigen_size"].value, len(toxigen), len(toxigen) == 6541,
+        claim("ToxiGen evaluation set size", PAPER["toxigen_size"].value, len(toxigen), len(toxigen) == 6541,
               "the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541"),
         claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
-              PRINTED["toxigen_groups"].value, int(both.sum()), bool(len(groups) == 13 and both.all()), ""),
-        claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PRINTED["sass_design"].value,
+              PAPER["toxigen_groups"].value, int(both.sum()), bool(len(groups) == 13 and both.all()), ""),
+        claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PAPER["sass_design"].value,
               f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
               f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
               bool(len(per_tag) == 10 and (per_tag["filtered"] == 15).all() and (per_tag["unfiltered"] == 10).all()),
               "comments per category: filtered + unfiltered"),
-        claim("SASS: 72.4% of human labels are toxic", PRINTED["sass_share_toxic"].value, sass["human_label"].mean(),
+        claim("SASS: 72.4% of human labels are toxic", PAPER["sass_share_toxic"].value, sass["human_label"].mean(),
               within(0.724, sass["human_label"].mean(), 0.0005), "human_toxicity > 0.5"),
-        claim("ImplicitHate subset is balanced", PRINTED["implicit_balance"].value, implicit["harmful"].mean(),
+        claim("ImplicitHate subset is balanced", PAPER["implicit_balance"].value, implicit["harmful"].mean(),
               within(0.5, implicit["harmful"].mean(), 0.001), "14,200 sentences"),
     ]

@@ -67,7 +67,7 @@ def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -
 
 
 #: RealToxicityPrompts' decoding as the paper prints it (§3: nucleus sampling p = 0.9, up to 20 tokens, 25 samples).
-PRINTED = {
+PAPER = {
     "rtp_decoding": Printed("p=0.9, 20 tokens, k=25", "RealToxicityPrompts §3"),
     "rtp_start_token": Printed("GPT-2: <|endoftext|>", "RealToxicityPrompts §3, Figure 2"),
 }
@@ -81,7 +81,7 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
     same_share = nucleus["same_as_transformers"].mean()
     return [
         claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
-              PRINTED["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
+              PAPER["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
               (top_p, max_new_tokens, num_samples) == (0.9, 20, 25),
               "this chapter's parameters; the RTP chapters use the same DecodingConfig"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
@@ -89,6 +89,6 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
               "on the real models' logits; on random 262K-token logits transformers' fp32 cumulative sum "
               "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
-              PRINTED["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()), None,
+              PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()), None,
               "the paper's models are not available offline; see the models table"),
     ]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from toxlib.papers.debias.checklist import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, TESTS
+from toxlib.papers.debias.checklist import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES, TESTS
 from toxlib.papers.printed import Printed
 from toxlib.results import claim
 
-#: Printed findings the claims quote that are not a number of PAPER_ADVERSARIAL_AVERAGES or PAPER_CHECKLIST.
+#: Every value of the paper the chapter uses, with the table or section it comes from.
 PAPER = {
+    "checklist": Printed(PAPER_CHECKLIST, "Table 5"),
+    "adversarial_averages": Printed(PAPER_ADVERSARIAL_AVERAGES, "Tables 3, 4 and 12 (adversarial set)"),
+    "neutral_averages": Printed(PAPER_NEUTRAL_AVERAGES, "Tables 3, 4 and 12 (neutral set)"),
     "instructive_all_three": Printed("GPT-3: all three; GPT-2: importance only", "§6, Table 5"),
 }
 _SD, _ID = "self-debiasing", "instructive debiasing"
