@@ -17,3 +17,5 @@ Where things live:
 """
 
 __version__ = "0.1.0"
+
+from toxlib import progress as _progress  # noqa: E402,F401  (in a kernel: quiet libraries before they load)

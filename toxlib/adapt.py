@@ -44,9 +44,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from toxlib import paths
+from toxlib.progress import tqdm
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
 RECIPE_VERSION = "adapt-1"

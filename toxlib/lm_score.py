@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from toxlib.batching import budget_batches, pad, shifted_exp
 from toxlib.cache import LMScoreStore
+from toxlib.progress import tqdm
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
 METHOD_VERSIONS = {"causal": "causal-nll-v1", "masked": "pseudo-nll-v1"}

@@ -19,6 +19,7 @@ import pandas as pd
 from toxlib import paths
 from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_interval
 from toxlib.metrics.uncertainty import verdict as interval_verdict
+from toxlib.shown_path import ShownPath
 
 CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "ci_low", "ci_high", "n", "verdict", "note", "n_to_decide",
                  "threshold"]
@@ -64,10 +65,11 @@ def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
 
 
 def save_figure(stem: str, name: str, fig) -> Path:
-    """Save a matplotlib figure to <results>/<stem>/<name>.png."""
+    """Save a matplotlib figure to <results>/<stem>/<name>.png; the path returned shows relative to the repository
+    (a cell ending in this call stores no absolute path of the machine)."""
     path = chapter_dir(stem) / f"{name}.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
-    return path
+    return ShownPath(path)
 
 
 def within(paper_value: float, our_value: float, tolerance: float) -> bool:

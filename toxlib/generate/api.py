@@ -8,12 +8,12 @@ import time
 
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from toxlib.cache import GenerationStore
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
 from toxlib.generate.engine import beam_batch, decode_batch
 from toxlib.generate.nucleus import NucleusStats
+from toxlib.progress import tqdm
 from toxlib.steer import Steering
 
 COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]

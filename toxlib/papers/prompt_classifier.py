@@ -28,7 +28,6 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from toxlib.batching import budget_batches, shifted_exp
 from toxlib.cache import LMScoreStore
@@ -36,6 +35,7 @@ from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.engine import prefill
 from toxlib.lm_score import model_key
+from toxlib.progress import tqdm
 
 INDENT = " " * 19
 PROMPTS = {

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from toxlib.cache import ScoreStore
+from toxlib.progress import tqdm
 
 #: The error of an empty or whitespace-only text (scored NaN, never sent to a scorer).
 EMPTY_TEXT = "empty or whitespace-only text: nothing to score"

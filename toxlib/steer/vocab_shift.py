@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from toxlib.batching import budget_batches, pad
+from toxlib.progress import tqdm
 from toxlib.steer import Steering
 
 VERSION = "vocab-shift-gis-v1"  # bump when training changes: it keys the cached weights

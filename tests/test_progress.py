@@ -1,0 +1,125 @@
+"""Progress bars (toxlib.progress) and the paths notebooks show (toxlib.shown_path)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from tqdm import std
+
+from toxlib import paths, progress
+from toxlib.shown_path import ShownPath
+
+BAR_GRAPHIC = re.compile(r"\|[█▏▎▍▌▋▊▉ ]+\|")
+
+
+class Recorder:
+    """Stands in for IPython's display: records what a KernelBar shows and each in-place update."""
+
+    def __init__(self):
+        self.shown: list[str] = []
+
+    def __call__(self, data, raw, display_id):
+        assert raw and display_id
+        self.shown.append(data["text/plain"])
+        return self
+
+    def update(self, data, raw):
+        assert raw
+        self.shown.append(data["text/plain"])
+
+
+def test_terminal_gets_tqdms_own_bar():
+    assert not progress.in_kernel()
+    assert progress.tqdm is std.tqdm
+
+
+def test_kernel_bar_updates_one_display_and_ends_as_a_short_line():
+    shown = Recorder()
+    for _ in progress.KernelBar(range(4), desc="scoring", unit="text", delay=0, mininterval=0, show=shown):
+        pass
+    assert len(shown.shown) >= 3  # drawn at start, updated while running, summarised at the end
+    assert BAR_GRAPHIC.search(shown.shown[1])  # live: the bar itself
+    last = shown.shown[-1]
+    assert last.startswith("scoring: 4/4 text [") and last.endswith("text/s]")
+    assert not BAR_GRAPHIC.search(last) and "\n" not in last and "\r" not in last
+
+
+def test_kernel_bar_that_finishes_quickly_is_never_shown():
+    shown = Recorder()
+    for _ in progress.KernelBar(range(100), desc="cached step", show=shown):
+        pass
+    assert shown.shown == []
+
+
+def test_kernel_bar_disabled_or_not_left_shows_no_summary():
+    shown = Recorder()
+    for _ in progress.KernelBar(range(3), disable=True, show=shown):
+        pass
+    assert shown.shown == []
+    bar = progress.KernelBar(total=2, delay=0, leave=False, show=shown)
+    bar.update(2)
+    bar.close()
+    assert shown.shown[-1] == ""
+
+
+def test_kernel_bar_writes_nothing_to_stderr(capsys):
+    bar = progress.KernelBar(total=3, delay=0, show=Recorder())
+    bar.update(3)
+    bar.close()
+    assert capsys.readouterr().err == ""
+
+
+def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
+    """A notebook executed by papermill (as the book is): the IProgress warning, which Hugging Face Hub's
+    `import tqdm.auto` raises in a kernel without ipywidgets, is gone, the Hub's bars are off, and a toxlib bar
+    leaves one short line."""
+    import papermill
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (
+        "import toxlib\nimport huggingface_hub.utils as hub\nprint(hub.are_progress_bars_disabled())",
+        "from toxlib.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\nbar.update(2)\n"
+        "bar.close()",
+    )]
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    papermill.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
+                               progress_bar=False, cwd=str(tmp_path))
+    first, second = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+    assert [o.get("text") for o in first.outputs] == ["True\n"]
+    assert [o.output_type for o in second.outputs] == ["display_data"]
+    line = second.outputs[0].data["text/plain"]
+    assert line.startswith("step: 2/2 batch [") and not BAR_GRAPHIC.search(line)
+
+
+def test_shown_path_is_a_path_whose_repr_is_relative():
+    inside = ShownPath(paths.project_root() / "data" / "results" / "sass" / "table5_bars.png")
+    assert isinstance(inside, Path) and inside.is_absolute()
+    assert repr(inside) == "ShownPath('data/results/sass/table5_bars.png')"
+    assert str(paths.project_root()) not in repr(inside)
+
+
+def test_shown_path_outside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
+    assert repr(ShownPath(tmp_path / "sass" / "x.png")) == "ShownPath('sass/x.png')"
+    assert repr(ShownPath(Path("/nowhere/elsewhere.png"))) == "ShownPath('elsewhere.png')"
+
+
+def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from toxlib import results
+
+    monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    path = results.save_figure("chapter", "line", fig)
+    plt.close(fig)
+    assert path.stat().st_size > 1000
+    assert repr(path) == "ShownPath('chapter/line.png')"
