@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from toxlib import data
+from toxlib.metrics import binary_prf, conditional_rates, prf_table
 from toxlib.papers import sass
 from toxlib.studies import datasets as describe
-from toxlib.metrics import binary_prf, conditional_rates, prf_table
 from toxlib.wordmatch import contains_listed_word, find_listed_words
 
 
