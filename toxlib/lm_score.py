@@ -112,14 +112,26 @@ def model_key(lm, method: str) -> str:
     return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}"
 
 
+def nll_rows(lm, texts: list[str], method: str) -> list[tuple[str, int, float]]:
+    """(text, n_tokens, nll_sum) per text from ``sentence_nll`` (method "causal") or ``pseudo_nll`` ("masked")."""
+    part = {"causal": sentence_nll, "masked": pseudo_nll}[method](lm, texts)
+    return list(zip(part["text"], part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
+
+
 def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore | bool = True,
-               chunk: int = 512, progress: bool = True) -> pd.DataFrame:
+               chunk: int = 512, progress: bool = True, executor=None) -> pd.DataFrame:
     """``sentence_nll`` (method "causal") or ``pseudo_nll`` (method "masked") with a per-(model, sentence) cache.
 
     Missing sentences are scored in chunks of ``chunk`` and each chunk is stored as it finishes, so an interrupted
-    run resumes. Returns the same columns as ``sentence_nll``, one row per input text, in order.
+    run resumes. executor: None (``TOXLIB_EXECUTOR``, default "local"), "local", "ray" or a
+    ``toxlib.executors.RayExecutor``: with Ray, blocks of at most ``chunk`` sentences are scored by actors that each
+    load the model once, and the driver stores them in the same cache. Returns the same columns as
+    ``sentence_nll``, one row per input text, in order.
     """
-    score = {"causal": sentence_nll, "masked": pseudo_nll}[method]
+    from toxlib.executors.remote_jobs import nll_chunks
+
+    if method not in METHOD_VERSIONS:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHOD_VERSIONS)}")
     store = LMScoreStore() if cache is True else (cache or None)
     key = model_key(lm, METHOD_VERSIONS[method])
     try:
@@ -128,13 +140,11 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
         todo = [t for t in unique if t not in done]
         bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="sentence",
                    desc=f"{method} NLL {lm.name}")
-        for start in range(0, len(todo), chunk):
-            part = score(lm, todo[start:start + chunk])
-            rows = list(zip(part["text"], part["n_tokens"].astype(int), part["nll_sum"].astype(float)))
+        for rows in nll_chunks(lm, todo, method, chunk, executor):
             if store is not None:
                 store.add(key, rows)
             done.update({t: (n, v) for t, n, v in rows})
-            bar.update(len(part))
+            bar.update(len(rows))
         bar.close()
     finally:
         if cache is True:

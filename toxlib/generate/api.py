@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
+from collections.abc import Iterator
 
 import pandas as pd
 import torch
@@ -39,7 +40,7 @@ def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.T
 
 def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steering | None = None,
              cache: GenerationStore | bool | None = True, batch_rows: int | None = None, progress: bool = True,
-             stats: NucleusStats | None = None) -> pd.DataFrame:
+             stats: NucleusStats | None = None, executor=None) -> pd.DataFrame:
     """Generate continuations for every prompt.
 
     lm: a ``toxlib.models.LanguageModel``. prompts: list of strings, a Series (its index becomes prompt_id) or a
@@ -50,6 +51,9 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     cache: True for the default store, a GenerationStore, or False/None to skip caching. Finished batches are
       stored as they complete, so an interrupted call resumes where it stopped.
     batch_rows: prompts x samples decoded per batch (default ``default_batch_rows(lm)``).
+    executor: where the missing prompts are decoded: None (``TOXLIB_EXECUTOR``, default "local"), "local", "ray" or
+      a ``toxlib.executors.RayExecutor``. With Ray, blocks of prompts run in actors that each load the model once;
+      the rows are the same as a local run's and go into the same cache. ``stats`` needs a local run.
 
     Returns one row per (prompt, sample): prompt_id, sample_idx (0..num_samples-1), prompt, continuation (decoded
     new text, end-of-text token and special tokens removed; a newline that stopped it under ``stop_at_newline``
@@ -65,7 +69,7 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     own_store = cache is True
     store = GenerationStore() if own_store else (cache or None)
     try:
-        done = _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats)
+        done = _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor)
     finally:
         if own_store:
             store.close()
@@ -78,8 +82,13 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     return pd.DataFrame.from_records(records, columns=COLUMNS)
 
 
-def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats) -> dict:
+def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor) -> dict:
     """Decode the prompts not in the store, storing each finished batch; returns {(prompt, idx): row values}."""
+    from toxlib.executors import resolve_executor
+
+    ray = resolve_executor(executor)
+    if ray is not None and stats is not None:
+        raise ValueError("generate(stats=...) collects sampler statistics in this process: use executor='local'")
     n = config.num_samples
     unique = list(dict.fromkeys(table["prompt"]))
     done = {}
@@ -87,14 +96,39 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
         store.register_run(run, key)
         done = store.lookup(run, unique)
     todo = [p for p in unique if any((p, i) not in done for i in range(n))]
-    encoded = {p: encode_prompt(lm, steering.transform_prompt(p)) for p in todo}
-    todo.sort(key=lambda p: len(encoded[p]))  # similar lengths together: less padding
+    bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="prompt", disable=not progress,
+               desc=f"generate {lm.name}{' on Ray' if ray else ''}")
+    if ray is None:
+        batches = decode_prompts(lm, todo, config, steering, batch_rows, stats)
+    else:
+        from toxlib.executors.remote_jobs import generate_on_ray
+
+        batches = generate_on_ray(lm, todo, config, steering, batch_rows, ray)
+    new_tokens_total, start = 0, time.perf_counter()
+    for out in batches:
+        if store is not None:
+            store.add(run, out)
+        done.update({(p, i): (c, k, s) for p, i, c, k, s in out})
+        new_tokens_total += sum(k for _, _, _, k, _ in out)
+        bar.update(len(out) // n)
+        bar.set_postfix(tok_s=f"{new_tokens_total / (time.perf_counter() - start):.0f}")
+    bar.close()
+    return done
+
+
+def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Steering, batch_rows: int | None = None,
+                   stats: NucleusStats | None = None) -> Iterator[list[tuple]]:
+    """Decode every sample of ``prompts`` (distinct strings) batch by batch, shortest prompts first.
+
+    Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
+    ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
+    """
+    n = config.num_samples
+    encoded = {p: encode_prompt(lm, steering.transform_prompt(p)) for p in prompts}
+    todo = sorted(prompts, key=lambda p: len(encoded[p]))  # similar lengths together: less padding
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
     stop_ids = lm.stop_ids + (newline_token_ids(lm.tokenizer) if config.stop_at_newline else ())
-    bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="prompt", disable=not progress,
-               desc=f"generate {lm.name}")
-    new_tokens_total, start = 0, time.perf_counter()
     for b in range(0, len(todo), per_batch):
         batch = todo[b:b + per_batch]
         rows = _decode(lm, [encoded[p] for p in batch], config, processors, stats, batch, stop_ids)
@@ -106,14 +140,7 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
             text = lm.tokenizer.decode(tokens[:-1] if stopped and tokens[-1] in lm.stop_ids else tokens,
                                        skip_special_tokens=True)
             out.append((prompt, idx, text, len(tokens), stopped))
-            new_tokens_total += len(tokens)
-        if store is not None:
-            store.add(run, out)
-        done.update({(p, i): (c, k, s) for p, i, c, k, s in out})
-        bar.update(len(batch))
-        bar.set_postfix(tok_s=f"{new_tokens_total / (time.perf_counter() - start):.0f}")
-    bar.close()
-    return done
+        yield out
 
 
 def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids):

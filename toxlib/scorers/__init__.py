@@ -69,9 +69,11 @@ def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
     return scorer
 
 
-def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bool = True, **options):
-    """Score texts with the named scorer; see ``Scorer.score`` for the columns. Extra options go to the scorer."""
-    return get_scorer(scorer, **options).score(texts, cache=cache, progress=progress)
+def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bool = True, executor=None,
+          **options):
+    """Score texts with the named scorer; see ``Scorer.score`` for the columns and ``executor`` ("local", "ray").
+    Extra options go to the scorer."""
+    return get_scorer(scorer, **options).score(texts, cache=cache, progress=progress, executor=executor)
 
 
 __all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "get_scorer", "known_scorers", "score"]

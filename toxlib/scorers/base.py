@@ -98,15 +98,19 @@ class Scorer:
         if store and rows:
             store.add(self.key, rows)
 
-    def score(self, texts, cache: bool | ScoreStore = True, progress: bool = True) -> pd.DataFrame:
+    def score(self, texts, cache: bool | ScoreStore = True, progress: bool = True, executor=None) -> pd.DataFrame:
         """Score ``texts`` (a list or Series of str; TypeError for anything else, see ``check_texts``).
 
         Returns one row per input text, in order (index 0..n-1), with columns: one per attribute in
         ``self.attributes`` (float in [0, 1], NaN where the text could not be scored), ``scorer``, ``version`` and
         ``error`` (None, or why the text has no score; ``EMPTY_TEXT`` for an empty or whitespace-only text).
         ``cache``: True for the default store under ``toxlib.paths.cache_dir()``, a ``ScoreStore``, or False to
-        score everything afresh without storing.
+        score everything afresh without storing. ``executor``: where missing texts are scored (None:
+        ``TOXLIB_EXECUTOR``, default "local"; "ray" or a ``toxlib.executors.RayExecutor``: blocks scored by Ray
+        actors, rows stored here in the same cache).
         """
+        from toxlib.executors.remote_jobs import scored_chunks
+
         texts = check_texts(texts)
         unique = list(dict.fromkeys(texts))
         empty = {t: ({a: None for a in self.attributes}, EMPTY_TEXT) for t in unique if not t.strip()}
@@ -119,9 +123,8 @@ class Scorer:
         bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="text",
                    desc=f"scoring ({self.name})")
         try:
-            for start in range(0, len(todo), self.chunk_size):
-                chunk = todo[start:start + self.chunk_size]
-                self._store_chunk(chunk, self.score_batch(chunk), found, store)
+            for chunk, result in scored_chunks(self, todo, executor):
+                self._store_chunk(chunk, result, found, store)
                 bar.update(len(chunk))
         finally:
             bar.close()

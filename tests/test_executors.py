@@ -1,0 +1,192 @@
+"""Executors: a Ray run gives exactly a local run's rows (generate, score, NLL) and writes them into the same caches;
+a worker killed mid-block is retried; a failing block raises an error naming it. On a small local Ray cluster
+(2 CPUs, no dashboard), started once for this module and shut down after it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from toxlib.cache import GenerationStore, LMScoreStore, ScoreStore
+from toxlib.executors import BlockFailedError, RayExecutor, blocks_of, resolve_executor
+from toxlib.executors.model_spec import ModelSpec
+from toxlib.generate import DecodingConfig, generate
+from toxlib.scorers.base import BatchScores, Scorer
+from toxlib.steer import LogitsSteering
+
+PROMPTS = ["The quick brown", "She said hello", "", "Toxicity scores range", "Language models continue a prompt",
+           "Nucleus", "a question about the weather and the"]
+CONFIG = DecodingConfig(num_samples=3, max_new_tokens=8, seed=7)
+
+
+def test_resolve_executor_by_name_and_environment(monkeypatch):
+    monkeypatch.delenv("TOXLIB_EXECUTOR", raising=False)
+    assert resolve_executor(None) is None and resolve_executor("local") is None
+    assert resolve_executor("ray") == RayExecutor()
+    custom = RayExecutor(workers=3, block_size=5)
+    assert resolve_executor(custom) is custom
+    monkeypatch.setenv("TOXLIB_EXECUTOR", "ray")
+    assert resolve_executor(None) == RayExecutor()
+    assert resolve_executor("local") is None  # an explicit argument wins over the environment
+    monkeypatch.setenv("TOXLIB_EXECUTOR", "spark")
+    with pytest.raises(ValueError, match="unknown TOXLIB_EXECUTOR 'spark'; known: local, ray"):
+        resolve_executor(None)
+    with pytest.raises(ValueError, match="unknown executor 'dask'"):
+        resolve_executor("dask")
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        RayExecutor(workers=0)
+
+
+def test_blocks_and_default_block_size():
+    assert blocks_of(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert RayExecutor(block_size=5).block_size_for(100, 4) == 5
+    assert RayExecutor().block_size_for(100, 4) == 7  # ceil(100 / 16): about four blocks per worker
+    assert RayExecutor().block_size_for(10_000, 1) == 256
+    assert RayExecutor().block_size_for(3, 8) == 1
+
+
+def test_model_spec_reloads_the_same_model_and_refuses_other_weights(tiny_lm, tiny_model_dirs, tmp_path):
+    spec = ModelSpec.of(tiny_lm)
+    assert spec.source == str(Path(tiny_model_dirs["llama"]).resolve()) and spec.kind == "causal"
+    again = spec.load("cpu", 1)
+    assert again.weights_id == tiny_lm.weights_id and again.name == tiny_lm.name
+    from toxlib.errors import ModelUnavailableError
+    from toxlib.models.tiny import tiny_causal_lm
+
+    other = ModelSpec(**{**spec.__dict__, "source": str(tiny_causal_lm(tmp_path / "other", seed=1))})
+    with pytest.raises(ModelUnavailableError, match="the driver's are sha256:"):
+        other.load("cpu", 1)
+    missing = ModelSpec(**{**spec.__dict__, "source": str(tmp_path / "nowhere")})
+    with pytest.raises(ModelUnavailableError, match="does not exist on this Ray node: put it on a path every node"):
+        missing.load("cpu", 1)
+
+
+# --- on a local Ray cluster -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    # classes defined here (a crashing processor, a failing scorer) travel to the workers by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.init(num_cpus=2, object_store_memory=80 << 20, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("workers,block_size", [(1, 1), (2, 3)])
+def test_ray_generate_gives_the_local_rows_and_fills_the_same_cache(ray_cluster, tiny_lm, tmp_path, workers,
+                                                                    block_size):
+    local = generate(tiny_lm, PROMPTS, CONFIG, cache=False, progress=False)
+    with GenerationStore(tmp_path / "generations.sqlite") as store:
+        remote = generate(tiny_lm, PROMPTS, CONFIG, cache=store, progress=False,
+                          executor=RayExecutor(workers=workers, block_size=block_size))
+        pd.testing.assert_frame_equal(remote, local)
+        # the driver wrote every row: a local re-run finds them all and decodes nothing
+        from toxlib.generate import api
+
+        decoded = []
+        real = api.decode_prompts
+        try:
+            api.decode_prompts = lambda *a, **k: decoded.append(a[1]) or real(*a, **k)
+            again = generate(tiny_lm, PROMPTS, CONFIG, cache=store, progress=False)
+        finally:
+            api.decode_prompts = real
+        assert decoded == [[]]
+        pd.testing.assert_frame_equal(again, local)
+
+
+def test_ray_generate_with_steering_reaches_the_workers(ray_cluster, tiny_lm):
+    import torch
+
+    from toxlib.steer.vocab_shift import VocabShift, VocabShiftWeights
+
+    w = torch.zeros(tiny_lm.model.config.vocab_size, 2)
+    w[::5, 1] = 2.0  # boost every fifth token
+    shift = VocabShift(VocabShiftWeights(W=w), beta=3.0)
+    local = generate(tiny_lm, PROMPTS, CONFIG, steering=shift, cache=False, progress=False)
+    plain = generate(tiny_lm, PROMPTS, CONFIG, cache=False, progress=False)
+    assert not local["continuation"].equals(plain["continuation"])  # the steering changes the texts
+    remote = generate(tiny_lm, PROMPTS, CONFIG, steering=shift, cache=False, progress=False,
+                      executor=RayExecutor(workers=2, block_size=4))
+    pd.testing.assert_frame_equal(remote, local)
+
+
+def test_ray_score_and_nll_give_the_local_rows_into_the_same_caches(ray_cluster, tiny_lm, tmp_path):
+    from toxlib.lm_score import cached_nll
+    from toxlib.models.tiny import tiny_classifier
+    from toxlib.scorers import get_scorer
+
+    texts = [f"text number {i} about the weather" for i in range(9)] + ["", "text number 1 about the weather"]
+    folder = tiny_classifier(tmp_path / "clf", ["toxic", "obscene"], multi_label=True)
+    scorer = get_scorer(f"hf:{folder}")
+    local = scorer.score(texts, cache=False, progress=False)
+    with ScoreStore(tmp_path / "scores.sqlite") as store:
+        remote = scorer.score(texts, cache=store, progress=False, executor=RayExecutor(workers=2, block_size=2))
+        pd.testing.assert_frame_equal(remote, local)
+        stored = store.lookup(scorer.key, texts)
+        assert len(stored) == 9  # every distinct non-empty text, written by the driver
+        assert np.isnan(remote["toxicity"].iloc[9]) and remote["error"].iloc[9]  # the empty text stays NaN
+    local_nll = cached_nll(tiny_lm, texts[:9], cache=False, progress=False)
+    with LMScoreStore(tmp_path / "nll.sqlite") as store:
+        remote_nll = cached_nll(tiny_lm, texts[:9], cache=store, progress=False, chunk=4,
+                                executor=RayExecutor(workers=2))
+        pd.testing.assert_frame_equal(remote_nll, local_nll)
+        from toxlib.lm_score import METHOD_VERSIONS, model_key
+
+        assert len(store.lookup(model_key(tiny_lm, METHOD_VERSIONS["causal"]), texts[:9])) == 9
+
+
+class KillOnce:
+    """A logits processor that kills its worker process at its first call, once (a marker file remembers)."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __call__(self, input_ids, scores):
+        if not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os._exit(1)  # no exception, no cleanup: as if the node killed the process
+        return scores
+
+
+def test_a_worker_killed_mid_block_is_retried_and_the_rows_are_the_same(ray_cluster, tiny_lm, tmp_path):
+    marker = tmp_path / "killed-once"
+    steering = LogitsSteering("kill-once", [KillOnce(str(marker))])
+    remote = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=False, progress=False,
+                      executor=RayExecutor(workers=2, block_size=3, max_restarts=2, max_task_retries=2))
+    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process did die
+    local = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=False, progress=False)
+    pd.testing.assert_frame_equal(remote, local)
+    assert len(remote) == len(PROMPTS) * CONFIG.num_samples
+
+
+class FailsOn(Scorer):
+    """A scorer that raises for one text (in the worker that scores its block)."""
+
+    name, version, attributes = "fails-on", "1", ("toxicity",)
+
+    def __init__(self, bad: str):
+        self.bad = bad
+
+    def score_batch(self, texts):
+        if self.bad in texts:
+            raise RuntimeError(f"cannot score {self.bad!r}")
+        return BatchScores(np.full((len(texts), 1), 0.5))
+
+
+def test_a_failing_block_raises_an_error_naming_it_not_missing_rows(ray_cluster, tmp_path):
+    texts = [f"text {i:02d}" for i in range(8)]  # equal lengths: blocks keep this order
+    scorer = FailsOn("text 05")
+    assert scorer.score(["text 01"], cache=False, progress=False)["toxicity"].tolist() == [0.5]
+    with ScoreStore(tmp_path / "scores.sqlite") as store:
+        with pytest.raises(BlockFailedError) as error:
+            scorer.score(texts, cache=store, progress=False,
+                         executor=RayExecutor(workers=1, block_size=2, max_task_retries=1))
+    message = str(error.value)
+    assert message.startswith("score fails-on block 3 of 4 (2 items, first: 'text 04') failed on a Ray worker")
+    assert message.endswith("RuntimeError: cannot score 'text 05'")

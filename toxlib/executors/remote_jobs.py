@@ -1,0 +1,130 @@
+"""The heavy stages as Ray jobs, and the driver-side loops that feed their results into toxlib's caches.
+
+Each job is picklable and travels once through Ray's object store: ``GenerateJob`` (a ``ModelSpec``, the decoding
+config and the steering object, whose trained artefacts (VOCAB-SHIFT weights, a PPLM discriminator) travel with
+it), ``ScoreJob`` (the scorer object; a lazily loading scorer loads its weights once per actor) and ``NLLJob`` (a
+``ModelSpec`` and the method). The driver keeps computing cache keys and writing rows exactly as a local run does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from toxlib.executors import RayExecutor, blocks_of
+from toxlib.executors.model_spec import ModelSpec
+from toxlib.executors.ray_pool import pool_size, run_blocks
+
+
+def _threads(threads: int | None) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def _blocks(items: list, executor: RayExecutor, largest: int | None = None) -> list[list]:
+    """``items`` cut into the executor's blocks, none larger than ``largest`` (a local run's chunk)."""
+    from toxlib.executors.ray_cluster import connect
+
+    workers, _ = pool_size(connect(executor.address), executor, len(items))
+    size = executor.block_size_for(len(items), workers)
+    return blocks_of(items, min(size, largest) if largest else size)
+
+
+@dataclass
+class GenerateJob:
+    """Generation of a block of prompts: rows (prompt, sample_idx, continuation, n_new_tokens, stopped)."""
+
+    model: ModelSpec
+    config: object
+    steering: object
+    batch_rows: int | None
+
+    def load(self, device: str, threads: int | None):
+        return self.model.load(device, threads)
+
+    def run(self, lm, prompts: list[str]) -> list[tuple]:
+        from toxlib.generate.api import decode_prompts
+
+        return [row for rows in decode_prompts(lm, prompts, self.config, self.steering, self.batch_rows)
+                for row in rows]
+
+
+def generate_on_ray(lm, prompts: list[str], config, steering, batch_rows: int | None,
+                    executor: RayExecutor) -> Iterator[list[tuple]]:
+    """Yields the rows of each finished block of ``prompts`` (see ``GenerateJob``). Prompts are sorted by token
+    length before they are cut into blocks, as a local run sorts them before batching (less padding)."""
+    from toxlib.generate.api import encode_prompt
+
+    length = {p: len(encode_prompt(lm, steering.transform_prompt(p))) for p in prompts}
+    ordered = sorted(prompts, key=length.__getitem__)
+    job = GenerateJob(ModelSpec.of(lm), config, steering, batch_rows)
+    if not ordered:
+        return
+    for _, rows in run_blocks(job, _blocks(ordered, executor), executor, what=f"generate {lm.name}"):
+        yield rows
+
+
+@dataclass
+class ScoreJob:
+    """Scoring of a block of texts with a scorer object: its ``BatchScores``."""
+
+    scorer: object
+
+    def load(self, device: str, threads: int | None):
+        _threads(threads)
+        return self.scorer
+
+    def run(self, scorer, texts: list[str]):
+        return scorer.score_batch(texts)
+
+
+def scored_chunks(scorer, texts: list[str], executor=None) -> Iterator[tuple[list[str], object]]:
+    """(chunk, ``scorer.score_batch(chunk)``) for chunks of ``texts``: in this process, in order, ``chunk_size``
+    texts each (executor None or "local"), or on Ray (blocks of at most ``chunk_size``), in finishing order."""
+    from toxlib.executors import resolve_executor
+
+    ray = resolve_executor(executor)
+    if ray is None:
+        for start in range(0, len(texts), scorer.chunk_size):
+            chunk = texts[start:start + scorer.chunk_size]
+            yield chunk, scorer.score_batch(chunk)
+        return
+    if not texts:
+        return
+    yield from run_blocks(ScoreJob(scorer), _blocks(texts, ray, scorer.chunk_size), ray, what=f"score {scorer.name}")
+
+
+@dataclass
+class NLLJob:
+    """Sentence NLLs of a block of texts (``sentence_nll`` or ``pseudo_nll``): rows (text, n_tokens, nll_sum)."""
+
+    model: ModelSpec
+    method: str
+
+    def load(self, device: str, threads: int | None):
+        return self.model.load(device, threads)
+
+    def run(self, lm, texts: list[str]) -> list[tuple]:
+        from toxlib.lm_score import nll_rows
+
+        return nll_rows(lm, texts, self.method)
+
+
+def nll_chunks(lm, texts: list[str], method: str, chunk: int, executor=None) -> Iterator[list[tuple]]:
+    """Rows (text, n_tokens, nll_sum) of ``texts`` chunk by chunk: locally ``chunk`` texts at a time, in order, or
+    on Ray (blocks of at most ``chunk`` texts) in finishing order."""
+    from toxlib.executors import resolve_executor
+    from toxlib.lm_score import nll_rows
+
+    ray = resolve_executor(executor)
+    if ray is None:
+        for start in range(0, len(texts), chunk):
+            yield nll_rows(lm, texts[start:start + chunk], method)
+        return
+    if not texts:
+        return
+    blocks = _blocks(texts, ray, chunk)
+    for _, rows in run_blocks(NLLJob(ModelSpec.of(lm), method), blocks, ray, what=f"{method} NLL {lm.name}"):
+        yield rows
