@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Run the test suite: set up .venv with the dev extras, make sure Debian's chromium is there for the
+# Run the test suite: set up .venv with the dev and ray extras, make sure Debian's chromium is there for the
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
 # check included). Extra arguments go to pytest.
 set -euo pipefail
-TOXLIB_EXTRAS=dev
+TOXLIB_EXTRAS=dev,ray  # ray: the executor tests run on a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -16,7 +16,8 @@ def _normalise(req: str) -> str:
 
 def test_conda_environment_pins_match_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = project["dependencies"] + project["optional-dependencies"]["dev"]
+    extras = project["optional-dependencies"]
+    declared = project["dependencies"] + extras["dev"] + extras["ray"]  # the test command installs dev and ray
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     assert sorted(map(_normalise, pip_section)) == sorted(map(_normalise, declared))
