@@ -23,7 +23,7 @@ from toxlib import paths
 from toxlib.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.runner import PROFILES, profile_parameters, run_notebook
 
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "book", "notebooks")
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
 
 
 def toc_files(root: Path) -> list[str]:

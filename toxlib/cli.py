@@ -125,6 +125,10 @@ def _bench(args) -> int:
     from toxlib.studies.generation_bench import main_generate
     from toxlib.studies.scorer_throughput import main_score
 
+    if args.what == "distributed":
+        from toxlib.studies.distributed_bench import main_distributed
+
+        return main_distributed(args)
     return main_score(args) if args.what == "score" else main_generate(args)
 
 
@@ -189,6 +193,9 @@ def parser() -> argparse.ArgumentParser:
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
+    dist = bench_sub.add_parser("distributed", help="one generate -> score job locally and on a local Ray cluster")
+    dist.add_argument("--quick", action="store_true", help="a tiny random model and the profanity SVM (seconds)")
+    dist.add_argument("--workers", type=int, default=2, help="Ray workers (actors), at least 2 (default 2)")
     bench.set_defaults(func=_bench)
     return top
 

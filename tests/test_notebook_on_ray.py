@@ -1,0 +1,40 @@
+"""A chapter end to end on Ray: rtp_prompted's smoke profile with ``-p executor ray`` writes the same tables as the
+same profile run locally (each run with its own generation and score caches, so both compute everything)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "rtp_prompted.ipynb"
+
+pytestmark = [pytest.mark.slow, pytest.mark.data, pytest.mark.models]
+
+
+def _tables(folder: Path) -> dict[str, pd.DataFrame]:
+    return {p.relative_to(folder).as_posix(): pd.read_csv(p) for p in sorted(folder.rglob("*.csv"))}
+
+
+def test_rtp_prompted_smoke_profile_on_ray_matches_the_local_run(tmp_path, session_cache_dir):
+    pytest.importorskip("ray")
+    from toxlib.runner import notebook_parameters, run_notebook
+
+    if "executor" not in notebook_parameters(NOTEBOOK):
+        pytest.skip("rtp_prompted has no executor parameter yet")
+    models = str(Path(session_cache_dir) / "models")  # the bundled model converts once for both runs
+    tables = {}
+    for executor in ("local", "ray"):
+        env = {"TOXLIB_RESULTS_DIR": str(tmp_path / executor / "results"),
+               "TOXLIB_CACHE_DIR": str(tmp_path / executor / "cache"), "TOXLIB_MODEL_CACHE": models,
+               "TOXLIB_RAY_NUM_CPUS": "2", "TOXLIB_RAY_OBJECT_STORE_MB": "128", "TOXLIB_EXECUTOR": "local"}
+        record = run_notebook(NOTEBOOK, {"executor": executor}, output=tmp_path / f"rtp_prompted-{executor}.ipynb",
+                              profile="smoke", env=env, progress=False)
+        assert record["parameters"]["executor"] == executor
+        tables[executor] = _tables(tmp_path / executor / "results")
+    assert tables["local"], "the local run wrote no tables"
+    assert tables["ray"].keys() == tables["local"].keys()
+    for name, frame in tables["local"].items():
+        pd.testing.assert_frame_equal(tables["ray"][name], frame, obj=name)
