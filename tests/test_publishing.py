@@ -24,7 +24,8 @@ PAGES = [ROOT / f"{page}.md" for page in toc_files(ROOT) if (ROOT / f"{page}.md"
 
 ABSOLUTE_PATH = re.compile(r"(?<![\w.])(/root|/work|/home|/Users|[A-Za-z]:\\\\)|site-packages|\.venv\b")
 WARNING = re.compile(r"\b\w*Warning\b[:(]|^WARNING\b|\bwarnings\.warn\b", re.MULTILINE)
-LOADING_BAR = re.compile(r"\|[█▏▎▍▌▋▊▉ ]{3,}\||\d+it/s\]|\?it/s\]|Loading weights|Loading checkpoint shards|Fetching \d+ files")
+LOADING_BAR = re.compile(r"\|[█▏▎▍▌▋▊▉ ]{3,}\||\d+it/s\]|\?it/s\]|Loading weights|Loading checkpoint shards"
+                         r"|Fetching \d+ files")
 
 
 def _check_jsonschema(schema: str, files: list[Path]) -> subprocess.CompletedProcess:
@@ -207,7 +208,8 @@ def test_the_scan_finds_what_it_looks_for():
     clean = nbformat.v4.new_notebook()
     clean.cells = [nbformat.v4.new_code_cell("x")]
     clean.cells[0].outputs = [
-        nbformat.v4.new_output("display_data", data={"text/plain": "generate smollm2-135m: 8/8 prompt [00:03, 2.6prompt/s]"}),
+        nbformat.v4.new_output("display_data",
+                               data={"text/plain": "generate smollm2-135m: 8/8 prompt [00:03, 2.6prompt/s]"}),
         nbformat.v4.new_output("execute_result", data={"text/plain": "ShownPath('data/results/sass/table5_bars.png')"}),
     ]
     assert scan_notebook(clean) == []
