@@ -75,3 +75,25 @@ def show_claims(claims: pd.DataFrame, caption: str):
         .set_caption(html.escape(caption))
         .set_table_styles(styles)
     )
+
+
+def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
+    """Per chapter of ``claims`` (``results.collect_claims``): ``plots.claims_forest``, saved as
+    <results>/<stem>/forest_<chapter>.png and shown in the notebook. Chapters with no drawable claim (no numeric
+    value with a threshold) are skipped. Returns the chapters drawn, in order."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    from toxlib.plots import claims_forest
+    from toxlib.results import save_figure
+
+    drawn = []
+    for chapter, rows in claims.groupby("chapter", sort=True):
+        fig = claims_forest(rows, f"{chapter}: each claim's 95% interval against its threshold")
+        if fig is None:
+            continue
+        save_figure(stem, f"forest_{chapter}", fig)
+        display(fig)
+        plt.close(fig)
+        drawn.append(str(chapter))
+    return drawn
