@@ -78,66 +78,63 @@ def ray_cluster():
     ray.shutdown()
 
 
-@pytest.mark.parametrize("workers,block_size", [(1, 1), (2, 3)])
-def test_ray_generate_gives_the_local_rows_and_fills_the_same_cache(ray_cluster, tiny_lm, tmp_path, workers,
-                                                                    block_size):
-    local = generate(tiny_lm, PROMPTS, CONFIG, cache=False, progress=False)
-    with GenerationStore(tmp_path / "generations.sqlite") as store:
-        remote = generate(tiny_lm, PROMPTS, CONFIG, cache=store, progress=False,
-                          executor=RayExecutor(workers=workers, block_size=block_size))
-        pd.testing.assert_frame_equal(remote, local)
-        # the driver wrote every row: a local re-run finds them all and decodes nothing
-        from toxlib.generate import api
-
-        decoded = []
-        real = api.decode_prompts
-        try:
-            api.decode_prompts = lambda *a, **k: decoded.append(a[1]) or real(*a, **k)
-            again = generate(tiny_lm, PROMPTS, CONFIG, cache=store, progress=False)
-        finally:
-            api.decode_prompts = real
-        assert decoded == [[]]
-        pd.testing.assert_frame_equal(again, local)
-
-
-def test_ray_generate_with_steering_reaches_the_workers(ray_cluster, tiny_lm):
+def vocab_shift(lm):
+    """VOCAB-SHIFT steering with hand-made weights (every fifth token boosted): a trained artefact in a steering
+    object, which travels to the workers with the job."""
     import torch
 
     from toxlib.steer.vocab_shift import VocabShift, VocabShiftWeights
 
-    w = torch.zeros(tiny_lm.model.config.vocab_size, 2)
-    w[::5, 1] = 2.0  # boost every fifth token
-    shift = VocabShift(VocabShiftWeights(W=w), beta=3.0)
-    local = generate(tiny_lm, PROMPTS, CONFIG, steering=shift, cache=False, progress=False)
-    plain = generate(tiny_lm, PROMPTS, CONFIG, cache=False, progress=False)
-    assert not local["continuation"].equals(plain["continuation"])  # the steering changes the texts
-    remote = generate(tiny_lm, PROMPTS, CONFIG, steering=shift, cache=False, progress=False,
-                      executor=RayExecutor(workers=2, block_size=4))
-    pd.testing.assert_frame_equal(remote, local)
+    w = torch.zeros(lm.model.config.vocab_size, 2)
+    w[::5, 1] = 2.0
+    return VocabShift(VocabShiftWeights(W=w), beta=3.0)
+
+
+@pytest.mark.parametrize("workers,block_size,steered", [(1, 1, False), (2, 3, True)])
+def test_ray_generate_gives_the_local_rows_and_fills_the_same_cache(ray_cluster, tiny_lm, tmp_path, workers,
+                                                                    block_size, steered):
+    from toxlib.generate import api
+
+    steering = vocab_shift(tiny_lm) if steered else None
+    local = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=False, progress=False)
+    if steered:  # the steering changes the texts, so the comparison below sees it applied on the workers
+        plain = generate(tiny_lm, PROMPTS, CONFIG, cache=False, progress=False)
+        assert not local["continuation"].equals(plain["continuation"])
+    with GenerationStore(tmp_path / "generations.sqlite") as store:
+        remote = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=store, progress=False,
+                          executor=RayExecutor(workers=workers, block_size=block_size))
+        pd.testing.assert_frame_equal(remote, local, check_exact=True)
+        # the driver wrote every row: a local re-run finds them all and decodes nothing
+        decoded, real = [], api.decode_prompts
+        try:
+            api.decode_prompts = lambda *a, **k: decoded.append(a[1]) or real(*a, **k)
+            again = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=store, progress=False)
+        finally:
+            api.decode_prompts = real
+        assert decoded == [[]]
+        pd.testing.assert_frame_equal(again, local, check_exact=True)
 
 
 def test_ray_score_and_nll_give_the_local_rows_into_the_same_caches(ray_cluster, tiny_lm, tmp_path):
-    from toxlib.lm_score import cached_nll
+    from toxlib.lm_score import METHOD_VERSIONS, cached_nll, model_key
     from toxlib.models.tiny import tiny_classifier
     from toxlib.scorers import get_scorer
 
     texts = [f"text number {i} about the weather" for i in range(9)] + ["", "text number 1 about the weather"]
     folder = tiny_classifier(tmp_path / "clf", ["toxic", "obscene"], multi_label=True)
     scorer = get_scorer(f"hf:{folder}")
+    scorer.chunk_size = 4  # three local chunks; by default the Ray blocks are the same chunks
     local = scorer.score(texts, cache=False, progress=False)
     with ScoreStore(tmp_path / "scores.sqlite") as store:
-        remote = scorer.score(texts, cache=store, progress=False, executor=RayExecutor(workers=2, block_size=2))
-        pd.testing.assert_frame_equal(remote, local)
-        stored = store.lookup(scorer.key, texts)
-        assert len(stored) == 9  # every distinct non-empty text, written by the driver
+        remote = scorer.score(texts, cache=store, progress=False, executor=RayExecutor(workers=2))
+        pd.testing.assert_frame_equal(remote, local, check_exact=True)
+        assert len(store.lookup(scorer.key, texts)) == 9  # every distinct non-empty text, written by the driver
         assert np.isnan(remote["toxicity"].iloc[9]) and remote["error"].iloc[9]  # the empty text stays NaN
-    local_nll = cached_nll(tiny_lm, texts[:9], cache=False, progress=False)
+    local_nll = cached_nll(tiny_lm, texts[:9], cache=False, progress=False, chunk=4)
     with LMScoreStore(tmp_path / "nll.sqlite") as store:
         remote_nll = cached_nll(tiny_lm, texts[:9], cache=store, progress=False, chunk=4,
-                                executor=RayExecutor(workers=2))
-        pd.testing.assert_frame_equal(remote_nll, local_nll)
-        from toxlib.lm_score import METHOD_VERSIONS, model_key
-
+                                executor=RayExecutor(workers=1))
+        pd.testing.assert_frame_equal(remote_nll, local_nll, check_exact=True)
         assert len(store.lookup(model_key(tiny_lm, METHOD_VERSIONS["causal"]), texts[:9])) == 9
 
 
@@ -158,10 +155,10 @@ def test_a_worker_killed_mid_block_is_retried_and_the_rows_are_the_same(ray_clus
     marker = tmp_path / "killed-once"
     steering = LogitsSteering("kill-once", [KillOnce(str(marker))])
     remote = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=False, progress=False,
-                      executor=RayExecutor(workers=2, block_size=3, max_restarts=2, max_task_retries=2))
+                      executor=RayExecutor(workers=1, block_size=3, max_restarts=2, max_task_retries=2))
     assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process did die
     local = generate(tiny_lm, PROMPTS, CONFIG, steering=steering, cache=False, progress=False)
-    pd.testing.assert_frame_equal(remote, local)
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
     assert len(remote) == len(PROMPTS) * CONFIG.num_samples
 
 

@@ -43,11 +43,11 @@ def connect(address: str | None = None):
         return ray
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=True)
+        ray.init(address=address, log_to_driver=False)
     else:
         store_mb = int(os.environ.get("TOXLIB_RAY_OBJECT_STORE_MB", "512"))
         ray.init(num_cpus=local_cpus(), num_gpus=None, object_store_memory=store_mb << 20, include_dashboard=False,
-                 log_to_driver=True)
+                 log_to_driver=False)
     return ray
 
 

@@ -23,13 +23,21 @@ def _threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-def _blocks(items: list, executor: RayExecutor, largest: int | None = None) -> list[list]:
-    """``items`` cut into the executor's blocks, none larger than ``largest`` (a local run's chunk)."""
+def _blocks(items: list, executor: RayExecutor) -> list[list]:
+    """``items`` cut into the executor's blocks (``block_size``, or about four per worker)."""
     from toxlib.executors.ray_cluster import connect
 
     workers, _ = pool_size(connect(executor.address), executor, len(items))
-    size = executor.block_size_for(len(items), workers)
-    return blocks_of(items, min(size, largest) if largest else size)
+    return blocks_of(items, executor.block_size_for(len(items), workers))
+
+
+def chunk_blocks(items: list, executor: RayExecutor, chunk: int) -> list[list]:
+    """``items`` cut as a local run cuts them into chunks of ``chunk`` (``block_size`` may cut smaller).
+
+    A scorer's or a model's float results depend, at rounding level (~1e-7 in float32), on which texts share a
+    padded batch; blocks equal to the local chunks hold the same texts in the same order, so by default a Ray run
+    reproduces a local run's scores and NLLs to the bit (the texts of ``generate`` never depend on the blocks)."""
+    return blocks_of(items, min(executor.block_size or chunk, chunk))
 
 
 @dataclass
@@ -82,7 +90,8 @@ class ScoreJob:
 
 def scored_chunks(scorer, texts: list[str], executor=None) -> Iterator[tuple[list[str], object]]:
     """(chunk, ``scorer.score_batch(chunk)``) for chunks of ``texts``: in this process, in order, ``chunk_size``
-    texts each (executor None or "local"), or on Ray (blocks of at most ``chunk_size``), in finishing order."""
+    texts each (executor None or "local"), or on Ray (the same chunks, or smaller blocks: ``chunk_blocks``), in
+    finishing order."""
     from toxlib.executors import resolve_executor
 
     ray = resolve_executor(executor)
@@ -93,7 +102,8 @@ def scored_chunks(scorer, texts: list[str], executor=None) -> Iterator[tuple[lis
         return
     if not texts:
         return
-    yield from run_blocks(ScoreJob(scorer), _blocks(texts, ray, scorer.chunk_size), ray, what=f"score {scorer.name}")
+    blocks = chunk_blocks(texts, ray, scorer.chunk_size)
+    yield from run_blocks(ScoreJob(scorer), blocks, ray, what=f"score {scorer.name}")
 
 
 @dataclass
@@ -114,7 +124,7 @@ class NLLJob:
 
 def nll_chunks(lm, texts: list[str], method: str, chunk: int, executor=None) -> Iterator[list[tuple]]:
     """Rows (text, n_tokens, nll_sum) of ``texts`` chunk by chunk: locally ``chunk`` texts at a time, in order, or
-    on Ray (blocks of at most ``chunk`` texts) in finishing order."""
+    on Ray (the same chunks, or smaller blocks: ``chunk_blocks``) in finishing order."""
     from toxlib.executors import resolve_executor
     from toxlib.lm_score import nll_rows
 
@@ -125,6 +135,6 @@ def nll_chunks(lm, texts: list[str], method: str, chunk: int, executor=None) -> 
         return
     if not texts:
         return
-    blocks = _blocks(texts, ray, chunk)
+    blocks = chunk_blocks(texts, ray, chunk)
     for _, rows in run_blocks(NLLJob(ModelSpec.of(lm), method), blocks, ray, what=f"{method} NLL {lm.name}"):
         yield rows
