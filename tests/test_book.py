@@ -1,5 +1,7 @@
 """The whole book in smoke mode: every notebook executes, results follow the contract, the HTML builds, and a
-real browser (Debian's chromium driven by Playwright) finds no missing image, failed local request or empty table."""
+real browser (Debian's chromium driven by Playwright) finds no missing image, failed local request, request to another
+host (MathJax is served with the book), empty table, table row with fewer cells than its header, or chapter without its
+notebook download button."""
 
 from __future__ import annotations
 
@@ -109,9 +111,10 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
         browser = pw.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
         page = browser.new_page()
         failed: list[str] = []
-        # The book may reference CDNs (MathJax); they are unreachable offline and not part of the check.
+        elsewhere: list[str] = []
+        # Everything must come from the book itself (MathJax included): a request to another host is a failure.
         page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(served_book)
-                   else route.abort())
+                   else (elsewhere.append(route.request.url), route.abort()))
         page.on("requestfailed", lambda r: failed.append(r.url) if r.url.startswith(served_book) else None)
         page.on("response", lambda r: failed.append(f"{r.status} {r.url}")
                 if r.status >= 400 and r.url.startswith(served_book) else None)
@@ -125,12 +128,30 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
             empty = page.eval_on_selector_all(
                 "table", "ts => ts.filter(t => t.querySelectorAll('tbody tr td, tbody tr th').length === 0)"
                 ".map(t => (t.querySelector('caption') || t).textContent.slice(0, 80))")
+            # a row with fewer cells than its table's header (colspans counted) lost cells, e.g. to a '|' inside code
+            short_rows = page.eval_on_selector_all(
+                "table", """ts => ts.flatMap(t => {
+                    const width = r => [...r.cells].reduce((n, c) => n + (c.colSpan || 1), 0);
+                    const head = t.tHead && t.tHead.rows.length ? width(t.tHead.rows[t.tHead.rows.length - 1]) : 0;
+                    return [...t.tBodies].flatMap(b => [...b.rows]).filter(r => head && width(r) < head)
+                        .map(r => r.textContent.trim().slice(0, 80));
+                })""")
             n_images = page.eval_on_selector_all("img", "imgs => imgs.length")
+            if name.startswith("notebooks/"):
+                notebook_links = page.eval_on_selector_all(
+                    "a[href$='.ipynb']", "as => as.map(a => a.href).filter(h => h.includes('/_sources/'))")
+                if not notebook_links:
+                    problems.append(f"{name}: no notebook download button")
+                elif page.request.get(notebook_links[0]).status != 200:
+                    problems.append(f"{name}: notebook download {notebook_links[0]} does not answer")
             if name.startswith("notebooks/") and n_images == 0:
                 problems.append(f"{name}: no figure rendered")
             problems += [f"{name}: failed request {u}" for u in failed]
             problems += [f"{name}: missing image {u}" for u in broken]
             problems += [f"{name}: empty table {t!r}" for t in empty]
+            problems += [f"{name}: table row with fewer cells than its header {r!r}" for r in short_rows]
+            problems += [f"{name}: request to another host {u}" for u in sorted(set(elsewhere))]
+            elsewhere.clear()
             if page.title() == "" or "404" in page.title():
                 problems.append(f"{name}: bad title {page.title()!r}")
         browser.close()
