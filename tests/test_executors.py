@@ -115,8 +115,8 @@ def test_ray_generate_gives_the_local_rows_and_fills_the_same_cache(ray_cluster,
         pd.testing.assert_frame_equal(again, local, check_exact=True)
 
 
-def test_ray_score_and_nll_give_the_local_rows_into_the_same_caches(ray_cluster, tiny_lm, tmp_path):
-    from toxlib.lm_score import METHOD_VERSIONS, cached_nll, model_key
+def test_ray_score_and_nlls_give_the_local_rows_into_the_same_caches(ray_cluster, tiny_lm, tmp_path):
+    from toxlib.lm_score import METHOD_VERSIONS, cached_nll, model_key, steered_nll
     from toxlib.models.tiny import tiny_classifier
     from toxlib.scorers import get_scorer
 
@@ -136,6 +136,16 @@ def test_ray_score_and_nll_give_the_local_rows_into_the_same_caches(ray_cluster,
                                 executor=RayExecutor(workers=1))
         pd.testing.assert_frame_equal(remote_nll, local_nll, check_exact=True)
         assert len(store.lookup(model_key(tiny_lm, METHOD_VERSIONS["causal"]), texts[:9])) == 9
+    # teacher-forced NLL under a steering: blocks of whole batches in the local length order give the local values
+    # when the worker has the driver's torch threads (step-by-step attention rounds differently with 1 and 2)
+    import torch
+
+    steering = vocab_shift(tiny_lm)
+    local_steered = steered_nll(tiny_lm, texts[:9], steering, batch_size=2)
+    assert not np.allclose(local_steered["nll_sum"], local_nll["nll_sum"])  # the steering is applied
+    remote_steered = steered_nll(tiny_lm, texts[:9], steering, batch_size=2,
+                                 executor=RayExecutor(workers=1, cpus_per_worker=torch.get_num_threads()))
+    pd.testing.assert_frame_equal(remote_steered, local_steered, check_exact=True)
 
 
 class KillOnce:

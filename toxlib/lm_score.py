@@ -159,7 +159,8 @@ def corpus_perplexity(scores: pd.DataFrame) -> float:
 
 
 @torch.inference_mode()
-def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progress: bool = False) -> pd.DataFrame:
+def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progress: bool = False,
+                executor=None) -> pd.DataFrame:
     """Per-text NLL under a *steered* model, teacher forced: what the steering makes of the model's distribution.
 
     The context is the unprompted prompt as generation encodes it (``steering.transform_prompt("")``: the start
@@ -168,9 +169,18 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
     generation. Without steering this equals ``sentence_nll`` (tested), and a stateful processor that changes
     nothing (Self-Debiasing with λ = 0, PPLM with step size 0) gives it too. A token the steering forbids gets an
     infinite NLL. batch_size: texts decoded together (PPLM's cost grows with it slowly: its passes are bound by
-    reading the weights); progress: a bar over batches. Returns the columns of ``sentence_nll``, one row per text,
-    in order.
+    reading the weights); progress: a bar over batches. executor: None (``TOXLIB_EXECUTOR``, default "local"),
+    "local", "ray" or a ``toxlib.executors.RayExecutor``: with Ray, blocks of whole batches (in the same length
+    order) run in actors that load the model once, so the values are a local run's. Returns the columns of
+    ``sentence_nll``, one row per text, in order.
     """
+    from toxlib.executors import resolve_executor
+
+    ray = resolve_executor(executor)
+    if ray is not None:
+        from toxlib.executors.remote_jobs import steered_nll_on_ray
+
+        return steered_nll_on_ray(lm, list(texts), steering, batch_size, ray)
     from toxlib.generate.api import encode_prompt
     from toxlib.generate.engine import _call_optional, prefill
     from toxlib.steer import Steering

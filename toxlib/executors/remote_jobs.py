@@ -138,3 +138,51 @@ def nll_chunks(lm, texts: list[str], method: str, chunk: int, executor=None) -> 
     blocks = chunk_blocks(texts, ray, chunk)
     for _, rows in run_blocks(NLLJob(ModelSpec.of(lm), method), blocks, ray, what=f"{method} NLL {lm.name}"):
         yield rows
+
+
+@dataclass
+class SteeredNLLJob:
+    """``steered_nll`` of a block of texts under a steering object: rows (text, n_tokens, nll_sum)."""
+
+    model: ModelSpec
+    steering: object
+    batch_size: int
+
+    def load(self, device: str, threads: int | None):
+        return self.model.load(device, threads)
+
+    def run(self, lm, texts: list[str]) -> list[tuple]:
+        from toxlib.lm_score import steered_nll
+
+        part = steered_nll(lm, texts, self.steering, self.batch_size)
+        return list(zip(part["text"], part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
+
+
+def steered_nll_on_ray(lm, texts: list[str], steering, batch_size: int, executor: RayExecutor):
+    """``steered_nll`` on Ray. The texts are put in the order a local call batches them (by token count, stable)
+    and cut into blocks of whole batches, so every batch holds the texts it holds locally and the values are the
+    same to the bit. Returns the columns of ``sentence_nll``, one row per text, in order."""
+    import numpy as np
+
+    from toxlib.lm_score import _score_table
+
+    start = lm.start_ids
+    lengths = []
+    for t in texts:
+        ids = lm.tokenizer(t, add_special_tokens=False).input_ids
+        lengths.append(len(ids) - len(start) if ids[:len(start)] == start else len(ids))
+    order = np.argsort(lengths, kind="stable")
+    from toxlib.executors.ray_cluster import connect
+
+    workers, _ = pool_size(connect(executor.address), executor, max(1, len(texts)))
+    batches = -(-len(texts) // batch_size)
+    per_block = executor.block_size or batch_size * max(1, -(-batches // (4 * workers)))
+    per_block = max(batch_size, per_block - per_block % batch_size)  # whole batches only
+    blocks = blocks_of([int(i) for i in order], per_block)
+    done = {}
+    job = SteeredNLLJob(ModelSpec.of(lm), steering, batch_size)
+    for block, rows in run_blocks(job, [[texts[i] for i in b] for b in blocks], executor,
+                                  what=f"steered NLL {lm.name}"):
+        done.update({t: (n, v) for t, n, v in rows})
+    return _score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
+                        np.array([done[t][1] for t in texts], dtype=float))
