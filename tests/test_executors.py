@@ -42,6 +42,23 @@ def test_resolve_executor_by_name_and_environment(monkeypatch):
         RayExecutor(workers=0)
 
 
+def test_a_process_default_reaches_calls_without_an_executor(monkeypatch):
+    from toxlib.executors import set_default_executor
+
+    monkeypatch.setenv("TOXLIB_EXECUTOR", "ray")
+    try:
+        assert set_default_executor("local") is None
+        assert resolve_executor(None) is None  # the process default wins over the environment
+        custom = RayExecutor(workers=2)
+        assert set_default_executor(custom) is custom and resolve_executor(None) is custom
+        assert resolve_executor("local") is None  # an explicit argument wins over the default
+        with pytest.raises(ValueError, match="unknown executor 'gpu'"):
+            set_default_executor("gpu")
+    finally:
+        set_default_executor(None)
+    assert resolve_executor(None) == RayExecutor()  # back to TOXLIB_EXECUTOR
+
+
 def test_blocks_and_default_block_size():
     assert blocks_of(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
     assert RayExecutor(block_size=5).block_size_for(100, 4) == 5

@@ -4,10 +4,12 @@
     score(texts, executor=RayExecutor(workers=4, block_size=64))
     cached_nll(lm, texts, executor="ray")
 
-``executor``: None (read ``TOXLIB_EXECUTOR``, default "local"), "local", "ray", or a ``RayExecutor`` for explicit
-settings. With Ray the missing items (prompts, texts) are split into blocks; each block runs in an actor that loads
-the model or scorer once (``num_gpus=1`` where the cluster has GPUs, CPU actors otherwise), and the driver writes
-every finished block into the same SQLite cache a local run writes, so tables and re-runs are unchanged.
+``executor``: None (the process default of ``set_default_executor``, else ``TOXLIB_EXECUTOR``, else "local"),
+"local", "ray", or a ``RayExecutor`` for explicit settings. A chapter's ``executor`` parameter is one call,
+``set_default_executor(executor)``, after which every stage it runs goes there. With Ray the missing items
+(prompts, texts) are split into blocks; each block runs in an actor that loads the model or scorer once
+(``num_gpus=1`` where the cluster has GPUs, CPU actors otherwise), and the driver writes every finished block
+into the same SQLite cache a local run writes, so tables and re-runs are unchanged.
 ``RAY_ADDRESS`` joins an existing cluster; without it a small local cluster is started (``ray_cluster``).
 
 Modules: ``ray_cluster`` (connect or start a cluster), ``ray_pool`` (actors, blocks, retries, block errors),
@@ -61,12 +63,26 @@ class RayExecutor:
         return max(1, min(256, -(-items // (4 * max(1, workers)))))
 
 
+_default: list = [None]  # set by ``set_default_executor``
+
+
+def set_default_executor(executor) -> RayExecutor | None:
+    """Make ``executor`` ("local", "ray", a ``RayExecutor``; None: back to ``TOXLIB_EXECUTOR``) the default of every
+    later call in this process that is not given one: a chapter's ``executor`` parameter reaches all the stages it
+    runs, through whichever toxlib function calls them. Returns the resolved executor (None: local)."""
+    resolved = resolve_executor(executor) if executor is not None else None
+    _default[0] = (resolved or "local") if executor is not None else None
+    return resolved
+
+
 def resolve_executor(executor=None) -> RayExecutor | None:
     """None for a local run, a ``RayExecutor`` for a Ray run.
 
-    executor: None (``TOXLIB_EXECUTOR``, default "local"), "local", "ray" or a ``RayExecutor``; anything else
-    raises ValueError naming the known executors.
+    executor: None (the default set by ``set_default_executor``, else ``TOXLIB_EXECUTOR``, else "local"), "local",
+    "ray" or a ``RayExecutor``; anything else raises ValueError naming the known executors.
     """
+    if executor is None and _default[0] is not None:
+        executor = _default[0]
     if isinstance(executor, RayExecutor):
         return executor
     name = executor if executor is not None else (os.environ.get("TOXLIB_EXECUTOR") or "local")
@@ -81,4 +97,4 @@ def blocks_of(items: list, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-__all__ = ["EXECUTORS", "BlockFailedError", "RayExecutor", "blocks_of", "resolve_executor"]
+__all__ = ["EXECUTORS", "BlockFailedError", "RayExecutor", "blocks_of", "resolve_executor", "set_default_executor"]
