@@ -67,6 +67,25 @@ def test_blocks_and_default_block_size():
     assert RayExecutor().block_size_for(3, 8) == 1
 
 
+def test_pool_size_one_gpu_actor_per_gpu_else_cpu_actors():
+    from toxlib.executors.ray_pool import pool_size
+
+    class Cluster:  # what pool_size reads of a cluster: its resources
+        def __init__(self, resources):
+            self.resources = resources
+
+        def cluster_resources(self):
+            return self.resources
+
+    gpus = Cluster({"CPU": 64.0, "GPU": 4.0})
+    assert pool_size(gpus, RayExecutor(), 100) == (4, {"num_gpus": 1, "num_cpus": 1})
+    assert pool_size(gpus, RayExecutor(workers=2), 100) == (2, {"num_gpus": 1, "num_cpus": 1})
+    assert pool_size(gpus, RayExecutor(), 3)[0] == 3  # never more actors than blocks
+    cpus = Cluster({"CPU": 8.0})
+    assert pool_size(cpus, RayExecutor(), 100) == (8, {"num_cpus": 1})
+    assert pool_size(cpus, RayExecutor(cpus_per_worker=2), 100) == (4, {"num_cpus": 2})
+
+
 def test_model_spec_reloads_the_same_model_and_refuses_other_weights(tiny_lm, tiny_model_dirs, tmp_path):
     spec = ModelSpec.of(tiny_lm)
     assert spec.source == str(Path(tiny_model_dirs["llama"]).resolve()) and spec.kind == "causal"
