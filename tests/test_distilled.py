@@ -3,6 +3,7 @@ save/load, determinism, and the benchmark command."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -32,6 +33,19 @@ def test_split_is_by_record_fixed_by_the_seed_and_free_of_evaluation_sets(texts)
     assert not texts["split"].equals(training_texts(seed=1)["split"])
     evaluation = set(load_sass_benchmark()["text"]) | set(load_tweeteval_hate()["text"])
     assert not evaluation & set(texts["text"])
+
+
+def test_calibration_records_are_carved_from_training_and_leave_the_held_out_split_as_it_was(texts):
+    assert not texts.loc[texts["split"] == "held_out", "calibration"].any()
+    assert (texts.groupby("record_id")["calibration"].nunique() == 1).all()  # by record
+    train = texts[texts["split"] == "train"].drop_duplicates("record_id")
+    assert 0.14 < train["calibration"].mean() < 0.16
+    # the held-out records do not depend on the calibration share, and are the ones the detoxification chapter
+    # used before calibration existed (sha256 of their sorted ids, computed from the split as of issue 20)
+    assert texts["split"].equals(training_texts(seed=0, calibration=0.0)["split"])
+    held = sorted(texts.loc[texts["split"] == "held_out", "record_id"].unique())
+    assert len(held) == 1455
+    assert hashlib.sha256(",".join(map(str, held)).encode()).hexdigest()[:16] == "68a4704d3c09ce59"
 
 
 @pytest.fixture(scope="module")

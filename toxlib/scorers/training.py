@@ -3,11 +3,15 @@
 Data (``training_texts``): the prompt and continuation texts of every RTP record in the three public subsets, with
 the Perspective scores recorded for them; one row per distinct text. Texts from SASS, TweetEval, ToxiGen and
 ImplicitHate are never used: they are evaluation sets in other chapters. The held-out split is drawn by record
-(a record's prompt and continuation fall on the same side, so no document leaks across), with a fixed seed.
+(a record's prompt and continuation fall on the same side, so no document leaks across), with a fixed seed; a share
+of the remaining (training) records is then set aside, again by record, to fit the calibrators
+(``toxlib.scorers.calibration``), so the network trains on the rest, the calibrators on texts the network never saw,
+and the held-out texts judge both.
 
 Recipe (``TrainingConfig``): LoRA (rank 16) on every linear layer of the encoder plus a fresh linear head, binary
 cross-entropy against Perspective's soft scores (missing scores masked), AdamW, linear warm-up and decay,
-length-bucketed batches. Deterministic on CPU for a given seed and thread count.
+length-bucketed batches; then one isotonic map per attribute fitted on the calibration records. Deterministic on CPU
+for a given seed and thread count.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from toxlib.progress import tqdm
 from toxlib.scorers.distilled import TARGETS, PerspectiveEmulator, base_encoder, quiet_peft
 
 #: Bump when the recipe or the data selection changes (it is part of the scorer's version).
-RECIPE_VERSION = "minilm-rtp-1"
+RECIPE_VERSION = "minilm-rtp-2"
 
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """The recipe. ``limit``: train on only the first ``limit`` training texts (smoke runs)."""
+    """The recipe. ``held_out``: share of records held out for evaluation; ``calibration``: share of the other
+    (training) records set aside to fit the calibrators; ``limit``: train on only the first ``limit`` training
+    texts (smoke runs)."""
 
     epochs: int = 1
     batch_size: int = 32
@@ -45,13 +51,18 @@ class TrainingConfig:
     head_dropout: float = 0.1
     seed: int = 0
     held_out: float = 0.2
+    calibration: float = 0.15
     limit: int | None = None
 
 
-def training_texts(seed: int = 0, held_out: float = 0.2) -> pd.DataFrame:
+def training_texts(seed: int = 0, held_out: float = 0.2, calibration: float = 0.15) -> pd.DataFrame:
     """One row per distinct RTP text: text, record_id, part ("prompt"/"continuation"), split ("train" or
-    "held_out"), and the 8 Perspective scores (``TARGETS``; NaN where Perspective gave none). Texts without any
-    score are dropped."""
+    "held_out"), calibration (True for the "train" rows of the records set aside to fit the calibrators: the
+    network trains on "train" rows that are not calibration rows), and the 8 Perspective scores (``TARGETS``; NaN
+    where Perspective gave none). Texts without any score are dropped.
+
+    The held-out records are drawn first, so they do not depend on ``calibration``; the calibration records are a
+    second draw from the same generator among the training records (a share ``calibration`` of them)."""
     records = load_rtp_all()
     parts = []
     for part in ("prompt", "continuation"):
@@ -63,7 +74,10 @@ def training_texts(seed: int = 0, held_out: float = 0.2) -> pd.DataFrame:
     ids = np.sort(texts["record_id"].unique())
     rng = np.random.default_rng(seed)
     held = set(rng.choice(ids, size=round(held_out * len(ids)), replace=False))
+    train_ids = np.array([i for i in ids if i not in held])
+    calibrating = set(rng.choice(train_ids, size=round(calibration * len(train_ids)), replace=False))
     texts.insert(3, "split", np.where(texts["record_id"].isin(held), "held_out", "train"))
+    texts.insert(4, "calibration", texts["record_id"].isin(calibrating).to_numpy())
     return texts.reset_index(drop=True)
 
 
@@ -129,35 +143,45 @@ def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(
 
 def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: bool = True,
                    threads: int | None = None, reuse: bool = True) -> dict:
-    """Draw the split, train on its training part, score the held-out part, and save the weights and
-    ``training.json`` to ``folder``. Returns the metadata: the recipe, counts, wall time and the held-out agreement
-    per attribute ({attribute: {n, n_positive, pearson, spearman, auc}}, fp32 scores against Perspective).
+    """Draw the split, train on its training part (less the calibration records), fit the calibrators on the
+    calibration records, score the held-out part, and save the weights, ``calibration.json`` and ``training.json``
+    to ``folder``. Returns the metadata: the recipe, counts, wall time and the held-out agreement per attribute
+    ({attribute: {n, n_positive, pearson, spearman, auc, calibration_error}}, fp32 scores against Perspective):
+    ``held_out`` for the calibrated scores (what the scorer gives), ``held_out_uncalibrated`` for the network's.
 
     reuse: when ``folder`` already holds a run of the same recipe (version, config, torch version), return its
     metadata without training again (the run is deterministic for a recipe; delete the folder to retrain)."""
     from toxlib.metrics.agreement import agreement
+    from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, fit_calibrators, save_calibrators
     from toxlib.scorers.distilled import META_FILE, predict, save_emulator
 
     done = Path(folder) / META_FILE
-    if reuse and done.exists():
+    if reuse and done.exists() and (Path(folder) / CALIBRATION_FILE).exists():
         meta = json.loads(done.read_text())
         if (meta.get("version"), meta.get("config"), meta.get("torch")) == (RECIPE_VERSION, asdict(config),
                                                                            torch.__version__):
             return meta
 
-    texts = training_texts(config.seed, config.held_out)
-    model, tokenizer, meta = train_emulator(texts[texts["split"] == "train"], config, progress, threads)
-    held = texts[texts["split"] == "held_out"]
-    scores = predict(model, tokenizer, held["text"].tolist())
-    meta["held_out_texts"] = len(held)
-    meta["held_out"] = {a: agreement(held[a], scores[:, j]) for j, a in enumerate(TARGETS)}
+    texts = training_texts(config.seed, config.held_out, config.calibration)
+    training = texts["split"] == "train"
+    model, tokenizer, meta = train_emulator(texts[training & ~texts["calibration"]], config, progress, threads)
+    calibrating, held = texts[training & texts["calibration"]], texts[texts["split"] == "held_out"]
+    calibrators = fit_calibrators(predict(model, tokenizer, calibrating["text"].tolist()), calibrating, TARGETS)
+    raw = predict(model, tokenizer, held["text"].tolist())
+    calibrated = apply_calibrators(raw, calibrators, TARGETS)
+    meta["calibration_texts"], meta["held_out_texts"] = len(calibrating), len(held)
+    meta["held_out"] = {a: agreement(held[a], calibrated[:, j]) for j, a in enumerate(TARGETS)}
+    meta["held_out_uncalibrated"] = {a: agreement(held[a], raw[:, j]) for j, a in enumerate(TARGETS)}
     save_emulator(model, folder, meta)
+    save_calibrators(calibrators, folder)
     return meta
 
 
 def training_summary(meta: dict) -> dict:
     """One row of the chapter's training table from a ``training.json``: version, train_texts, train_seconds,
-    threads, toxicity_pearson, toxicity_auc (held-out, against Perspective)."""
+    threads, toxicity_pearson, toxicity_auc, toxicity_calibration_error (held-out, calibrated scores against
+    Perspective; NaN for weights trained before calibration)."""
     tox = meta["held_out"]["toxicity"]
     return {**{k: meta[k] for k in ("version", "train_texts", "train_seconds", "threads")},
-            "toxicity_pearson": tox["pearson"], "toxicity_auc": tox["auc"]}
+            "toxicity_pearson": tox["pearson"], "toxicity_auc": tox["auc"],
+            "toxicity_calibration_error": tox.get("calibration_error", float("nan"))}
