@@ -1,4 +1,4 @@
-"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,bench} ...`` (see ``--help`` of each)."""
+"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench} ...`` (see ``--help`` of each)."""
 
 from __future__ import annotations
 
@@ -115,9 +115,17 @@ def _train_scorer(args) -> int:
 
     given = {k: getattr(args, k) for k in ("epochs", "seed", "limit") if getattr(args, k) is not None}
     config = TrainingConfig(**given)
-    meta = train_and_save(args.out, config)
+    meta = train_and_save(args.out, config, threads=args.threads)
     print(json.dumps({"out": str(args.out), "train_seconds": meta["train_seconds"],
                       "held_out_toxicity": meta["held_out"]["toxicity"]}))
+    return 0
+
+
+def _serve(args) -> int:
+    from toxlib.perspective_server import serve
+
+    serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
+          cache=not args.no_cache)
     return 0
 
 
@@ -181,7 +189,19 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--epochs", type=int, help="passes over the training texts (default: TrainingConfig's)")
     train.add_argument("--seed", type=int, help="split and training seed (default: TrainingConfig's)")
     train.add_argument("--limit", type=int, help="train on only this many texts (a quick check)")
+    train.add_argument("--threads", type=int, help="CPU threads (default: one per core; the shipped weights record "
+                       "theirs in training.json, and the same count reproduces them exactly)")
     train.set_defaults(func=_train_scorer)
+
+    serve = sub.add_parser("serve", help="a local Perspective-compatible endpoint (an emulation, not Perspective)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--scorer", default="distilled", help="toxlib scorer behind it (default distilled)")
+    serve.add_argument("--max-body", type=int, default=65536, help="largest request body in bytes (default 65536)")
+    serve.add_argument("--max-waiting", type=int, default=64,
+                       help="requests that may wait to be scored before new ones get 429 (default 64)")
+    serve.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    serve.set_defaults(func=_serve)
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
     bench_sub = bench.add_subparsers(dest="what", required=True)
