@@ -9,8 +9,14 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import roc_auc_score
 
 from toxlib.metrics.agreement import calibration_error
-from toxlib.scorers.calibration import (apply_calibrators, apply_isotonic, fit_calibrators, fit_isotonic,
-                                        load_calibrators, save_calibrators)
+from toxlib.scorers.calibration import (
+    apply_calibrators,
+    apply_isotonic,
+    fit_calibrators,
+    fit_isotonic,
+    load_calibrators,
+    save_calibrators,
+)
 
 
 def test_isotonic_knots_by_hand():
@@ -56,7 +62,8 @@ def test_calibrators_round_trip_through_json_and_name_a_missing_attribute(tmp_pa
     loaded = load_calibrators(tmp_path)
     assert loaded == calibrators and load_calibrators(tmp_path / "none") is None
     out = apply_calibrators(scores, loaded, ("toxicity", "insult"))
-    assert out.shape == (200, 2) and np.allclose(out[:, 0], apply_isotonic(score, calibrators["attributes"]["toxicity"]))
+    assert out.shape == (200, 2)
+    assert np.allclose(out[:, 0], apply_isotonic(score, calibrators["attributes"]["toxicity"]))
     with pytest.raises(ValueError, match="threat"):
         apply_calibrators(scores, loaded, ("toxicity", "threat"))
     with pytest.raises(ValueError, match="at least two"):

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from toxlib.scorers.base import BatchScores, Scorer
-from toxlib.scorers.out_of_domain import (BENIGN, TOXIC, out_of_domain_scores, out_of_domain_sentences,
-                                          out_of_domain_summary)
+from toxlib.scorers.out_of_domain import (
+    BENIGN,
+    TOXIC,
+    out_of_domain_scores,
+    out_of_domain_sentences,
+    out_of_domain_summary,
+)
 
 
 class Marker(Scorer):
@@ -20,8 +25,7 @@ class Marker(Scorer):
 
 
 def test_the_set_is_fixed_and_disjoint_from_the_evaluation_sets():
-    from toxlib.data import load_sass_benchmark, load_tweeteval_hate
-    from toxlib.data import load_rtp_all
+    from toxlib.data import load_rtp_all, load_sass_benchmark, load_tweeteval_hate
 
     sentences = out_of_domain_sentences()
     assert len(BENIGN) == len(TOXIC) == 20 and sentences["text"].is_unique
