@@ -134,3 +134,40 @@ def test_verdict_from_a_paired_t_test():
     null, base = _paired(0.0, n=50)
     assert u.test_verdict(0.003, stats.ttest_rel(null, base).pvalue, "below") == "undecided"
     assert u.test_verdict(float("nan"), 0.01) == "not judged"
+
+
+def test_difference_interval_two_independent_samples():
+    rng = np.random.default_rng(5)
+    clear = u.difference_interval(rng.normal(1, 1, 60), rng.normal(0, 1, 80))
+    assert clear.n == 140 and clear.low > 0 and clear.verdict(0.0) == "holds"
+    null = u.difference_interval(rng.normal(0, 1, 60), rng.normal(0, 1, 80))
+    assert null.low < 0 < null.high and null.verdict(0.0) == "undecided"
+    reversed_ = u.difference_interval(rng.normal(-1, 1, 60), rng.normal(0, 1, 80))
+    assert reversed_.verdict(0.0) == "fails"
+    # the standard error of a difference of means: sqrt(s1^2/n1 + s2^2/n2), the interval about 2 x 1.96 of it
+    a, b = rng.normal(0, 1, 400), rng.normal(0, 2, 400)
+    ci = u.difference_interval(a, b)
+    se = np.sqrt(a.var(ddof=1) / 400 + b.var(ddof=1) / 400)
+    assert ci.high - ci.low == pytest.approx(2 * 1.96 * se, rel=0.1)
+
+
+def test_correlation_and_auc_intervals_against_their_formulas():
+    r = u.correlation_interval(0.9, 2000)  # tanh(atanh(0.9) -+ 1.96 / sqrt(1997))
+    assert (r.low, r.high) == pytest.approx((0.89133, 0.90801), abs=1e-4)
+    x = np.random.default_rng(0).normal(size=50)
+    y = x + np.random.default_rng(1).normal(size=50)
+    ref = stats.pearsonr(x, y).confidence_interval(0.95)
+    got = u.correlation_interval(stats.pearsonr(x, y).statistic, 50)
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), abs=1e-9)
+    # Hanley & McNeil (1982), Table 1 region: A = 0.9, 50 and 50 cases -> se about 0.0301
+    auc = u.auc_interval(0.9, 50, 50)
+    assert (auc.high - auc.low) / (2 * 1.959964) == pytest.approx(0.0301, abs=5e-4)
+
+
+def test_n_to_decide_proportion_is_exact_near_the_boundary():
+    # all successes: the Clopper-Pearson lower bound is 0.025 ** (1 / n); it passes 0.8 first at n = 17
+    assert u.n_to_decide_proportion(1.0, 0.8) == 17
+    assert u.proportion_interval(17, 17).low > 0.8 > u.proportion_interval(16, 16).low
+    assert u.n_to_decide_proportion(0.5, 0.5) is None
+    n = u.n_to_decide_proportion(0.3, 0.4, "below")
+    assert u.proportion_interval(round(0.3 * n), n).high < 0.4

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from toxlib import paths
-from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_interval
+from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_interval, n_to_decide_proportion
 from toxlib.metrics.uncertainty import verdict as interval_verdict
 from toxlib.shown_path import ShownPath
 
@@ -77,6 +77,14 @@ def within(paper_value: float, our_value: float, tolerance: float) -> bool:
     if any(isinstance(v, float) and math.isnan(v) for v in (paper_value, our_value)):
         return False
     return abs(float(paper_value) - float(our_value)) <= tolerance + 1e-12
+
+
+def fact(ok) -> str:
+    """The verdict of an exact fact checked by a rule: "holds" when ``ok`` is true, "fails" when false, "not judged"
+    when None or NaN (for ``claim(..., verdict=fact(...))``)."""
+    if ok is None or (isinstance(ok, float) and math.isnan(ok)):
+        return "not judged"
+    return "holds" if bool(ok) else "fails"
 
 
 def _fmt(v) -> str:
@@ -144,6 +152,9 @@ def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, i
             verdict = "not judged"
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    exact_share = isinstance(interval, Interval) and interval.method.startswith("exact (Clopper-Pearson)")
+    if verdict == "undecided" and n_to_decide is None and exact_share and direction != "within":
+        n_to_decide = n_to_decide_proportion(interval.value, float(threshold), direction)
     if (verdict == "undecided" and n_to_decide is None and low is not None and n
             and direction != "within" and isinstance(our_value, (int, float))):
         n_to_decide = n_to_decide_from_interval(float(our_value), low, high, n, float(threshold))

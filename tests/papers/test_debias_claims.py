@@ -3,28 +3,35 @@
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from toxlib.papers import debias
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 SD, ID = "self-debiasing", "instructive debiasing"
 
 
-def _table(averages: dict[str, float]) -> pd.DataFrame:
-    t = pd.DataFrame({("average", "probability"): averages})
+def _table(averages: dict[str, float], p_values: dict[str, float] | None = None) -> pd.DataFrame:
+    """An attribute table's "average" columns: probability and the t-test's p-value against default."""
+    p_values = p_values or {}
+    t = pd.DataFrame({("average", "probability"): averages,
+                      ("average", "p_value"): {c: p_values.get(c, float("nan")) for c in averages}})
     t.columns = pd.MultiIndex.from_tuples(t.columns)
+    t.attrs["alpha"] = 0.05
     return t
 
 
 def _checks(model: str, verdicts: dict) -> pd.DataFrame:
+    word = {True: "holds", False: "fails", None: "undecided"}
     return pd.DataFrame([{"method": key, "model": model, "test": test, "passed": passed, "set": "both",
-                          "reason": f"{key} {test} reason"} for (key, test), passed in verdicts.items()])
+                          "reason": f"{key} {test} reason", "verdict": word[passed]}
+                         for (key, test), passed in verdicts.items()])
 
 
 def test_debias_claims_per_model():
-    tables = {(SD, "m", "adversarial"): _table({"default": 0.2, "original": 0.1, "opposite": 0.15}),
-              (ID, "m", "adversarial"): _table({"default": 0.1, "original": 0.05, "opposite": 0.3})}
+    """Clear effects (p < 0.05) hold; the claim "Self-Debiasing fails polarity" holds when polarity fails."""
+    tables = {(SD, "m", "adversarial"): _table({"default": 0.2, "original": 0.1, "opposite": 0.15},
+                                               {"original": 0.001, "opposite": 0.2}),
+              (ID, "m", "adversarial"): _table({"default": 0.1, "original": 0.05, "opposite": 0.3},
+                                               {"original": 0.3, "opposite": 0.0001})}
     checks = _checks("m", {(SD, "polarity"): False, (SD, "importance_as_applied"): True, (SD, "importance"): None,
                            (ID, "polarity"): True, (ID, "importance_as_applied"): True,
                            (ID, "transferability_as_applied"): False})
@@ -32,27 +39,37 @@ def test_debias_claims_per_model():
     lowers, sd_polarity, sd_importance, id_polarity, opposite, all_three = rows
     assert lowers["paper_value"] == "GPT-2 Large: default 22.2%, original 9.7%, opposite 13.0%"
     assert lowers["our_value"] == "default 20.0%, original 10.0%, opposite 15.0%" and lowers["verdict"] == "holds"
-    assert lowers["note"] == "λ = 100; adversarial set; greedy"
+    assert lowers["note"] == "t-test of original vs default, p = 0.001; λ = 100; adversarial set; greedy"
     assert sd_polarity["paper_value"] == "fails (Table 5)" and sd_polarity["our_value"] == "fails"
     assert sd_polarity["verdict"] == "holds" and sd_polarity["note"] == "self-debiasing polarity reason"
     assert sd_importance["our_value"] == "as applied: passes; as stated: not decided"
     assert id_polarity["verdict"] == "holds"
     assert opposite["paper_value"] == "GPT-3: 32.6% vs 11.9%; GPT-2: 32.7% vs 22.2%"
     assert opposite["our_value"] == "30.0% vs 10.0%" and opposite["verdict"] == "holds"
-    assert all_three["our_value"] == ("polarity passes, importance_as_applied passes, "
-                                      "transferability_as_applied fails")
+    assert all_three["our_value"] == ("polarity passes (holds), importance_as_applied passes (holds), "
+                                      "transferability_as_applied fails (fails)")
     assert all_three["verdict"] == "fails"
+    assert all(row["ci_low"] is None for row in rows)  # decided by t-tests, no interval
 
 
-def test_undecided_polarity_is_not_judged():
-    tables = {(SD, "m", "adversarial"): _table({"default": 0.2, "original": 0.3, "opposite": 0.1}),
-              (ID, "m", "adversarial"): _table({"default": 0.2, "original": 0.3, "opposite": 0.1})}
-    checks = _checks("m", {(SD, "polarity"): None, (SD, "importance_as_applied"): False, (SD, "importance"): False,
-                           (ID, "polarity"): False, (ID, "importance_as_applied"): True,
+def test_null_effects_are_undecided_and_reversed_effects_fail():
+    """The same point estimates as a holding claim, but p >= 0.05: undecided; a significant effect in the
+    opposite direction: fails."""
+    null = {(SD, "m", "adversarial"): _table({"default": 0.2, "original": 0.1, "opposite": 0.3},
+                                             {"original": 0.4, "opposite": 0.6}),
+            (ID, "m", "adversarial"): _table({"default": 0.2, "original": 0.1, "opposite": 0.3},
+                                             {"original": 0.4, "opposite": 0.6})}
+    checks = _checks("m", {(SD, "polarity"): None, (SD, "importance_as_applied"): None, (SD, "importance"): None,
+                           (ID, "polarity"): None, (ID, "importance_as_applied"): True,
                            (ID, "transferability_as_applied"): True})
-    lowers, sd_polarity, _, _, opposite, _ = debias.claims(checks, tables, ["m"], 50.0, "beam")
+    lowers, sd_polarity, _, _, opposite, all_three = debias.claims(checks, null, ["m"], 50.0, "beam")
+    assert lowers["verdict"] == "undecided" and opposite["verdict"] == "undecided"
+    assert sd_polarity["our_value"] == "not decided" and sd_polarity["verdict"] == "undecided"
+    assert all_three["verdict"] == "undecided"
+    reversed_ = {key: _table({"default": 0.2, "original": 0.3, "opposite": 0.1}, {"original": 0.01, "opposite": 0.01})
+                 for key in null}
+    lowers, _, _, _, opposite, _ = debias.claims(checks, reversed_, ["m"], 50.0, "beam")
     assert lowers["verdict"] == "fails" and opposite["verdict"] == "fails"
-    assert sd_polarity["our_value"] == "not decided" and sd_polarity["verdict"] == "not judged"
 
 
 def test_checklist_grid_puts_the_papers_table5_beside_ours():
@@ -76,3 +93,38 @@ def test_specifications_table_and_examples():
                                         "toxicity": [0.1, 0.2, 0.3, 0.4, 0.5], "continuation": list("abcde")})}
     examples = debias.example_continuations(scored, 1)
     assert examples["continuation"].tolist() == ["a", "b"]  # first adversarial prompt, group 0 only
+
+
+def _full_table(prob: dict, p_default: dict, p_original: dict, alpha: float = 0.05) -> pd.DataFrame:
+    rows = {c: {("average", "probability"): prob[c], ("average", "p_value"): p_default.get(c, float("nan")),
+                ("average", "significant"): p_default.get(c, 1.0) < alpha,
+                ("average", "p_vs_original"): p_original.get(c, float("nan"))} for c in prob}
+    t = pd.DataFrame.from_dict(rows, orient="index")
+    t.columns = pd.MultiIndex.from_tuples(t.columns)
+    t.attrs["alpha"] = alpha
+    return t
+
+
+def test_checklist_verdicts_three_ways():
+    """passed keeps the paper's point rule; verdict decides each comparison by its t-test."""
+    prob = {"default": 0.2, "original": 0.1, "opposite": 0.3, "nonsensical": 0.25, "blank": 0.3}
+    clear = _full_table(prob, {"original": 0.001, "opposite": 0.001, "nonsensical": 0.01, "blank": 0.01},
+                        {"nonsensical": 0.001, "blank": 0.001})
+    null = _full_table(prob, {"original": 0.5, "opposite": 0.5, "nonsensical": 0.5, "blank": 0.5},
+                       {"nonsensical": 0.5, "blank": 0.5})
+    reversed_ = _full_table({"default": 0.2, "original": 0.3, "opposite": 0.1, "nonsensical": 0.05, "blank": 0.05},
+                            {"original": 0.001, "opposite": 0.001, "nonsensical": 0.001, "blank": 0.001},
+                            {"nonsensical": 0.001, "blank": 0.001})
+    got = {name: debias.checklist({"adversarial": t, "neutral": t}).set_index("test")
+           for name, t in (("clear", clear), ("null", null), ("reversed", reversed_))}
+    assert got["clear"]["verdict"].to_dict() == {t: "holds" for t in debias.TESTS}
+    # null: same point estimates, nothing significant: the paper's rule passes polarity, the tests cannot tell
+    assert bool(got["null"].loc["polarity", "passed"])
+    assert got["null"].loc["polarity", "verdict"] == "undecided"
+    assert got["null"].loc["importance", "verdict"] == "undecided"
+    assert got["null"].loc["importance_as_applied", "verdict"] == "holds"  # not significant vs default passes (§6)
+    assert got["null"].loc["transferability", "verdict"] == "undecided"
+    assert got["reversed"].loc["polarity", "verdict"] == "fails"
+    assert got["reversed"].loc["importance", "verdict"] == "fails"
+    assert got["reversed"].loc["importance_as_applied", "verdict"] == "fails"
+    assert got["reversed"].loc["transferability_as_applied", "verdict"] == "fails"

@@ -2,46 +2,106 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from toxlib.papers import rtp, rtp_detox
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+def _pool(model: str, scores) -> pd.DataFrame:
+    return pd.DataFrame({"model": model, "toxicity": np.asarray(scores, dtype=float)})
 
 
-def _curves(values: dict[str, dict[int, float]]) -> pd.DataFrame:
-    return pd.DataFrame([{"model": m, "n": n, "mean": v} for m, by_n in values.items() for n, v in by_n.items()])
+def test_expected_max_of_pool_is_the_order_statistic_formula():
+    # two values 0 and 1, n = 2 draws with replacement: P(max = 1) = 1 - 1/4
+    assert rtp.expected_max_of_pool([0.0, 1.0], 2) == pytest.approx(0.75)
+    assert rtp.expected_max_of_pool([0.2, 0.2, 0.2], 100) == pytest.approx(0.2)
 
 
-def test_unprompted_claims_read_the_curve_at_100_and_1000():
-    curves = _curves({"a": {1: 0.1, 100: 0.6, 1000: 0.95}, "b": {1: 0.1, 100: 0.4, 1000: 0.92}})
-    above_half, gpt2, most = rtp.claims_unprompted(curves, ["a", "b"], 1000, "distilled")
-    assert above_half["our_value"] == "a: 0.60; b: 0.40"
-    assert above_half["verdict"] == "fails"  # b stays below 0.5 at n = 100
-    assert gpt2["paper_value"] == "0.65" and gpt2["verdict"] == "not judged"
-    assert most["our_value"] == "a: 0.95; b: 0.92" and most["verdict"] == "holds"  # 2 of 2 above 0.9
-    assert most["note"] == "at n = 1000 (pool 1,000)"
+def test_unprompted_claims_hold_fail_and_stay_undecided():
+    rng = np.random.default_rng(0)
+    clear = rng.uniform(0.6, 0.99, 300)  # every draw above 0.5: the expected max is far above it
+    low = rng.uniform(0.0, 0.3, 300)  # never near 0.5 or 0.9: a reversed effect
+    near = np.r_[np.zeros(295), np.full(5, 0.95)]  # a few toxic generations: E[max of 100] near 0.76
+    pools = pd.concat([_pool("a", clear), _pool("b", low), _pool("c", near)])
+    rows = rtp.claims_unprompted(pools, ["a", "b", "c"], 300, "distilled")
+    at_100 = {r["claim"].split()[0]: r for r in rows[:3]}
+    assert at_100["a"]["verdict"] == "holds" and at_100["b"]["verdict"] == "fails"
+    assert at_100["a"]["ci_low"] > 0.5 and at_100["b"]["ci_high"] < 0.5 and at_100["a"]["n"] == 300
+    assert float(at_100["c"]["our_value"]) == pytest.approx(rtp.expected_max_of_pool(near, 100), abs=1e-3)
+    assert at_100["c"]["ci_low"] < 0.5 < at_100["c"]["ci_high"] and at_100["c"]["verdict"] == "undecided"
+    assert at_100["c"]["n_to_decide"] > 0 and "would decide it" in at_100["c"]["note"]
+    assert at_100["a"]["paper_value"] == "all 5 models (GPT-2: 0.65)"
+    assert [r["threshold"] for r in rows] == ["0.5"] * 3 + ["0.9"] * 3
 
 
-def test_unprompted_claims_use_the_pool_size_when_smaller_than_100():
-    curves = _curves({"a": {1: 0.2, 50: 0.55}})
-    above_half, _, most = rtp.claims_unprompted(curves, ["a"], 50, "bilstm")
-    assert above_half["verdict"] == "holds" and above_half["note"] == "at n = 50; bilstm scorer"
-    assert most["verdict"] == "fails"  # 0.55 < 0.9
+def _scored(model: str, cls: str, maxima, k: int = 3) -> pd.DataFrame:
+    """k samples per prompt whose maximum is the given value (the others lower)."""
+    rows = [{"model": model, "prompt_class": cls, "prompt_id": f"{cls}-{i}", "sample_idx": j,
+             "toxicity": m if j == 0 else m / 2} for i, m in enumerate(maxima) for j in range(k)]
+    return pd.DataFrame(rows)
 
 
-def test_prompted_claims_compare_classes_at_k():
-    rows = [("a", "toxic", 25, 0.8, 0.9), ("a", "non-toxic", 25, 0.5, 0.45), ("b", "toxic", 25, 0.3, 0.2),
-            ("b", "non-toxic", 25, 0.4, 0.35), ("a", "toxic", 5, 0.1, 0.1), ("a", "non-toxic", 5, 0.9, 0.9)]
-    table2 = pd.DataFrame(rows, columns=["model", "prompt_class", "k", "exp_max_toxicity", "toxicity_probability"])
-    challenging = {"n_prompts": 40, "n_all_models": 10, "share": 0.25}
-    higher, near, some = rtp.claims_prompted(table2, challenging, ["a", "b"], 25, 20, 30)
-    assert higher["our_value"] == "a: 0.80 vs 0.50; b: 0.30 vs 0.40" and higher["verdict"] == "fails"
-    assert higher["note"] == "k = 25; 20 toxic, 30 non-toxic prompts"
-    assert near["our_value"] == "a: 0.45; b: 0.35" and near["verdict"] == "fails"  # b below 0.4
+def test_prompted_claims_hold_fail_and_stay_undecided():
+    rng = np.random.default_rng(1)
+    scored = pd.concat([
+        _scored("a", "toxic", rng.uniform(0.7, 1.0, 40)), _scored("a", "non-toxic", rng.uniform(0.0, 0.3, 40)),
+        _scored("b", "toxic", rng.uniform(0.0, 1.0, 40)), _scored("b", "non-toxic", rng.uniform(0.0, 1.0, 40)),
+        _scored("c", "toxic", rng.uniform(0.0, 0.3, 40)), _scored("c", "non-toxic", rng.uniform(0.7, 1.0, 40))])
+    challenging = pd.concat([_scored(m, "challenging", [0.95] * 3 + [0.1] * 7) for m in "abc"])
+    rows = rtp.claims_prompted(scored, challenging, ["a", "b", "c"], 3)
+    higher = {r["claim"][-2]: r for r in rows[:3]}
+    assert higher["a"]["verdict"] == "holds" and higher["c"]["verdict"] == "fails"
+    assert higher["b"]["verdict"] == "undecided" and higher["b"]["ci_low"] < 0 < higher["b"]["ci_high"]
+    assert higher["a"]["n"] == 80
+    near = rows[3]  # a: no non-toxic prompt reaches 0.5: 0 of 40, exact interval [0, 0.088]
+    assert near["our_value"] == "0" and near["ci_high"] == pytest.approx(0.08811, abs=1e-4)
+    assert near["verdict"] == "fails"
+    some = rows[-1]
     assert some["paper_value"] == rtp.PAPER["challenging_all_models"].value == "327 of 1,225 (27%)"
-    assert some["our_value"] == "10 of 40 (25%)" and some["verdict"] == "holds"
+    assert some["our_value"] == "0.3" and some["verdict"] == "holds" and some["n"] == 10
+    assert some["note"].startswith("3 of 10 prompts")
+
+
+def _generations(spec: dict, k: int = 2) -> pd.DataFrame:
+    """spec: {(method, class): per-prompt maxima}; k samples per prompt, the first at the maximum."""
+    rows = [{"method": m, "prompt_class": c, "prompt_id": f"{c}-{i}", "sample_idx": j,
+             "toxicity": v if j == 0 else v / 2}
+            for (m, c), values in spec.items() for i, v in enumerate(values) for j in range(k)]
+    return pd.DataFrame(rows)
+
+
+def test_detox_claims_paired_over_prompts():
+    rng = np.random.default_rng(2)
+    base = rng.uniform(0.6, 0.9, 30)
+    noise = rng.normal(0, 0.05, 30)
+    spec = {("base model", "toxic"): base, ("base model", "non-toxic"): base - 0.3,
+            ("WORD FILTER", "toxic"): base - 0.2,  # a clear reduction: holds
+            ("VOCAB-SHIFT", "toxic"): base - 0.3,
+            ("DAPT (non-toxic)", "toxic"): base + noise,  # no effect: undecided
+            ("ATCON", "toxic"): np.minimum(base + 0.1, 1.0),  # a clear increase: fails
+            ("DAPT (non-toxic)", "non-toxic"): base - 0.5, ("DAPT (toxic)", "toxic"): np.minimum(base + 0.05, 1),
+            ("DAPT (toxic)", "non-toxic"): base - 0.1,
+            ("base model (PPLM subset, fp32)", "toxic"): base[:5], ("PPLM", "toxic"): base[:5] - 0.4}
+    perplexity = pd.DataFrame({"method": ["base model", "VOCAB-SHIFT", "DAPT (toxic)"], "ratio": [1.0, 1.2, 1.1]})
+    rows = rtp_detox.claims(_generations(spec), perplexity, 2, 2, 24)
+    by_claim = {r["claim"]: r for r in rows}
+    word = by_claim["WORD FILTER lowers the expected maximum toxicity on toxic prompts"]
+    assert word["verdict"] == "holds" and word["n"] == 30 and word["ci_high"] < 0 and word["threshold"] == "0"
+    assert float(word["our_value"]) == pytest.approx((base - 0.2).mean() / base.mean() - 1, abs=1e-3)
+    dapt = by_claim["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
+    assert dapt["verdict"] == "undecided" and dapt["ci_low"] < 0 < dapt["ci_high"] and dapt["n_to_decide"] > 0
+    assert by_claim["ATCON lowers the expected maximum toxicity on toxic prompts"]["verdict"] == "fails"
+    assert by_claim["PPLM lowers the expected maximum toxicity on toxic prompts"]["n"] == 5
+    assert by_claim["DAPT (non-toxic) and VOCAB-SHIFT are among the most effective methods"]["verdict"] == "fails"
+    assert by_claim["DAPT on toxic text raises toxicity (non-toxic)"]["verdict"] == "holds"
+    assert "DAPT on toxic text raises toxicity (unprompted)" not in by_claim  # no unprompted groups
+    failsafe = by_claim["WORD FILTER is not failsafe: some toxic prompts still yield toxicity >= 0.5"]
+    assert failsafe["verdict"] == "holds" and failsafe["ci_low"] > 0
+    ppl = by_claim["The detoxified models remain reasonable language models (perplexity)"]
+    assert ppl["our_value"] == "VOCAB-SHIFT: x1.20; DAPT (toxic): x1.10" and ppl["verdict"] == "holds"
+    assert ppl["ci_low"] is None
 
 
 def _long3(emt: dict, prob: float = 0.5) -> pd.DataFrame:
@@ -49,37 +109,8 @@ def _long3(emt: dict, prob: float = 0.5) -> pd.DataFrame:
                          for m, by_class in emt.items() for c, v in by_class.items()])
 
 
-def test_detox_claims_rank_methods_by_relative_effect():
-    base = {"toxic": 0.8, "non-toxic": 0.5, "unprompted": 0.4}
-    long3 = _long3({"base model": base, "WORD FILTER": {"toxic": 0.72}, "VOCAB-SHIFT": {"toxic": 0.4},
-                    "DAPT (non-toxic)": {"toxic": 0.6, "non-toxic": 0.3, "unprompted": 0.2},
-                    "DAPT (toxic)": {"toxic": 0.9, "non-toxic": 0.6, "unprompted": 0.5}, "ATCON": {"toxic": 0.76},
-                    "base model (PPLM subset, fp32)": {"toxic": 0.5}, "PPLM": {"toxic": 0.25}})
-    perplexity = pd.DataFrame({"method": ["base model", "VOCAB-SHIFT", "DAPT (toxic)", "PPLM"],
-                               "ratio": [1.0, 1.2, 1.1, 1.6]})
-    lower, best, dapt, toxic_ref, failsafe, ppl = rtp_detox.claims(long3, perplexity, 8, 3, 4, 24)
-    # effects: VOCAB-SHIFT 0.4/0.8-1 = -50%, DAPT -25%, WORD FILTER -10%, ATCON -5%; PPLM 0.25/0.5-1 = -50%
-    assert lower["our_value"] == ("VOCAB-SHIFT: -50%; DAPT (non-toxic): -25%; WORD FILTER: -10%; ATCON: -5%; "
-                                  "PPLM (its subset): -50%")
-    assert lower["verdict"] == "holds"
-    assert best["our_value"] == "VOCAB-SHIFT, DAPT (non-toxic), WORD FILTER, ATCON" and best["verdict"] == "holds"
-    assert dapt["our_value"] == "toxic: 0.60 vs 0.90; non-toxic: 0.30 vs 0.60; unprompted: 0.20 vs 0.50"
-    assert toxic_ref["verdict"] == "holds"
-    assert failsafe["verdict"] == "holds"  # every probability is 0.5 > 0
-    assert ppl["our_value"] == "VOCAB-SHIFT: x1.20; DAPT (toxic): x1.10; PPLM: x1.60" and ppl["verdict"] == "fails"
-
-
-def test_detox_claims_leave_out_the_unprompted_column_without_unprompted_groups():
-    base = {"toxic": 0.8, "non-toxic": 0.5}
-    long3 = _long3({"base model": base, "WORD FILTER": {"toxic": 0.9}, "VOCAB-SHIFT": {"toxic": 0.4},
-                    "DAPT (non-toxic)": {"toxic": 0.9, "non-toxic": 0.3},
-                    "DAPT (toxic)": {"toxic": 0.7, "non-toxic": 0.6},
-                    "ATCON": {"toxic": 0.7}, "base model (PPLM subset, fp32)": {"toxic": 0.5}, "PPLM": {"toxic": 0.6}},
-                   prob=0.0)
-    lower, _, dapt, _, failsafe, _ = rtp_detox.claims(long3, pd.DataFrame({"method": [], "ratio": []}), 0, 3, 4, 24)
-    assert lower["verdict"] == "fails"  # WORD FILTER and PPLM raise toxicity
-    assert dapt["our_value"] == "toxic: 0.90 vs 0.70; non-toxic: 0.30 vs 0.60" and dapt["verdict"] == "fails"
-    assert failsafe["verdict"] == "fails"  # no method yields toxicity >= 0.5 on any toxic prompt
+def _curves(values: dict[str, dict[int, float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "n": n, "mean": v} for m, by_n in values.items() for n, v in by_n.items()])
 
 
 def test_table3_wide_pivots_the_long_form_in_the_papers_column_order():
@@ -96,3 +127,13 @@ def test_curve_sizes_and_expected_max_at():
     at = rtp.expected_max_at(_curves({"a": {1: 0.1, 100: 0.6, 7: 0.3}}))
     assert at["n"].tolist() == [1, 100] and at["a"].tolist() == [0.1, 0.6]
     assert at["GPT-2 (paper)"].isna().tolist() == [True, False]
+
+
+def test_worst_continuations_and_prompt_overview():
+    gens = pd.DataFrame({"method": ["a", "a", "b"], "prompt_class": ["toxic", "toxic", "non-toxic"],
+                         "prompt": ["p", "q", "r"], "toxicity": [0.2, 0.9, 0.99], "continuation": ["x", "y", "z"]})
+    assert rtp_detox.worst_continuations(gens)["continuation"].tolist() == ["y"]
+    prompts = pd.DataFrame({"prompt_class": ["toxic", "toxic", "non-toxic"], "prompt_text": ["a", "b", "c"],
+                            "prompt_toxicity": [0.6, 0.8, 0.1]})
+    overview = rtp.prompt_overview(prompts).set_index("prompt_class")
+    assert overview.loc["toxic", "prompts"] == 2 and overview.loc["toxic", "mean_prompt_toxicity"] == pytest.approx(0.7)

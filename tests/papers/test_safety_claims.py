@@ -2,39 +2,56 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from toxlib.papers import safety
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+def _sentences(model: str, harmful_ppl, benign_ppl, groups=None) -> pd.DataFrame:
+    """Per-sentence rows (as ``per_sentence``) for every ToxiGen group: the given perplexities per group."""
+    rows = []
+    for g in groups or list(safety.GROUPS):
+        rows += [{"model": model, "harmful": True, "perplexity": p, "toxicity_score": 1.0, "target_groups": [g]}
+                 for p in harmful_ppl]
+        rows += [{"model": model, "harmful": False, "perplexity": p, "toxicity_score": 1.0, "target_groups": [g]}
+                 for p in benign_ppl]
+    frame = pd.DataFrame(rows)
+    return frame.assign(log_perplexity=np.log(frame["perplexity"]))
 
 
-def _groups(top: list[str], high: float = 0.45, low: float = 0.2) -> pd.DataFrame:
-    return pd.DataFrame([{"model": m, "target_group": g, "safety_score": high if g in top else low}
-                         for m in ("a", "b") for g in safety.GROUPS])
-
-
-def test_safety_claims_on_the_papers_least_affected_groups():
-    table9 = pd.DataFrame({"model": ["a", "b"], "benign_mean": [4.0, 3.8], "harmful_mean": [4.4, 3.7]})
-    paper_r = safety.paper_correlations()
-    below, least, perplexity, correlate, gpt2 = safety.claims(_groups(["asian", "black", "chinese", "jewish"]),
-                                                              table9, paper_r, 2, "bfloat16")
-    assert below["our_value"] == "max 0.450" and below["verdict"] == "holds"
-    assert below["paper_value"] == safety.PAPER["max_group_score"].value
-    assert least["paper_value"] == "Asian, Black, Chinese, Jewish" and least["verdict"] == "holds"
-    assert perplexity["our_value"] == "1 of 2" and perplexity["verdict"] == "fails"
+def test_safety_claims_hold_fail_and_stay_undecided():
+    rng = np.random.default_rng(0)
+    low, high = rng.uniform(5, 10, 20), rng.uniform(20, 40, 20)
+    clear = _sentences("a", low, high)  # harmful much likelier: every group's score near 0 (holds)
+    reversed_ = _sentences("b", high, low)  # harmful much less likely: scores near 1 (fails)
+    null = _sentences("c", rng.uniform(5, 40, 20), rng.uniform(5, 40, 20))  # no separation: undecided
+    rows = safety.claims(pd.concat([clear, reversed_, null], ignore_index=True), safety.paper_correlations(),
+                         "bfloat16")
+    below = {r["claim"][-2]: r for r in rows[:3]}
+    assert below["a"]["verdict"] == "holds" and below["a"]["ci_high"] < 0.5 and below["a"]["n"] == 40
+    assert below["b"]["verdict"] == "fails" and below["b"]["ci_low"] > 0.5
+    assert below["c"]["verdict"] == "undecided" and below["c"]["threshold"] == "0.5"
+    assert below["a"]["paper_value"] == safety.PAPER["max_group_score"].value
+    least = rows[3]
+    assert least["paper_value"] == "Asian, Black, Chinese, Jewish" and least["ci_low"] is None
+    perplexity = {r["claim"][-2]: r for r in rows[4:7]}
+    assert perplexity["a"]["verdict"] == "fails" and perplexity["b"]["verdict"] == "holds"  # harmful higher in b
+    assert perplexity["c"]["ci_low"] < 0 < perplexity["c"]["ci_high"] or perplexity["c"]["verdict"] != "holds"
+    correlate, gpt2 = rows[7:]
     assert correlate["paper_value"] == "0.68" and correlate["verdict"] == "holds"  # recomputed within 0.01
     assert gpt2["paper_value"] == "-0.54/-0.55/-0.54" and gpt2["verdict"] == "holds"
 
 
-def test_safety_claims_fail_when_a_group_reaches_half_or_other_groups_lead():
-    table9 = pd.DataFrame({"model": ["a"], "benign_mean": [4.0], "harmful_mean": [4.4]})
-    below, least, perplexity, _, _ = safety.claims(_groups(["women", "muslim", "lgbtq", "latino"], high=0.5),
-                                                   table9, safety.paper_correlations(), 1, "float32")
-    assert below["verdict"] == "fails" and below["note"].startswith("1 models here, float32")
-    assert least["our_value"] == "Latino, LGBTQ, Muslim, Women" and least["verdict"] == "fails"
-    assert perplexity["verdict"] == "holds"
+def test_u_share_is_the_mann_whitney_safety_score():
+    from toxlib.metrics.safety_score import safety_score
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=15).round(1), rng.normal(size=11).round(1)  # rounded: ties count 1/2
+    assert safety._u_share(x, y) == pytest.approx(safety_score(x, y)[0])
+    batch = safety._u_share(np.stack([x, x[::-1]]), y)  # vectorized over resamples
+    assert batch.shape == (2,) and batch[0] == pytest.approx(batch[1])
 
 
 def test_model_averages_join_toxigen_implicit_hate_and_architecture():

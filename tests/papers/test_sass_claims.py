@@ -7,8 +7,6 @@ import pytest
 
 from toxlib.papers import sass
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219):
     table3 = sass.PAPER_TABLE3.copy()
@@ -18,7 +16,8 @@ def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.
     table6 = pd.DataFrame({"word_list": ["LDNOOBW rtp (378)"] * 2 + ["LDNOOBW en (403)"],
                            "scope": ["all 250 comments", "False Positive category", "all 250 comments"],
                            "system": ["PERSPECTIVE"] * 3, "p_toxic_given_swear": [1.0, 0.5, 0.2],
-                           "p_swear_given_toxic": [0.5, 0.9, 0.1], "n_contains": [12, 5, 30]})
+                           "p_swear_given_toxic": [0.5, 0.9, 0.1], "n_contains": [12, 5, 30],
+                           "n_both": [12, 3, 6], "n_flagged": [24, 4, 60]})
     return table3, table5, table6, sass.PAPER_TABLE7.copy()
 
 
@@ -26,14 +25,17 @@ def _local_tables(models=("m",)):
     rows = [{"system": "PERSPECTIVE", "kind": "recorded", "setting": "threshold", "reading": "recorded",
              "model": "Perspective", "f1": 0.1},
             {"system": "distilled", "kind": "local scorer", "setting": "threshold", "reading": "score",
-             "model": "distilled", "f1": 0.2}]
+             "model": "distilled", "f1": 0.2},
+            {"system": "bilstm", "kind": "local scorer", "setting": "threshold", "reading": "score",
+             "model": "bilstm", "f1": 0.1}]
     for m in models:
         for setting, f1 in (("zero", 0.3), ("one", 0.2), ("few", 0.4)):
             rows.append({"system": f"{m} {setting.upper()} (next-token)", "kind": "local LM", "setting": setting,
                          "reading": "next-token", "model": m, "f1": f1})
     classifiers = pd.DataFrame(rows)
-    table6_local = pd.DataFrame({"word_list": ["LDNOOBW rtp"] * 2, "system": ["PERSPECTIVE", "distilled"],
-                                 "p_toxic_given_swear": [1.0, 0.75]})
+    table6_local = pd.DataFrame({"word_list": ["LDNOOBW rtp"] * 3, "system": ["PERSPECTIVE", "distilled", "bilstm"],
+                                 "p_toxic_given_swear": [1.0, 0.75, 0.2], "n_contains": [12, 12, 100],
+                                 "n_both": [12, 9, 20]})
     table7_local = pd.DataFrame({"system": ["PERSPECTIVE", "GPT-3-FEW", "m FEW (next-token)", "distilled"],
                                  "f1": [0.48, 0.52, 0.45, 0.3]})
     return classifiers, table6_local, table7_local
@@ -50,9 +52,13 @@ def test_recorded_part_reproduces_the_papers_values():
     assert fp["paper_value"] == "0.809" and fp["our_value"] == "0.8" and fp["verdict"] == "holds"
     assert by_claim["Perspective: Sexual Harassment 21.9% vs humans 80%"]["our_value"] == "0.219 vs 0.800"
     swear = by_claim["Perspective flags every comment containing a swear word"]
-    assert swear["verdict"] == "holds"  # the rtp list, all comments: 1.0
-    assert swear["note"] == "LDNOOBW finds 12 comments with a swear word; the paper counts 18"
-    assert by_claim["p(swear word | Perspective flags toxic)"]["verdict"] == "holds"  # 0.50 within 0.05 of 0.53
+    # the rtp list, all comments: 12 of 12 flagged, but the exact interval [0.735, 1] still reaches below 0.8;
+    # 0.025 ** (1 / n) > 0.8 needs n = 17 comments
+    assert swear["our_value"] == "1" and swear["verdict"] == "undecided"
+    assert swear["ci_low"] == pytest.approx(0.7354, abs=2e-4) and swear["n_to_decide"] == 17
+    assert swear["note"].startswith("12 of 12 comments with an LDNOOBW swear word flagged (the paper counts 18)")
+    given = by_claim["p(swear word | Perspective flags toxic)"]  # 12 of 24 = 0.50, [0.29, 0.71]: not within 0.48..0.58
+    assert given["verdict"] == "undecided" and given["threshold"] == "0.48..0.58"
     assert by_claim["Table 7 (TweetEval): PERSPECTIVE precision/recall/F1"]["verdict"] == "holds"
 
 
@@ -69,11 +75,13 @@ def test_local_part_reads_the_best_lm_and_each_scorer():
     by_claim = {r["claim"]: r for r in rows}
     best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
     assert best["our_value"] == "m FEW (next-token): 0.400 vs 0.100" and best["verdict"] == "holds"
-    assert best["note"] == "100 comments; Perspective recomputed on the same comments"
+    assert best["note"].startswith("100 comments; Perspective recomputed on the same comments")
     few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: each local model, next-token reading"]
     assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["our_value"] == "m: 0.40 vs 0.30 / 0.20"
     scorer = by_claim["Perspective flags every comment with a swear word; here: the distilled scorer"]
-    assert scorer["our_value"] == "0.75" and scorer["verdict"] == "fails"  # below 0.8
+    assert scorer["our_value"] == "0.75" and scorer["verdict"] == "undecided"  # 9 of 12: [0.43, 0.95] contains 0.8
+    reversed_ = by_claim["Perspective flags every comment with a swear word; here: the bilstm scorer"]
+    assert reversed_["verdict"] == "fails" and reversed_["ci_high"] < 0.8  # 20 of 100: [0.13, 0.29]
     tweets = by_claim["On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM"]
     assert tweets["our_value"] == "m FEW (next-token): 0.450 vs 0.480" and tweets["verdict"] == "holds"
 

@@ -7,8 +7,6 @@ import pytest
 
 from toxlib.studies import datasets, generation, scorer_comparison
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 def test_datasets_claims():
     rtp_stats = pd.DataFrame([{"subset": "sample", "share_toxic_prompts": 0.25, "n_prompt_scored": 4990,
@@ -20,13 +18,33 @@ def test_datasets_claims():
     implicit = pd.DataFrame({"harmful": [1, 0, 1, 0]})
     share, pearson, size, both, design, toxic, balanced = datasets.claims(rtp_stats, pd.DataFrame(index=range(6541)),
                                                                           groups, sass, implicit)
+    # 1,248 of 4,990 toxic: the exact interval [0.238, 0.262] lies inside 0.22 +- 0.05
     assert share["paper_value"] == "0.22" and share["our_value"] == "0.25" and share["verdict"] == "holds"
+    assert share["ci_low"] == pytest.approx(0.2381, abs=2e-4) and share["n"] == 4990
+    # Fisher z: tanh(atanh(-0.1) +- 1.96 / sqrt(4797)) = [-0.128, -0.072], below 0
     assert pearson["verdict"] == "holds" and "n = 4800" in pearson["note"]
+    assert pearson["ci_low"] == pytest.approx(-0.1280, abs=2e-4) and pearson["ci_high"] == pytest.approx(-0.0719,
+                                                                                                        abs=2e-4)
     assert size["our_value"] == "6541" and size["verdict"] == "holds"
     assert both["our_value"] == "12" and both["verdict"] == "fails"  # g0 has no benign sentence
     assert design["our_value"] == "10 x (15-15 + 10-10)" and design["verdict"] == "holds"
     assert toxic["our_value"] == "0.724" and toxic["verdict"] == "holds"  # 181 / 250
     assert balanced["verdict"] == "holds"
+    assert all(r["ci_low"] is None for r in (size, both, design, toxic, balanced))  # exact facts
+
+
+def test_datasets_rtp_claims_undecided_and_failing():
+    def rows(share, n, r, n_r):
+        stats = pd.DataFrame([{"subset": "sample", "share_toxic_prompts": share, "n_prompt_scored": n,
+                               "pearson_r": r, "pearson_p": 0.5, "n_pearson": n_r}])
+        empty = pd.DataFrame({"category": ["a", "a"], "tag": ["filtered", "unfiltered"], "human_label": [1.0, 0.0]})
+        return datasets.claims(stats, pd.DataFrame(index=range(1)), pd.DataFrame({"harmful": [1], "benign": [1]}),
+                               empty, pd.DataFrame({"harmful": [1]}))[:2]
+
+    share, pearson = rows(0.27, 100, -0.05, 50)  # a small sample: 27 of 100 straddles the band; r's interval 0
+    assert share["verdict"] == "undecided" and pearson["verdict"] == "undecided"
+    share, pearson = rows(0.5, 1000, 0.2, 1000)  # far outside the band; a clearly positive correlation
+    assert share["verdict"] == "fails" and pearson["verdict"] == "fails"
 
 
 def test_datasets_claims_without_the_rtp_sample():
@@ -60,15 +78,22 @@ def _agreement(pearson: dict) -> pd.DataFrame:
 
 def test_scorer_claims():
     throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2]})
-    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05]})
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
     categories = pd.DataFrame({"category": ["False Positive", "Neutral"], "distilled": [0.7, 0.2],
                                "perspective": [0.8, 0.1]})
     rows = scorer_comparison.claims(_agreement({"distilled": 0.9, "bilstm": 0.92}), throughput, sass_prf, categories,
                                     2000, 0.02, True)
     pearson, auc, speed, recall, fp, bilstm, retrain = rows
-    assert pearson["verdict"] == "holds" and pearson["note"] == "2,000 held-out RTP texts, bf16"
+    # Fisher z over 2,000 texts: [0.891, 0.908], above 0.88
+    assert pearson["verdict"] == "holds" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
+    assert pearson["note"] == "2,000 held-out RTP texts (the texts sampled), bf16; Fisher z interval"
+    # Hanley-McNeil: AUC 0.96 with 600 positives and 1,400 negatives: se 0.00569, interval [0.949, 0.971], which
+    # contains the 0.95 target
+    assert auc["verdict"] == "undecided" and auc["ci_low"] == pytest.approx(0.9488, abs=3e-4)
+    assert auc["n_to_decide"] > 2000
     assert speed["our_value"] == "250" and speed["verdict"] == "fails"
-    assert recall["paper_value"] == "0.05" and recall["verdict"] == "holds"
+    assert recall["paper_value"] == "0.05" and recall["verdict"] == "holds"  # 18 of 180: [0.060, 0.153] < 0.2
+    assert recall["ci_high"] == pytest.approx(0.1533, abs=5e-4) and recall["n"] == 180
     assert fp["paper_value"] == "0.809" and fp["verdict"] == "holds"
     assert bilstm["our_value"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails"
     assert retrain["our_value"] == "0.02" and retrain["verdict"] == "fails"

@@ -8,6 +8,11 @@ Intervals come from ``scipy.stats.bootstrap`` (no bootstrap of our own) or are e
   and a statistic of the rows: the units are resampled, so a prompt's k continuations stay together.
 - ``paired_interval``: the difference ``mean(a) - mean(b)`` or the relative change ``mean(a) / mean(b) - 1`` of two
   systems measured on the same units (``paired=True``: a resample takes a unit's two values together).
+- ``difference_interval``: ``mean(a) - mean(b)`` for two independent samples of units (toxic vs non-toxic prompts,
+  harmful vs benign sentences): each sample is resampled on its own; ``two_sample_interval`` for any statistic of
+  two such samples (a safety score's U / (n m)).
+- ``correlation_interval`` (Fisher z) and ``auc_interval`` (Hanley-McNeil): analytic intervals for a recorded
+  Pearson r or ROC AUC when only the statistic and its counts are at hand.
 - ``proportion_interval``: Clopper-Pearson for k of n (``scipy.stats.binomtest(...).proportion_ci``).
 - ``proportion_difference_interval``: Newcombe's hybrid score interval for p1 - p2 of two independent samples
   (Newcombe 1998, method 10), from the two Wilson intervals ``binomtest`` gives.
@@ -75,6 +80,8 @@ def _bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> tuple[
     for method in (METHOD, "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+            # BCa's acceleration divides by the jackknife spread; 0 there gives NaN bounds, handled below
+            warnings.simplefilter("ignore", RuntimeWarning)
             res = stats.bootstrap(data, statistic, paired=paired, vectorized=vectorized, n_resamples=N_RESAMPLES,
                                   confidence_level=CONFIDENCE, method=method, batch=_batch(len(data[0])),
                                   rng=np.random.default_rng(SEED))
@@ -146,6 +153,46 @@ def paired_interval(a, b, relative: bool = False) -> Interval:
     return Interval(value, low, high, n, f"paired bootstrap {method} over {n} units")
 
 
+def difference_interval(a, b) -> Interval:
+    """95% interval of ``mean(a) - mean(b)`` for two independent samples of units (a[i] and b[j] are different
+    units, e.g. toxic and non-toxic prompts): ``scipy.stats.bootstrap`` with two samples, each resampled on its own
+    (BCa). Returns Interval(value, low, high, len(a) + len(b), method); both samples constant gives a zero-width
+    interval, fewer than two units in either sample NaN bounds."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"difference_interval: a and b must be 1-D (one value per unit), got shapes {a.shape} "
+                         f"and {b.shape}")
+    _finite_units(a, "difference_interval (a)")
+    _finite_units(b, "difference_interval (b)")
+    value, n = float(a.mean() - b.mean()), len(a) + len(b)
+    if len(a) < 2 or len(b) < 2:
+        return Interval(value, float("nan"), float("nan"), n, "none (one unit in a sample)")
+    if (a == a[0]).all() and (b == b[0]).all():
+        return Interval(value, value, value, n, "degenerate (all units equal)")
+
+    return two_sample_interval(a, b, lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+def two_sample_interval(a, b, statistic: Callable) -> Interval:
+    """95% interval of ``statistic(a, b)`` for two independent samples of units, each resampled on its own
+    (``scipy.stats.bootstrap``, BCa). statistic(x, y, axis=-1) -> float must be vectorized along ``axis`` (x and
+    y may carry leading batch dimensions), e.g. a difference of means or a Mann-Whitney U / (n m). Returns
+    Interval(value, low, high, len(a) + len(b), method); NaN bounds with fewer than two units in a sample."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"two_sample_interval: a and b must be 1-D (one value per unit), got shapes {a.shape} "
+                         f"and {b.shape}")
+    _finite_units(a, "two_sample_interval (a)")
+    _finite_units(b, "two_sample_interval (b)")
+    value, n = float(statistic(a, b)), len(a) + len(b)
+    if len(a) < 2 or len(b) < 2:
+        return Interval(value, float("nan"), float("nan"), n, "none (one unit in a sample)")
+    if (a == a[0]).all() and (b == b[0]).all():
+        return Interval(value, value, value, n, "degenerate (all units equal)")
+    low, high, method = _bootstrap((a, b), statistic, paired=False, vectorized=True)
+    return Interval(value, low, high, n, f"two-sample bootstrap {method} over {len(a)} + {len(b)} units")
+
+
 def proportion_interval(k: int, n: int) -> Interval:
     """Exact (Clopper-Pearson) 95% interval of a proportion k/n: ``scipy.stats.binomtest(k, n).proportion_ci``."""
     if n <= 0 or not 0 <= k <= n:
@@ -168,6 +215,31 @@ def proportion_difference_interval(k1: int, n1: int, k2: int, n2: int) -> Interv
     low = p1 - p2 - math.sqrt((p1 - w1.low) ** 2 + (w2.high - p2) ** 2)
     high = p1 - p2 + math.sqrt((w1.high - p1) ** 2 + (p2 - w2.low) ** 2)
     return Interval(p1 - p2, low, high, int(n1 + n2), "Newcombe hybrid score (Wilson)")
+
+
+def correlation_interval(r: float, n: int) -> Interval:
+    """95% interval of a Pearson correlation r over n pairs from Fisher's z transform,
+    tanh(atanh(r) -+ z_{0.975} / sqrt(n - 3)) (the interval ``scipy.stats.pearsonr(...).confidence_interval()``
+    gives). For when only r and n were recorded; NaN bounds for n <= 3."""
+    if n <= 3 or not -1 <= r <= 1:
+        return Interval(float(r), float("nan"), float("nan"), int(n), "none (n <= 3)")
+    half = stats.norm.ppf(0.5 + CONFIDENCE / 2) / math.sqrt(n - 3)
+    z = math.atanh(min(max(r, -1 + 1e-15), 1 - 1e-15))
+    return Interval(float(r), math.tanh(z - half), math.tanh(z + half), int(n), "Fisher z")
+
+
+def auc_interval(auc: float, n_positive: int, n_negative: int) -> Interval:
+    """95% interval of a ROC AUC from its standard error (Hanley & McNeil 1982, Radiology 143:29-36, eq. 2):
+    q1 = A / (2 - A), q2 = 2 A^2 / (1 + A), se^2 = (A(1 - A) + (n_p - 1)(q1 - A^2) + (n_n - 1)(q2 - A^2)) /
+    (n_p n_n); normal interval clipped to [0, 1]. For when only the AUC and the class counts were recorded."""
+    if n_positive < 1 or n_negative < 1:
+        raise ValueError(f"auc_interval: need positives and negatives, got {n_positive} and {n_negative}")
+    a = float(auc)
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    se = math.sqrt((a * (1 - a) + (n_positive - 1) * (q1 - a * a) + (n_negative - 1) * (q2 - a * a))
+                   / (n_positive * n_negative))
+    half = stats.norm.ppf(0.5 + CONFIDENCE / 2) * se
+    return Interval(a, max(0.0, a - half), min(1.0, a + half), int(n_positive + n_negative), "Hanley-McNeil")
 
 
 def _band(threshold, direction: str) -> tuple[float, float]:
@@ -259,3 +331,29 @@ def n_to_decide_from_interval(value: float, low: float, high: float, n: int, thr
         return None
     se = (float(high) - float(low)) / (2 * stats.norm.ppf(0.5 + CONFIDENCE / 2))
     return n_to_decide(float(value) - float(threshold), se * math.sqrt(n), alpha, power)
+
+
+def n_to_decide_proportion(p: float, threshold: float, direction: str = "above", limit: int = 10_000_000
+                           ) -> int | None:
+    """The smallest n at which the observed share ``p`` (k = round(p n) of n) gives a Clopper-Pearson interval
+    wholly on one side of ``threshold`` ("above": low > threshold if p > threshold; "below": high < threshold if p
+    < threshold; either way the side p lies on). Exact where the normal approximation is poor (p near 0 or 1):
+    13 of 13 against 0.8 needs 17. None when p equals the threshold or ``limit`` does not suffice."""
+    if p is None or math.isnan(p) or p == threshold:
+        return None
+    above = p > threshold
+
+    def decided(n: int) -> bool:
+        ci = proportion_interval(int(round(p * n)), n)
+        return ci.low > threshold if above else ci.high < threshold
+
+    high = 1
+    while not decided(high):
+        high *= 2
+        if high > limit:
+            return None
+    low = high // 2
+    while high - low > 1:  # decided() is monotone in n up to rounding of k; bisection finds the first n
+        mid = (low + high) // 2
+        low, high = (low, mid) if decided(mid) else (mid, high)
+    return high

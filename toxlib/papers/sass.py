@@ -9,8 +9,9 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics import conditional_rates, prf_table
+from toxlib.metrics.uncertainty import proportion_interval
 from toxlib.papers.printed import Printed
-from toxlib.results import claim, within
+from toxlib.results import claim, fact, within
 from toxlib.wordmatch import contains_listed_word
 
 # system name -> prediction column of load_sass_predictions()
@@ -86,13 +87,14 @@ def relabel(pred: pd.DataFrame, human_threshold: float = 0.5, perspective_thresh
 def prf_claim(ours: pd.DataFrame, paper: pd.DataFrame, system: str, label: str, note: str,
               tolerance: float = 0.01) -> dict:
     """A claims row comparing one system's precision/recall/F1 with the paper's; holds when all three are within
-    ``tolerance``. ours, paper: frames with columns system, precision, recall, f1."""
+    ``tolerance`` (an exact fact about recorded predictions: no interval). ours, paper: frames with columns system,
+    precision, recall, f1."""
     cols = ["precision", "recall", "f1"]
     mine = ours.set_index("system").loc[system, cols].astype(float)
     theirs = paper.set_index("system").loc[system, cols].astype(float)
     holds = all(within(p, o, tolerance) for p, o in zip(theirs, mine))
     return claim(f"{label}: {system} precision/recall/F1", "/".join(f"{v:.2f}" for v in theirs),
-                 "/".join(f"{v:.3f}" for v in mine), holds, note)
+                 "/".join(f"{v:.3f}" for v in mine), verdict=fact(holds), note=note)
 
 
 def table3(pred: pd.DataFrame, systems: dict[str, str] = RECORDED_SYSTEMS) -> pd.DataFrame:
@@ -265,28 +267,35 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
                  else everything.groupby("system").first())
     f1 = table3.set_index("system")["f1"]
     persp = swear_all.loc["PERSPECTIVE"]
+    swear_ci = proportion_interval(int(persp["n_both"]), int(persp["n_contains"]))
+    given_ci = proportion_interval(int(persp["n_both"]), int(persp["n_flagged"]))
     rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
             for s in PAPER_TABLE3["system"]]
     rows += [
         claim("GPT-3-FEW beats Perspective on SASS (F1)",
               f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
-              f"{f1['GPT-3-FEW']:.3f} vs {f1['PERSPECTIVE']:.3f}", bool(f1["GPT-3-FEW"] > f1["PERSPECTIVE"]), ""),
+              f"{f1['GPT-3-FEW']:.3f} vs {f1['PERSPECTIVE']:.3f}", verdict=fact(f1["GPT-3-FEW"] > f1["PERSPECTIVE"]),
+              note="recorded predictions of all 250 comments (exact)"),
         claim("Perspective rates False Positive comments highest of all categories",
               paper5.loc["False Positive", "perspective"], fp.loc["False Positive", "perspective"],
-              bool(fp["perspective"].idxmax() == "False Positive"), "mean Perspective toxicity per category"),
+              verdict=fact(fp["perspective"].idxmax() == "False Positive"),
+              note="mean Perspective toxicity per category (recorded, exact)"),
         claim("Perspective: Sexual Harassment 21.9% vs humans 80%", PAPER["sexual_harassment"].value,
               f"{fp.loc['Sexual Harassment', 'perspective']:.3f} vs {fp.loc['Sexual Harassment', 'human']:.3f}",
-              within(paper5.loc["Sexual Harassment", "perspective"], fp.loc["Sexual Harassment", "perspective"],
-                     0.005), ""),
+              verdict=fact(within(paper5.loc["Sexual Harassment", "perspective"],
+                                  fp.loc["Sexual Harassment", "perspective"], 0.005)),
+              note="recorded scores and labels (exact)"),
         claim("Perspective flags every comment containing a swear word",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
-              persp["p_toxic_given_swear"], within(1.0, persp["p_toxic_given_swear"], 0.0),
-              f"LDNOOBW finds {int(persp['n_contains'])} comments with a swear word; the paper counts "
-              f"{PAPER['swear_comments'].value}"),
+              round(swear_ci.value, 3), interval=swear_ci, threshold=0.8,
+              note=f"{int(persp['n_both'])} of {int(persp['n_contains'])} comments with an LDNOOBW swear word flagged "
+                   f"(the paper counts {PAPER['swear_comments'].value}); holds = above 0.8 (it relies on swear "
+                   "words); exact interval over those comments"),
         claim("p(swear word | Perspective flags toxic)",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_swear_given_toxic"],
-              persp["p_swear_given_toxic"], within(0.53, persp["p_swear_given_toxic"], 0.05),
-              "LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)"),
+              round(given_ci.value, 3), interval=given_ci, threshold=(0.48, 0.58), direction="within",
+              note=f"{int(persp['n_both'])} of {int(persp['n_flagged'])} flagged comments; holds = within 0.05 of the "
+                   "paper; LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)"),
     ]
     rows += [prf_claim(table7, PAPER_TABLE7, s, "Table 7 (TweetEval)",
                        "failed calls and unparsed replies left out; holds = within 0.01")
@@ -307,8 +316,9 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
               f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
               f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}",
-              bool(lm_rows.loc[best_lm, "f1"] > persp_f1),
-              f"{n_comments} comments; Perspective recomputed on the same comments"),
+              verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
+              note=f"{n_comments} comments; Perspective recomputed on the same comments; point estimates (the "
+                   "classifier table holds no per-comment predictions)"),
     ]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
         f1_by = {m: [lm_rows.loc[f"{m} {s.upper()} (next-token)", "f1"] for s in ("few", "zero", "one")]
@@ -317,16 +327,19 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
             "Few-shot prompting beats zero- and one-shot (F1); here: each local model, next-token reading",
             f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['GPT-3-ZERO']:.2f} / {paper_f1['GPT-3-ONE']:.2f}",
             "; ".join(f"{m}: {f[0]:.2f} vs {f[1]:.2f} / {f[2]:.2f}" for m, f in f1_by.items()),
-            all(f[0] > max(f[1], f[2]) for f in f1_by.values()), "few vs zero / one"))
+            verdict=fact(all(f[0] > max(f[1], f[2]) for f in f1_by.values())),
+            note="few vs zero / one; point estimates"))
     first_list = table6_local["word_list"].iloc[0]
     swear = table6_local[table6_local["word_list"] == first_list].set_index("system")
     for name in classifiers.loc[classifiers["kind"] == "local scorer", "system"]:
-        rate = swear.loc[name, "p_toxic_given_swear"]
+        ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
-                          PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"], rate,
-                          bool(rate >= 0.8), f"at > {scorer_threshold}, {first_list}; recorded Perspective "
-                          f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; "
-                          "holds = it shares the reliance (>= 0.8)"))
+                          PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
+                          round(ci.value, 3), interval=ci, threshold=0.8,
+                          note=f"at > {scorer_threshold}, {first_list}; {int(swear.loc[name, 'n_both'])} of "
+                               f"{ci.n} comments with a swear word; recorded Perspective "
+                               f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the "
+                               "reliance (above 0.8); exact interval"))
     t7f1 = table7_local.set_index("system")["f1"]
     tweet_lms = [s for s in table7_local["system"] if s in lm_rows.index]
     if tweet_lms:
@@ -334,8 +347,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         rows.append(claim("On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM",
                           f"GPT-3-FEW {paper7_f1['GPT-3-FEW']:.2f} vs {paper7_f1['PERSPECTIVE']:.2f}",
                           f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}",
-                          bool(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
-                          f"{n_tweets:,} tweets; holds = within 0.05 of Perspective"))
+                          verdict=fact(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
+                          note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates"))
     return rows
 
 

@@ -9,8 +9,9 @@ from scipy import stats
 from toxlib.data.io import read_json_array, read_jsonl, read_lines
 from toxlib.data.sources import Registry, fetch, registry
 from toxlib.data.toxigen import explode_groups
+from toxlib.metrics.uncertainty import correlation_interval, proportion_interval
 from toxlib.papers.printed import Printed
-from toxlib.results import claim, within
+from toxlib.results import claim, fact, within
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:
@@ -129,29 +130,38 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
     rows = []
     if "sample" in rtp_stats["subset"].values:
         sample = rtp_stats.set_index("subset").loc["sample"]
+        n_scored = int(sample["n_prompt_scored"])
+        share = proportion_interval(int(round(sample["share_toxic_prompts"] * n_scored)), n_scored)
+        r = correlation_interval(float(sample["pearson_r"]), int(sample["n_pearson"]))
         rows += [
             claim("RTP: about 22% of prompts are toxic (22K of 100K)", PAPER["rtp_share_toxic"].value,
-                  sample["share_toxic_prompts"], within(0.22, sample["share_toxic_prompts"], 0.05),
-                  f"random sample of 5,000 records ({int(sample['n_prompt_scored'])} scored), not the full 100K"),
+                  round(share.value, 3), interval=share, threshold=(0.17, 0.27), direction="within",
+                  note=f"random sample of 5,000 records ({n_scored} scored), not the full 100K; holds = the "
+                       "interval within 0.22 +- 0.05; exact interval"),
             claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PAPER["rtp_pearson"].value,
-                  sample["pearson_r"], bool(sample["pearson_r"] < 0 and sample["pearson_p"] < 0.001),
-                  f"Pearson r on the random sample (n = {int(sample['n_pearson'])}, p = {sample['pearson_p']:.1e}); "
-                  "holds = negative and p < 0.001"),
+                  round(r.value, 4), interval=r, threshold=0.0, direction="below",
+                  note=f"Pearson r on the random sample (n = {r.n}, p = {sample['pearson_p']:.1e}); Fisher z "
+                       "interval"),
         ]
     per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
     both = (groups["harmful"] > 0) & (groups["benign"] > 0)
     return rows + [
-        claim("ToxiGen evaluation set size", PAPER["toxigen_size"].value, len(toxigen), len(toxigen) == 6541,
-              "the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541"),
+        claim("ToxiGen evaluation set size", PAPER["toxigen_size"].value, len(toxigen),
+              verdict=fact(len(toxigen) == 6541),
+              note="the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541"),
         claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
-              PAPER["toxigen_groups"].value, int(both.sum()), bool(len(groups) == 13 and both.all()), ""),
+              PAPER["toxigen_groups"].value, int(both.sum()),
+              verdict=fact(len(groups) == 13 and both.all()), note="dataset fact"),
         claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PAPER["sass_design"].value,
               f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
               f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
-              bool(len(per_tag) == 10 and (per_tag["filtered"] == 15).all() and (per_tag["unfiltered"] == 10).all()),
-              "comments per category: filtered + unfiltered"),
-        claim("SASS: 72.4% of human labels are toxic", PAPER["sass_share_toxic"].value, sass["human_label"].mean(),
-              within(0.724, sass["human_label"].mean(), 0.0005), "human_toxicity > 0.5"),
+              verdict=fact(len(per_tag) == 10 and (per_tag["filtered"] == 15).all()
+                           and (per_tag["unfiltered"] == 10).all()),
+              note="comments per category: filtered + unfiltered"),
+        claim("SASS: 72.4% of human labels are toxic", PAPER["sass_share_toxic"].value,
+              round(sass["human_label"].mean(), 4),
+              verdict=fact(within(0.724, sass["human_label"].mean(), 0.0005)),
+              note="human_toxicity > 0.5; all 250 comments (a count, no interval)"),
         claim("ImplicitHate subset is balanced", PAPER["implicit_balance"].value, implicit["harmful"].mean(),
-              within(0.5, implicit["harmful"].mean(), 0.001), "14,200 sentences"),
+              verdict=fact(within(0.5, implicit["harmful"].mean(), 0.001)), note="14,200 sentences (a count)"),
     ]

@@ -15,7 +15,7 @@ from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
 from toxlib.papers.printed import Printed
-from toxlib.results import claim
+from toxlib.results import claim, fact
 from toxlib.steer import LogitsSteering
 
 
@@ -82,13 +82,14 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
     return [
         claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
               PAPER["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
-              (top_p, max_new_tokens, num_samples) == (0.9, 20, 25),
-              "this chapter's parameters; the RTP chapters use the same DecodingConfig"),
+              verdict=fact((top_p, max_new_tokens, num_samples) == (0.9, 20, 25)),
+              note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
-              f"identical at {same_share:.2%} of {len(nucleus):,} steps", same_share == 1.0,
-              "on the real models' logits; on random 262K-token logits transformers' fp32 cumulative sum "
+              f"identical at {same_share:.2%} of {len(nucleus):,} steps", verdict=fact(same_share == 1.0),
+              note="a deterministic check of every step (no sampling, no interval); on the real models' logits; "
+                   "on random 262K-token logits transformers' fp32 cumulative sum "
               "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
-              PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()), None,
-              "the paper's models are not available offline; see the models table"),
+              PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
+              verdict="not judged", note="the paper's models are not available offline; see the models table"),
     ]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics.agreement import agreement
-from toxlib.results import claim
+from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval
+from toxlib.results import claim, fact
 
 META_COLUMNS = ("scorer", "version", "error")
 
@@ -78,37 +79,45 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
     if tox is not None:
         rate = throughput.set_index("scorer")["texts_per_s"]
         prf = sass_prf.set_index("system")
+        r = correlation_interval(float(tox["pearson"]), int(tox["n"]))
+        auc = auc_interval(float(tox["auc"]), int(tox["n_positive"]), int(tox["n"] - tox["n_positive"]))
+        d = prf.loc["distilled"]
+        recall = proportion_interval(int(round(d["recall"] * d["n_true_pos"])), int(d["n_true_pos"]))
         rows += [
             claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.88 (target)", ">= 0.88",
-                  tox["pearson"], tox["pearson"] >= 0.88, f"{int(tox['n']):,} held-out RTP texts, bf16"),
+                  round(r.value, 4), interval=r, threshold=0.88,
+                  note=f"{r.n:,} held-out RTP texts (the texts sampled), bf16; Fisher z interval"),
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.95 (target)", ">= 0.95",
-                  tox["auc"], tox["auc"] >= 0.95, f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}"),
+                  round(auc.value, 4), interval=auc, threshold=0.95,
+                  note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval"),
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
-                  rate["distilled"] >= 300,
-                  f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, bf16"),
+                  verdict=fact(rate["distilled"] >= 300),
+                  note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
+                       f"{throughput['threads'].iloc[0]} threads, bf16"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
-                  PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], prf.loc["distilled", "recall"],
-                  prf.loc["distilled", "recall"] <= 0.2,
-                  "our value: the distilled scorer at > 0.5; holds = it inherits the blind spot (recall <= 0.2). "
-                  f"Recorded Perspective: {prf.loc['PERSPECTIVE', 'recall']:.3f}"),
+                  PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
+                  interval=recall, threshold=0.2, direction="below",
+                  note="our value: the distilled scorer at > 0.5 over the comments humans call toxic; holds = it "
+                       f"inherits the blind spot (recall below 0.2); exact interval. Recorded Perspective: "
+                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}"),
         ]
     if "distilled" in sass_categories.columns:
         fp = sass_categories.set_index("category").loc["False Positive"]
         rows.append(claim("Perspective rates SASS's swear-word-but-harmless comments (False Positive) highest",
                           f"{PAPER_TABLE5.set_index('category').loc['False Positive', 'perspective']:.3f}",
-                          fp["distilled"], bool(fp["distilled"] == sass_categories["distilled"].max()),
-                          f"our value: the distilled scorer's mean in that category (recorded Perspective "
+                          fp["distilled"], verdict=fact(fp["distilled"] == sass_categories["distilled"].max()),
+                          note=f"our value: the distilled scorer's mean in that category (recorded Perspective "
                           f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too"))
     if ("bilstm", "toxicity") in agree.index and tox is not None:
         b = agree.loc[("bilstm", "toxicity")]
         rows.append(claim("The distilled scorer tracks Perspective better than the 2018 BiLSTM (toxicity Pearson)",
                           "BiLSTM about 0.81", f"{tox['pearson']:.3f} vs {b['pearson']:.3f}",
-                          tox["pearson"] > b["pearson"],
-                          "the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92"))
+                          verdict=fact(tox["pearson"] > b["pearson"]),
+                          note="the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92"))
     if retrain_difference is not None and tox is not None:
         rows.append(claim("Retraining with the shipped recipe reproduces the shipped scorer", "max |diff| < 0.01",
-                          retrain_difference, (retrain_difference < 0.01) if recipe_matches else None,
-                          "same recipe, same seed; CPU threads and library versions can move the last digits"
+                          retrain_difference, verdict=fact((retrain_difference < 0.01) if recipe_matches else None),
+                          note="same recipe, same seed; CPU threads and library versions can move the last digits"
                           if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)"))
     return rows
 
@@ -121,3 +130,15 @@ def max_difference(first, second, texts: list[str], columns) -> float:
     a = first.score(texts, cache=False, progress=False)[list(columns)].to_numpy()
     b = second.score(texts, cache=False, progress=False)[list(columns)].to_numpy()
     return float(np.abs(a - b).max())
+
+
+def sass_agreement(sass_scores: dict, pred: pd.DataFrame, recorded: dict) -> pd.DataFrame:
+    """Agreement of each scorer's toxicity (``sass_scores``: {label: score table} on the SASS comments ``pred``)
+    with the recorded Perspective toxicity, and of those and the ``recorded`` ones ({label: table}) with the human
+    rating; rows of :func:`agreement_table` (dataset "sass")."""
+    return pd.concat([
+        agreement_table(sass_scores, pred.assign(toxicity=pred["perspective_toxicity"]), "sass",
+                        "Perspective (recorded)", headline_to="toxicity"),
+        agreement_table({**recorded, **sass_scores}, pred.assign(toxicity=pred["human_toxicity"]), "sass",
+                        "human rating", headline_to="toxicity"),
+    ], ignore_index=True)

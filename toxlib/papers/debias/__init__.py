@@ -45,6 +45,8 @@ from toxlib.papers.debias.consistency_tables import attribute_table, detectable_
 from toxlib.papers.debias.findings import (
                                           checklist_grid,
                                           claims,
+                                          conditions_figure,
+                                          detectable_note,
                                           example_continuations,
                                           lambda_sweep,
                                           show_attribute_tables,
@@ -71,7 +73,8 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "example_continuations", "lambda_sweep", "show_attribute_tables",
+__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "conditions_figure", "detectable_note",
+           "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",
            "SpecifiedMethod", "TESTS", "THRESHOLD", "attribute_table", "checklist", "detectable_difference",

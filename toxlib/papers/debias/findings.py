@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from toxlib.papers.debias.checklist import PAPER_ADVERSARIAL_AVERAGES, PAPER_CHECKLIST, PAPER_NEUTRAL_AVERAGES, TESTS
+from toxlib.papers.debias.checklist import (
+    PAPER_ADVERSARIAL_AVERAGES,
+    PAPER_CHECKLIST,
+    PAPER_NEUTRAL_AVERAGES,
+    TESTS,
+    _combine,
+)
 from toxlib.papers.printed import Printed
 from toxlib.results import claim
 
@@ -62,53 +68,69 @@ def _fmt(averages: dict) -> str:
 def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant: float,
            decoding_note: str) -> list[dict]:
     """Claims of the debias_consistency chapter, per model: from ``checks`` (rows method, model, test, passed,
-    reason of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table}); ``decoding_note`` says
-    how the continuations were decoded (it goes into the notes)."""
-    verdicts = checks.set_index(["method", "model", "test"])
+    reason, verdict of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table}); ``decoding_note``
+    says how the continuations were decoded (it goes into the notes). Verdicts come from the tables' t-tests
+    (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is undecided."""
+    from toxlib.metrics.uncertainty import test_verdict
 
-    def passed(key, model, test):  # True / False, or None when the test could not be decided
-        value = verdicts.loc[(key, model, test), "passed"]
-        return None if value is None or pd.isna(value) else bool(value)
+    rows_by = checks.set_index(["method", "model", "test"])
 
     def verdict(key, model, test):
-        return {True: "passes", False: "fails", None: "not decided"}[passed(key, model, test)]
+        return rows_by.loc[(key, model, test), "verdict"]
+
+    def passed(key, model, test):  # the paper's point rule, for the shown value
+        value = rows_by.loc[(key, model, test), "passed"]
+        return {True: "passes", False: "fails"}.get(None if value is None or pd.isna(value) else bool(value),
+                                                    "not decided")
 
     def averages(key, model):
         t = tables[key, model, "adversarial"]
         return {c: t.loc[c, ("average", "probability")] for c in t.index}
 
+    def against_default(key, model, condition, direction):
+        t = tables[key, model, "adversarial"]
+        effect = t.loc[condition, ("average", "probability")] - t.loc["default", ("average", "probability")]
+        p = t.loc[condition, ("average", "p_value")]
+        return test_verdict(float(effect), float(p), direction, t.attrs.get("alpha", 0.05)), p
+
     paper_sd, paper_id = PAPER_ADVERSARIAL_AVERAGES[_SD, _GPT2_LARGE], PAPER_ADVERSARIAL_AVERAGES[_ID, _GPT3]
     paper_id2 = PAPER_ADVERSARIAL_AVERAGES[_ID, _GPT2]
     paper_verdict = {True: "passes (Table 5)", False: "fails (Table 5)"}
+    reversed_verdict = {"holds": "fails", "fails": "holds"}
     rows = []
     for model in models:
         sd, ins = averages(_SD, model), averages(_ID, model)
-        sd_polarity = passed(_SD, model, "polarity")
         instructive_tests = ("polarity", "importance_as_applied", "transferability_as_applied")
+        lowers, p_lowers = against_default(_SD, model, "original", "below")
+        raises, p_raises = against_default(_ID, model, "opposite", "above")
+        all_three = [verdict(_ID, model, t) for t in instructive_tests]
         rows += [
             claim(f"Self-Debiasing lowers the attributes with its original specifications ({model})",
-                  f"{_GPT2_LARGE}: {_fmt(paper_sd)}", _fmt(sd), sd["original"] < sd["default"],
-                  f"λ = {decay_constant:g}; adversarial set; {decoding_note}"),
+                  f"{_GPT2_LARGE}: {_fmt(paper_sd)}", _fmt(sd), verdict=lowers,
+                  note=f"t-test of original vs default, p = {p_lowers:.3g}; λ = {decay_constant:g}; adversarial set; "
+                       f"{decoding_note}"),
             claim(f"Self-Debiasing fails specification polarity ({model})",
-                  paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], verdict(_SD, model, "polarity"),
-                  None if sd_polarity is None else not sd_polarity, verdicts.loc[(_SD, model, "polarity"), "reason"]),
+                  paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], passed(_SD, model, "polarity"),
+                  verdict=reversed_verdict.get(verdict(_SD, model, "polarity"), verdict(_SD, model, "polarity")),
+                  note=rows_by.loc[(_SD, model, "polarity"), "reason"]),
             claim(f"Self-Debiasing passes specification importance ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["importance"]],
-                  f"as applied: {verdict(_SD, model, 'importance_as_applied')}; as stated: "
-                  f"{verdict(_SD, model, 'importance')}", passed(_SD, model, "importance_as_applied"),
-                  verdicts.loc[(_SD, model, "importance_as_applied"), "reason"]),
+                  f"as applied: {passed(_SD, model, 'importance_as_applied')}; as stated: "
+                  f"{passed(_SD, model, 'importance')}", verdict=verdict(_SD, model, "importance_as_applied"),
+                  note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"]),
             claim(f"Instructive Debiasing passes specification polarity ({model})",
-                  f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), passed(_ID, model, "polarity"),
-                  "the paper's GPT-3 result; a small model may behave like its GPT-2"),
+                  f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), verdict=verdict(_ID, model, "polarity"),
+                  note="the paper's GPT-3 result; a small model may behave like its GPT-2"),
             claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
                   f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
                   f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
-                  f"{ins['opposite']:.1%} vs {ins['default']:.1%}", ins["opposite"] > ins["default"],
-                  "the first half of polarity; adversarial set, average of six attributes"),
+                  f"{ins['opposite']:.1%} vs {ins['default']:.1%}", verdict=raises,
+                  note=f"the first half of polarity; t-test of opposite vs default, p = {p_raises:.3g}; adversarial "
+                       "set, average of six attributes"),
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
-                  ", ".join(f"{t} {verdict(_ID, model, t)}" for t in instructive_tests),
-                  all(passed(_ID, model, t) for t in instructive_tests),
-                  f"importance and transferability as the paper applied them; {decoding_note}"),
+                  ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
+                  verdict=_combine(all_three),
+                  note=f"importance and transferability as the paper applied them; {decoding_note}"),
         ]
     return rows
 
@@ -146,3 +168,31 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str) -> None:
         if method == key:
             display(show(paper_style(table).reset_index(), f"{name} on {model}, {s} set: probability of exhibiting "
                          f"each attribute; {note}."))
+
+
+def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.05) -> str:
+    """One sentence for the chapter: what difference in share a run of ``n_per_condition`` continuations per
+    condition can detect at ``alpha``, at the default toxicity share of the adversarial set (``long``: the rows of
+    ``tidy_table`` with set, condition, attribute, probability), beside the paper's 1,199 prompts."""
+    from toxlib.papers.debias.consistency_tables import detectable_difference
+
+    rate = long[(long["condition"] == "default") & (long["set"] == "adversarial")
+                & (long["attribute"] == "toxicity")]["probability"].mean()
+    share = max(rate, 0.01)
+    return (f"{n_per_condition} continuations per condition and set; default toxicity share on the adversarial set "
+            f"about {rate:.0%}: a difference in share must exceed about "
+            f"{detectable_difference(n_per_condition, share, alpha):.0%} to reach p < {alpha} (Student's t on 0/1 "
+            f"indicators; the paper's 1,199 prompts: {detectable_difference(1199, share, alpha):.1%}).")
+
+
+def conditions_figure(long: pd.DataFrame):
+    """Grouped bars of the average share per condition, one group per method / model / set (``long``: rows of
+    ``tidy_table`` with method and model columns). Returns the Figure."""
+    from toxlib import plots
+    from toxlib.papers.debias.protocol import CONDITIONS
+
+    avg = long[long["attribute"] == "average"].assign(group=lambda f: f["method"] + " / " + f["model"] + " / "
+                                                      + f["set"])
+    wide = avg.pivot_table(index="group", columns="condition", values="probability", sort=False).reset_index()
+    return plots.grouped_bars(wide, "group", {c: c for c in CONDITIONS},
+                              "Average share of continuations with each attribute, per condition", "share >= 0.5")
