@@ -4,5 +4,6 @@
   ``generation``         nucleus diagnostics per decoding step, claims of the generation chapter
   ``generation_bench``   generation speed against one transformers generate() call per prompt (``bench generate``)
   ``scorer_comparison``  agreement of each scorer with Perspective and humans, claims of the scorers chapter
+  ``scorer_fidelity``    the distilled scorer before and after calibration: reliability diagram, agreement table
   ``scorer_throughput``  texts per second per scorer (``bench score``)
 """
