@@ -74,13 +74,15 @@ def test_kernel_bar_writes_nothing_to_stderr(capsys):
 
 def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
     """A notebook executed by papermill (as the book is): the IProgress warning, which Hugging Face Hub's
-    `import tqdm.auto` raises in a kernel without ipywidgets, is gone, the Hub's bars are off, and a toxlib bar
-    leaves one short line."""
+    `import tqdm.auto` raises in a kernel without ipywidgets, is gone, the Hub's bars stay off (a library turning
+    them back on is refused silently), and a toxlib bar leaves one short line."""
     import papermill
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (
-        "import toxlib\nimport huggingface_hub.utils as hub\nprint(hub.are_progress_bars_disabled())",
+        "import toxlib\nimport huggingface_hub.utils as hub\nfrom transformers.utils import logging as hf_logging\n"
+        "hf_logging.disable_progress_bar()\nhf_logging.enable_progress_bar()  # as a quiet load restores them\n"
+        "print(hub.are_progress_bars_disabled())",
         "from toxlib.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\nbar.update(2)\n"
         "bar.close()",
     )]

@@ -89,6 +89,8 @@ def quiet_libraries() -> None:
         return
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    # with the variable set, a library's own enable_progress_bar() (around a quiet load) is refused with a warning
+    warnings.filterwarnings("ignore", message="Cannot enable progress bars", category=UserWarning)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="IProgress not found", category=std.TqdmWarning)
         import tqdm.autonotebook  # noqa: F401  (imported once here, so later `import tqdm.auto` no longer warns)
