@@ -159,9 +159,11 @@ def test_correlation_and_auc_intervals_against_their_formulas():
     ref = stats.pearsonr(x, y).confidence_interval(0.95)
     got = u.correlation_interval(stats.pearsonr(x, y).statistic, 50)
     assert (got.low, got.high) == pytest.approx((ref.low, ref.high), abs=1e-9)
-    # Hanley & McNeil (1982), Table 1 region: A = 0.9, 50 and 50 cases -> se about 0.0301
+    # Hanley & McNeil eq. 2 by hand, A = 0.9, 50 and 50 cases: q1 = 0.9 / 1.1 = 0.81818, q2 = 1.62 / 1.9 = 0.85263,
+    # se^2 = (0.09 + 49 x 0.00818 + 49 x 0.04263) / 2500 = 0.0010319, se = 0.03212
     auc = u.auc_interval(0.9, 50, 50)
-    assert (auc.high - auc.low) / (2 * 1.959964) == pytest.approx(0.0301, abs=5e-4)
+    assert (auc.high - auc.low) / (2 * 1.959964) == pytest.approx(0.03212, abs=5e-5)
+    assert u.auc_interval(0.99, 50, 50).high == 1.0  # clipped to [0, 1]
 
 
 def test_n_to_decide_proportion_is_exact_near_the_boundary():
