@@ -125,3 +125,14 @@ def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
     plt.close(fig)
     assert path.stat().st_size > 1000
     assert repr(path) == "ShownPath('chapter/line.png')"
+
+
+def test_write_table_returns_a_shown_path(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from toxlib import results
+
+    monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
+    path = results.write_table("chapter", "numbers", pd.DataFrame({"a": [1, 2]}))
+    assert path.read_text() == "a\n1\n2\n"
+    assert repr(path) == "ShownPath('chapter/numbers.csv')"

@@ -35,10 +35,10 @@ def chapter_dir(stem: str) -> Path:
 
 def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
     """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
-    of tens of thousands of rows) and return the path."""
+    of tens of thousands of rows) and return the path (shown relative to the repository)."""
     path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
     table.to_csv(path, index=False, **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
-    return path
+    return ShownPath(path)
 
 
 def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
