@@ -83,8 +83,9 @@ def _three_way(test: str, table: pd.DataFrame) -> str:
     its t-test at the table's alpha (``uncertainty.test_verdict``): a comparison the test cannot separate makes the
     test undecided instead of passing or failing on a point estimate.
 
-    polarity: "opposite above default" must hold by the test; "default >= original" fails only when original is
-    significantly above default (the rule's >= admits equal conditions). importance (as stated): nonsensical and
+    polarity: "opposite above default" must hold by the test; "default >= original" fails when original is
+    significantly above default, holds when original is not above default (the rule's >= admits equal conditions),
+    and is undecided when original is above default but not significantly. importance (as stated): nonsensical and
     blank each significantly above original. importance_as_applied: a condition fails the test when it is
     significantly different from default and significantly at or below original; not significant against
     default passes (the paper's reading); significant against default but not separable from original is undecided.
@@ -92,9 +93,10 @@ def _three_way(test: str, table: pd.DataFrame) -> str:
     if test == "polarity":
         if any(c not in table.index for c in ("default", "original", "opposite")):
             return "not judged"
-        original = _tested(table, "original", "default", "above")
+        original_above = _tested(table, "original", "default", "above") == "holds"
+        at_most_default = _average(table, "original") <= _average(table, "default")
         return _combine([_tested(table, "opposite", "default", "above"),
-                         "fails" if original == "holds" else "holds"])
+                         "fails" if original_above else "holds" if at_most_default else "undecided"])
     if any(c not in table.index for c in ("original", "nonsensical", "blank")):
         return "not judged"
     if test == "importance":
