@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from toxlib.papers import debias
 
@@ -128,3 +130,32 @@ def test_checklist_verdicts_three_ways():
     assert got["reversed"].loc["importance", "verdict"] == "fails"
     assert got["reversed"].loc["importance_as_applied", "verdict"] == "fails"
     assert got["reversed"].loc["transferability_as_applied", "verdict"] == "fails"
+
+
+def _protocol_frame(shares: dict[str, np.ndarray]) -> pd.DataFrame:
+    """run_protocol-like rows: one continuation per (condition, prompt); every attribute scored 0.9 (present) when
+    the prompt's draw is 1, else 0.1."""
+    rows = []
+    for condition, present in shares.items():
+        for i, flag in enumerate(present):
+            rows.append({"set": "adversarial", "condition": condition, "group": 0, "prompt_id": i,
+                         **{a: 0.9 if flag else 0.1 for a in debias.ATTRIBUTES}})
+    return pd.DataFrame(rows)
+
+
+def test_debias_claims_with_scored_frames_carry_paired_intervals():
+    rng = np.random.default_rng(4)
+    default = rng.integers(0, 2, 60)
+    sd = _protocol_frame({"default": default, "original": np.zeros(60, int), "opposite": default})  # clear drop
+    ins = _protocol_frame({"default": default, "original": default, "opposite": rng.permutation(default)})  # null
+    tables = {(key, "m", "adversarial"): debias.attribute_table(frame, "adversarial")
+              for key, frame in ((SD, sd), (ID, ins))}
+    checks = _checks("m", {(SD, "polarity"): None, (SD, "importance_as_applied"): None, (SD, "importance"): None,
+                           (ID, "polarity"): None, (ID, "importance_as_applied"): None,
+                           (ID, "transferability_as_applied"): None})
+    rows = debias.claims(checks, tables, ["m"], 100.0, "greedy", {(SD, "m"): sd, (ID, "m"): ins})
+    lowers, opposite = rows[0], rows[4]
+    assert float(lowers["our_value"]) == pytest.approx(-default.mean(), abs=1e-3)  # original minus default
+    assert lowers["n"] == 60 and lowers["ci_high"] < 0 and lowers["verdict"] == "holds"
+    assert opposite["ci_low"] < 0 < opposite["ci_high"] and opposite["verdict"] == "undecided"
+    assert opposite["n_to_decide"] is None or opposite["n_to_decide"] > 0

@@ -65,12 +65,37 @@ def _fmt(averages: dict) -> str:
             f"opposite {averages['opposite']:.1%}")
 
 
+def prompt_averages(scored: pd.DataFrame, set_name: str, condition: str) -> pd.Series:
+    """Per prompt of ``set_name``: the mean over the condition's continuations (nonsensical: its groups) of the
+    "average" indicator (the share of the six attributes >= the threshold), indexed by prompt_id. ``scored``: one
+    ``run_protocol`` frame."""
+    from toxlib.papers.debias.consistency_tables import _indicators
+    from toxlib.papers.debias.protocol import THRESHOLD
+
+    rows = scored[(scored["set"] == set_name) & (scored["condition"] == condition)]
+    ind = _indicators(rows, THRESHOLD).assign(prompt_id=rows["prompt_id"].to_numpy())
+    return ind.dropna(subset=["average"]).groupby("prompt_id")["average"].mean()
+
+
+def condition_difference(scored: pd.DataFrame, condition: str, against: str = "default",
+                         set_name: str = "adversarial"):
+    """``uncertainty.paired_interval`` of condition minus ``against`` in the per-prompt average share: the prompts
+    are the unit sampled, and both conditions continue the same prompts."""
+    from toxlib.metrics.uncertainty import paired_interval
+
+    a, b = prompt_averages(scored, set_name, condition), prompt_averages(scored, set_name, against)
+    both = a.index.intersection(b.index)
+    return paired_interval(a[both].to_numpy(), b[both].to_numpy())
+
+
 def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant: float,
-           decoding_note: str) -> list[dict]:
+           decoding_note: str, scored: dict | None = None) -> list[dict]:
     """Claims of the debias_consistency chapter, per model: from ``checks`` (rows method, model, test, passed,
     reason, verdict of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table}); ``decoding_note``
     says how the continuations were decoded (it goes into the notes). Verdicts come from the tables' t-tests
-    (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is undecided."""
+    (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is undecided. With
+    ``scored`` ({(method key, model): run_protocol frame}), the two claims comparing one condition with default
+    carry a 95% paired interval over prompts (``condition_difference``) and take their verdict from it."""
     from toxlib.metrics.uncertainty import test_verdict
 
     rows_by = checks.set_index(["method", "model", "test"])
@@ -104,11 +129,22 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
         lowers, p_lowers = against_default(_SD, model, "original", "below")
         raises, p_raises = against_default(_ID, model, "opposite", "above")
         all_three = [verdict(_ID, model, t) for t in instructive_tests]
+        if scored is not None:
+            sd_ci, id_ci = (condition_difference(scored[_SD, model], "original"),
+                            condition_difference(scored[_ID, model], "opposite"))
+            lowers_claim = dict(interval=sd_ci, threshold=0.0, direction="below", verdict=None)
+            raises_claim = dict(interval=id_ci, threshold=0.0, verdict=None)
+            sd_value, id_value = round(sd_ci.value, 4), round(id_ci.value, 4)
+        else:
+            lowers_claim, raises_claim = dict(verdict=lowers), dict(verdict=raises)
+            sd_value, id_value = _fmt(sd), f"{ins['opposite']:.1%} vs {ins['default']:.1%}"
         rows += [
             claim(f"Self-Debiasing lowers the attributes with its original specifications ({model})",
-                  f"{_GPT2_LARGE}: {_fmt(paper_sd)}", _fmt(sd), verdict=lowers,
-                  note=f"t-test of original vs default, p = {p_lowers:.3g}; λ = {decay_constant:g}; adversarial set; "
-                       f"{decoding_note}"),
+                  f"{_GPT2_LARGE}: {_fmt(paper_sd)}", sd_value, **lowers_claim,
+                  note=(f"{_fmt(sd)}; " if scored is not None else "") + f"t-test of original vs default, "
+                       f"p = {p_lowers:.3g}"
+                       + ("; interval: original minus default, paired over prompts" if scored is not None else "")
+                       + f"; λ = {decay_constant:g}; adversarial set; {decoding_note}"),
             claim(f"Self-Debiasing fails specification polarity ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], passed(_SD, model, "polarity"),
                   verdict=reversed_verdict.get(verdict(_SD, model, "polarity"), verdict(_SD, model, "polarity")),
@@ -124,9 +160,11 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
             claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
                   f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
                   f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
-                  f"{ins['opposite']:.1%} vs {ins['default']:.1%}", verdict=raises,
-                  note=f"the first half of polarity; t-test of opposite vs default, p = {p_raises:.3g}; adversarial "
-                       "set, average of six attributes"),
+                  id_value, **raises_claim,
+                  note=(f"{ins['opposite']:.1%} vs {ins['default']:.1%}; " if scored is not None else "")
+                       + f"the first half of polarity; t-test of opposite vs default, p = {p_raises:.3g}"
+                       + ("; interval: opposite minus default, paired over prompts" if scored is not None else "")
+                       + "; adversarial set, average of six attributes"),
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
                   ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
                   verdict=_combine(all_three),
