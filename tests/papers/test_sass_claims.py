@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -76,8 +77,8 @@ def test_local_part_reads_the_best_lm_and_each_scorer():
     best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
     assert best["our_value"] == "m FEW (next-token): 0.400 vs 0.100" and best["verdict"] == "holds"
     assert best["note"].startswith("100 comments; Perspective recomputed on the same comments")
-    few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: each local model, next-token reading"]
-    assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["our_value"] == "m: 0.40 vs 0.30 / 0.20"
+    few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: m, next-token reading"]
+    assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["our_value"] == "0.40 vs 0.30 / 0.20"
     scorer = by_claim["Perspective flags every comment with a swear word; here: the distilled scorer"]
     assert scorer["our_value"] == "0.75" and scorer["verdict"] == "undecided"  # 9 of 12: [0.43, 0.95] contains 0.8
     reversed_ = by_claim["Perspective flags every comment with a swear word; here: the bilstm scorer"]
@@ -90,3 +91,23 @@ def test_best_lm_system_filters_by_reading():
     classifiers, _, _ = _local_tables()
     assert sass.best_lm_system(classifiers)["system"] == "m FEW (next-token)"
     assert sass.best_lm_system(classifiers, "sampled") is None
+
+
+def test_local_f1_comparisons_carry_paired_intervals_over_comments():
+    rng = np.random.default_rng(6)
+    human = rng.integers(0, 2, 200)
+    flip = lambda p: np.where(rng.random(200) < p, 1 - human, human)  # noqa: E731
+    comments = pd.DataFrame({"human_label": human, "persp": flip(0.45), "few": flip(0.05), "zero": flip(0.45),
+                             "one": flip(0.05)})
+    systems = {"PERSPECTIVE": "persp", "m FEW (next-token)": "few", "m ZERO (next-token)": "zero",
+               "m ONE (next-token)": "one"}
+    rows = sass.claims(*_recorded_tables(), *_local_tables(), 200, 500, 0.5, comments, systems)
+    by_claim = {r["claim"]: r for r in rows}
+    best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
+    assert best["verdict"] == "holds" and best["ci_low"] > 0 and best["n"] == 200  # few is far better
+    few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: m, next-token reading"]
+    assert few["verdict"] == "undecided" and few["ci_low"] < 0 < few["ci_high"]  # one is as good as few
+    labels = comments["human_label"].to_numpy()
+    assert sass._f1(labels, labels) == 1.0 and sass._f1(labels, 1 - labels) == 0.0
+    reversed_ = sass.f1_difference(comments, "persp", ["few"])
+    assert reversed_.high < 0  # Perspective-like noise is clearly worse than few

@@ -6,6 +6,7 @@ prediction column holds 0/1 (or NaN for a failed prediction, which is left out a
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from toxlib.metrics import conditional_rates, prf_table
@@ -252,12 +253,16 @@ PAPER = {
 
 def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, table7: pd.DataFrame,
            classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_local: pd.DataFrame, n_comments: int,
-           n_tweets: int, scorer_threshold: float) -> list[dict]:
+           n_tweets: int, scorer_threshold: float, comments: pd.DataFrame | None = None,
+           systems: dict[str, str] | None = None) -> list[dict]:
     """Claims of the sass chapter. Part 1 (recorded predictions): ``table3``, ``table5``, ``table7`` (ours, as
     :func:`table3` / :func:`table5` / :func:`table7`; ``with_paper`` output works too) and ``table6`` (rows of
     :func:`table6` with word_list and scope columns). Part 2 (local models and scorers on ``n_comments`` comments
     and ``n_tweets`` tweets): ``classifiers`` (:func:`classifier_table`), ``table6_local`` (:func:`table6` for every
-    system, with word_list) and ``table7_local`` (precision/recall/F1 per system on the tweets)."""
+    system, with word_list) and ``table7_local`` (precision/recall/F1 per system on the tweets). With ``comments``
+    (the part-2 comments with human_label and a 0/1 column per system, ``systems``: {system: column}), the F1
+    comparisons of local LMs carry a 95% interval from resampling comments, paired across systems (F1 differences:
+    ``f1_difference``)."""
     paper_f1 = PAPER_TABLE3.set_index("system")["f1"]
     paper5 = PAPER_TABLE5.set_index("category")
     fp = table5.set_index("category")
@@ -300,11 +305,33 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
     rows += [prf_claim(table7, PAPER_TABLE7, s, "Table 7 (TweetEval)",
                        "failed calls and unparsed replies left out; holds = within 0.01")
              for s in PAPER_TABLE7["system"]]
-    return rows + _local_claims(classifiers, table6_local, table7_local, n_comments, n_tweets, scorer_threshold)
+    return rows + _local_claims(classifiers, table6_local, table7_local, n_comments, n_tweets, scorer_threshold,
+                                comments, systems)
+
+
+def _f1(labels: np.ndarray, predicted: np.ndarray) -> float:
+    """F1 = 2 TP / (positives + predicted positives), 0 when both are empty; labels and predictions 0/1."""
+    denominator = labels.sum() + predicted.sum()
+    return float(2 * (labels * predicted).sum() / denominator) if denominator else 0.0
+
+
+def f1_difference(comments: pd.DataFrame, first: str, others: list[str]):
+    """95% interval of F1(first) - max F1(others) against human_label, resampling comments with every system's
+    predictions kept together (``uncertainty.unit_interval`` over rows); comments where any of these systems has
+    no prediction are left out. Columns are those of ``comments``."""
+    from toxlib.metrics.uncertainty import unit_interval
+
+    rows = comments[["human_label", first, *others]].dropna().astype(float).to_numpy()
+
+    def gap(r):
+        return _f1(r[:, 0], r[:, 1]) - max(_f1(r[:, 0], r[:, j]) for j in range(2, r.shape[1]))
+
+    return unit_interval(rows, gap)
 
 
 def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_local: pd.DataFrame,
-                  n_comments: int, n_tweets: int, scorer_threshold: float) -> list[dict]:
+                  n_comments: int, n_tweets: int, scorer_threshold: float, comments: pd.DataFrame | None = None,
+                  systems: dict[str, str] | None = None) -> list[dict]:
     """Part 2 of :func:`claims`: the paper's findings on local LMs and scorers."""
     paper_f1 = PAPER_TABLE3.set_index("system")["f1"]
     paper7_f1 = PAPER_TABLE7.set_index("system")["f1"]
@@ -312,23 +339,31 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     lm_rows = classifiers[classifiers["kind"] == "local LM"].set_index("system")
     best_lm = best_lm_system(classifiers)["system"]
     persp_f1 = local_f1["PERSPECTIVE"]
-    rows = [
-        claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
-              f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
-              f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}",
-              verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
-              note=f"{n_comments} comments; Perspective recomputed on the same comments; point estimates (the "
-                   "classifier table holds no per-comment predictions)"),
-    ]
+    paired = comments is not None and systems is not None
+    text = f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}"
+    if paired:
+        ci = f1_difference(comments, systems[best_lm], [systems["PERSPECTIVE"]])
+        best = dict(our_value=round(ci.value, 3), interval=ci, threshold=0.0,
+                    note=f"F1 difference, {text}; {ci.n} comments resampled, paired; Perspective on the same comments")
+    else:
+        best = dict(our_value=text, verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
+                    note=f"{n_comments} comments; Perspective recomputed on the same comments; point estimates")
+    rows = [claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
+                  f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best)]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
-        f1_by = {m: [lm_rows.loc[f"{m} {s.upper()} (next-token)", "f1"] for s in ("few", "zero", "one")]
-                 for m in pd.unique(lm_rows["model"])}
-        rows.append(claim(
-            "Few-shot prompting beats zero- and one-shot (F1); here: each local model, next-token reading",
-            f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['GPT-3-ZERO']:.2f} / {paper_f1['GPT-3-ONE']:.2f}",
-            "; ".join(f"{m}: {f[0]:.2f} vs {f[1]:.2f} / {f[2]:.2f}" for m, f in f1_by.items()),
-            verdict=fact(all(f[0] > max(f[1], f[2]) for f in f1_by.values())),
-            note="few vs zero / one; point estimates"))
+        paper = f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['GPT-3-ZERO']:.2f} / {paper_f1['GPT-3-ONE']:.2f}"
+        for m in pd.unique(lm_rows["model"]):
+            names = [f"{m} {s.upper()} (next-token)" for s in ("few", "zero", "one")]
+            f = [lm_rows.loc[n, "f1"] for n in names]
+            text = f"{f[0]:.2f} vs {f[1]:.2f} / {f[2]:.2f}"
+            if paired:
+                ci = f1_difference(comments, systems[names[0]], [systems[n] for n in names[1:]])
+                few = dict(our_value=round(ci.value, 3), interval=ci, threshold=0.0,
+                           note=f"F1(few) - max F1(zero, one): {text}; {ci.n} comments resampled, paired")
+            else:
+                few = dict(our_value=text, verdict=fact(f[0] > max(f[1], f[2])), note="few vs zero / one")
+            rows.append(claim(f"Few-shot prompting beats zero- and one-shot (F1); here: {m}, next-token reading",
+                              paper, **few))
     first_list = table6_local["word_list"].iloc[0]
     swear = table6_local[table6_local["word_list"] == first_list].set_index("system")
     for name in classifiers.loc[classifiers["kind"] == "local scorer", "system"]:
