@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -66,7 +67,13 @@ def test_generation_claims():
     nucleus = pd.DataFrame({"same_as_transformers": [True] * 199 + [False]})
     decoding, same, start = generation.claims(0.9, 20, 25, nucleus, {"a": "<s>", "b": "<bos>"})
     assert decoding["our_value"] == "p=0.9, 20 tokens, k=25" and decoding["verdict"] == "holds"
-    assert same["our_value"] == "identical at 99.50% of 200 steps" and same["verdict"] == "fails"
+    # 199 of 200: the exact interval [0.9725, 0.9999] contains the 0.99 threshold
+    assert same["our_value"] == "0.995" and same["verdict"] == "undecided" and same["n"] == 200
+    assert same["ci_low"] == pytest.approx(0.9725, abs=2e-4) and same["n_to_decide"] > 200
+    assert generation.claims(0.9, 20, 25, pd.DataFrame({"same_as_transformers": [True] * 800}), {})[1]["verdict"] \
+        == "holds"  # 800 of 800: lower bound 0.025 ** (1 / 800) = 0.9954
+    assert generation.claims(0.9, 20, 25, pd.DataFrame({"same_as_transformers": [True, False] * 100}), {})[1][
+        "verdict"] == "fails"
     assert start["our_value"] == "a: <s>; b: <bos>" and start["verdict"] == "not judged"
     assert generation.claims(0.95, 20, 25, nucleus.head(5), {})[0]["verdict"] == "fails"
 
@@ -95,10 +102,33 @@ def test_scorer_claims():
     assert recall["paper_value"] == "0.05" and recall["verdict"] == "holds"  # 18 of 180: [0.060, 0.153] < 0.2
     assert recall["ci_high"] == pytest.approx(0.1533, abs=5e-4) and recall["n"] == 180
     assert fp["paper_value"] == "0.809" and fp["verdict"] == "holds"
-    assert bilstm["our_value"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails"
+    assert bilstm["our_value"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails" and bilstm["ci_low"] is None
     assert retrain["our_value"] == "0.02" and retrain["verdict"] == "fails"
     not_judged = scorer_comparison.claims(_agreement({"distilled": 0.9}), throughput, sass_prf, categories, 2000,
                                           0.001, False)
     assert len(not_judged) == 6 and not_judged[-1]["verdict"] == "not judged"
     assert scorer_comparison.claims(_agreement({"bilstm": 0.8}), throughput, sass_prf,
                                     categories.drop(columns="distilled"), 2000) == []
+
+
+def test_scorer_claims_pearson_difference_over_texts():
+    rng = np.random.default_rng(7)
+    reference = rng.random(500)
+    close, far = reference + rng.normal(0, 0.05, 500), reference + rng.normal(0, 0.5, 500)
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
+    categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
+
+    def versus(first, second):
+        held_scores = {"distilled": pd.DataFrame({"toxicity": first}), "bilstm": pd.DataFrame({"toxicity": second})}
+        held = pd.DataFrame({"toxicity": reference})
+        rows = scorer_comparison.claims(_agreement({"distilled": 0.9, "bilstm": 0.8}), throughput, sass_prf,
+                                        categories, 2000, None, True, held_scores, held)
+        return rows[-1]
+
+    better, worse = versus(close, far), versus(far, close)
+    expected = np.corrcoef(reference, close)[0, 1] - np.corrcoef(reference, far)[0, 1]
+    assert float(better["our_value"]) == pytest.approx(expected, abs=1e-3) and better["n"] == 500
+    assert better["verdict"] == "holds" and worse["verdict"] == "fails"
+    same = versus(close, reference + rng.normal(0, 0.05, 500))  # equally good: undecided
+    assert same["verdict"] == "undecided" and same["ci_low"] < 0 < same["ci_high"]

@@ -78,17 +78,21 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
     """Claims of the generation chapter: its decoding parameters against RealToxicityPrompts', the share of
     ``nucleus`` steps (rows of :func:`record_nucleus`) where toxlib's nucleus equals transformers' top-p set, and
     each model's start token (``start_tokens``: {model name: token})."""
-    same_share = nucleus["same_as_transformers"].mean()
+    from toxlib.metrics.uncertainty import proportion_interval
+
+    same_count = int(nucleus["same_as_transformers"].sum())
+    same = proportion_interval(same_count, len(nucleus))
     return [
         claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
               PAPER["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
               verdict=fact((top_p, max_new_tokens, num_samples) == (0.9, 20, 25)),
               note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
-              f"identical at {same_share:.2%} of {len(nucleus):,} steps", verdict=fact(same_share == 1.0),
-              note="a deterministic check of every step (no sampling, no interval); on the real models' logits; "
+              round(same.value, 4), interval=same, threshold=0.99,
+              note=f"identical at {int(same_count)} of {len(nucleus):,} sampled decoding steps; exact interval of "
+                   "the share of steps where the sets agree; holds = above 0.99; on the real models' logits; "
                    "on random 262K-token logits transformers' fp32 cumulative sum "
-              "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
+                   "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
               PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
               verdict="not judged", note="the paper's models are not available offline; see the models table"),
