@@ -111,3 +111,11 @@ def test_local_f1_comparisons_carry_paired_intervals_over_comments():
     assert sass._f1(labels, labels) == 1.0 and sass._f1(labels, 1 - labels) == 0.0
     reversed_ = sass.f1_difference(comments, "persp", ["few"])
     assert reversed_.high < 0  # Perspective-like noise is clearly worse than few
+
+
+def test_a_scorer_without_swear_comments_is_not_judged():
+    classifiers, table6_local, table7_local = _local_tables()
+    table6_local.loc[table6_local["system"] == "bilstm", ["n_contains", "n_both"]] = 0
+    rows = sass.claims(*_recorded_tables(), classifiers, table6_local, table7_local, 30, 40, 0.5)
+    bilstm = {r["claim"]: r for r in rows}["Perspective flags every comment with a swear word; here: the bilstm scorer"]
+    assert bilstm["verdict"] == "not judged" and bilstm["ci_low"] is None

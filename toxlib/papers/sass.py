@@ -272,8 +272,8 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
                  else everything.groupby("system").first())
     f1 = table3.set_index("system")["f1"]
     persp = swear_all.loc["PERSPECTIVE"]
-    swear_ci = proportion_interval(int(persp["n_both"]), int(persp["n_contains"]))
-    given_ci = proportion_interval(int(persp["n_both"]), int(persp["n_flagged"]))
+    swear_ci = proportion_interval(int(persp["n_both"]), max(int(persp["n_contains"]), 1))  # 0 of 0 reads 0 of 1
+    given_ci = proportion_interval(int(persp["n_both"]), max(int(persp["n_flagged"]), 1))
     rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
             for s in PAPER_TABLE3["system"]]
     rows += [
@@ -367,6 +367,11 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     first_list = table6_local["word_list"].iloc[0]
     swear = table6_local[table6_local["word_list"] == first_list].set_index("system")
     for name in classifiers.loc[classifiers["kind"] == "local scorer", "system"]:
+        if int(swear.loc[name, "n_contains"]) == 0:
+            rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
+                              PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"], "no comment",
+                              verdict="not judged", note=f"no comment with a swear word ({first_list}) among these"))
+            continue
         ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                           PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
