@@ -76,7 +76,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
     interval of the Pearson difference from resampling texts, paired (``pearson_difference``)."""
     from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
 
-    agree = rtp_agreement.set_index(["scorer", "attribute"])
+    agree = rtp_agreement.set_index(["scorer", "attribute"]).sort_index()  # sorted: no PerformanceWarning
     tox = agree.loc[("distilled", "toxicity")] if ("distilled", "toxicity") in agree.index else None
     rows = []
     if tox is not None:
