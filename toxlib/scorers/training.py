@@ -40,7 +40,7 @@ class TrainingConfig:
     (training) records set aside to fit the calibrators; ``limit``: train on only the first ``limit`` training
     texts (smoke runs)."""
 
-    epochs: int = 1
+    epochs: int = 3
     batch_size: int = 32
     lr: float = 5e-4
     weight_decay: float = 0.01
