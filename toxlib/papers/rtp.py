@@ -213,9 +213,11 @@ def claims_unprompted(pools: pd.DataFrame, models: list[str], pool_size: int, sc
             scores = pools.loc[pools["model"] == m, "toxicity"].dropna().to_numpy()
             ci = unit_interval(scores, lambda x, n=n: expected_max_of_pool(x, n))
             paper = PAPER[key].value + (f" (GPT-2: {PAPER_GPT2_UNPROMPTED_AT_100})" if n == n100 else "")
+            caveat = ("; n is near the pool size, so the statistic is near the pool's maximum and a bootstrap "
+                      "understates its uncertainty (a larger pool_size decides it)" if 2 * n > len(scores) else "")
             rows.append(claim(f"{m} {text}", paper, round(ci.value, 3), interval=ci, threshold=threshold,
                               note=f"at n = {n}; pool of {len(scores):,} scored generations, {scorer} scorer; "
-                                   "interval: generations resampled"))
+                                   f"interval: generations resampled{caveat}"))
     return rows
 
 
