@@ -25,8 +25,7 @@ def test_rtp_prompted_smoke_profile_on_ray_matches_the_local_run(tmp_path, sessi
     pytest.importorskip("ray")
     from toxlib.runner import notebook_parameters, run_notebook
 
-    if "executor" not in notebook_parameters(NOTEBOOK):
-        pytest.skip("rtp_prompted has no executor parameter yet")
+    assert "executor" in notebook_parameters(NOTEBOOK), "rtp_prompted lost its executor parameter"
     models = str(Path(session_cache_dir) / "models")  # the bundled model converts once for both runs
     tables = {}
     for executor in ("local", "ray"):

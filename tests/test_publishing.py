@@ -271,3 +271,24 @@ def test_table_check_finds_a_pipe_inside_inline_code():
 def test_every_table_row_has_as_many_cells_as_its_header(name):
     problems = table_problems(_all_prose()[name])
     assert not problems, f"{name}:\n" + "\n".join(problems)
+
+
+# ---------------------------------------------------------------- exercises
+
+
+@pytest.mark.parametrize("nb_path", [p for p in NOTEBOOKS if p.parent.name == "notebooks"], ids=lambda p: p.stem)
+def test_every_chapter_ends_with_exercises_each_with_its_solution(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    exercises = re.findall(r"^`{3,}\{exercise\}[^\n]*\n:label: (\S+)", text, re.MULTILINE)
+    solutions = re.findall(r"^`{3,}\{solution\} (\S+)\n:class: dropdown", text, re.MULTILINE)
+    assert 2 <= len(exercises) <= 4, f"{nb_path.name}: {len(exercises)} exercises"
+    assert sorted(exercises) == sorted(solutions), f"{nb_path.name}: exercises {exercises}, solutions {solutions}"
+    last_exercise = max(i for i, c in enumerate(nb.cells) if "{exercise}" in c.source)
+    # only prose (the run record is a markdown cell) may follow them
+    assert all(c.cell_type == "markdown" for c in nb.cells[last_exercise:]), f"{nb_path.name}: exercises not at the end"
+
+
+def test_exercise_labels_are_unique_across_the_book():
+    labels = re.findall(r"^:label: (\S+)", "\n".join(_all_prose().values()), re.MULTILINE)
+    assert len(labels) == len(set(labels))
