@@ -91,11 +91,11 @@ def test_scorer_claims():
     rows = scorer_comparison.claims(_agreement({"distilled": 0.9, "bilstm": 0.92}), throughput, sass_prf, categories,
                                     2000, 0.02, True)
     pearson, auc, speed, recall, fp, bilstm, retrain = rows
-    # Fisher z over 2,000 texts: [0.891, 0.908], above 0.88
-    assert pearson["verdict"] == "holds" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
+    # Fisher z over 2,000 texts: [0.891, 0.908], below the 0.94 target
+    assert pearson["verdict"] == "fails" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
     assert pearson["note"] == "2,000 held-out RTP texts (the texts sampled), bf16; Fisher z interval"
     # Hanley-McNeil: AUC 0.96 with 600 positives and 1,400 negatives: se 0.00569, interval [0.949, 0.971], which
-    # contains the 0.95 target
+    # contains the 0.97 target
     assert auc["verdict"] == "undecided" and auc["ci_low"] == pytest.approx(0.9488, abs=3e-4)
     assert auc["n_to_decide"] > 2000
     assert speed["our_value"] == "250" and speed["verdict"] == "fails"
@@ -109,6 +109,17 @@ def test_scorer_claims():
     assert len(not_judged) == 6 and not_judged[-1]["verdict"] == "not judged"
     assert scorer_comparison.claims(_agreement({"bilstm": 0.8}), throughput, sass_prf,
                                     categories.drop(columns="distilled"), 2000) == []
+
+
+def test_scorer_claims_calibration_error_target():
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
+    categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
+    for error, verdict in ((0.009, "holds"), (0.035, "fails")):
+        agreement = _agreement({"distilled": 0.95}).assign(calibration_error=error)
+        rows = scorer_comparison.claims(agreement, throughput, sass_prf, categories, 2000)
+        calibration = next(r for r in rows if "calibration error" in r["claim"])
+        assert calibration["verdict"] == verdict and calibration["our_value"] == f"{error:.3g}"
 
 
 def test_scorer_claims_pearson_difference_over_texts():
@@ -132,3 +143,14 @@ def test_scorer_claims_pearson_difference_over_texts():
     assert better["verdict"] == "holds" and worse["verdict"] == "fails"
     same = versus(close, reference + rng.normal(0, 0.05, 500))  # equally good: undecided
     assert same["verdict"] == "undecided" and same["ci_low"] < 0 < same["ci_high"]
+
+
+def test_fidelity_wide_is_one_row_per_attribute_in_perspective_order():
+    from toxlib.studies.scorer_fidelity import fidelity_wide
+
+    long = pd.DataFrame({"scorer": ["raw", "raw", "cal", "cal"], "attribute": ["insult", "toxicity"] * 2,
+                         "pearson": [0.8, 0.9, 0.81, 0.91], "auc": [0.9, 0.95, 0.9, 0.95],
+                         "calibration_error": [0.03, 0.02, 0.01, 0.005]})
+    wide = fidelity_wide(long)
+    assert wide["attribute"].tolist() == ["toxicity", "insult"]  # TARGETS order: toxicity first
+    assert wide.loc[0, "calibration_error: cal"] == 0.005 and wide.loc[1, "pearson: raw"] == 0.8

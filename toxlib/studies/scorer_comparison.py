@@ -87,12 +87,17 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
         d = prf.loc["distilled"]
         recall = proportion_interval(int(round(d["recall"] * d["n_true_pos"])), int(d["n_true_pos"]))
         rows += [
-            claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.88 (target)", ">= 0.88",
-                  round(r.value, 4), interval=r, threshold=0.88,
+            claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.94 (target)", ">= 0.94",
+                  round(r.value, 4), interval=r, threshold=0.94,
                   note=f"{r.n:,} held-out RTP texts (the texts sampled), bf16; Fisher z interval"),
-            claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.95 (target)", ">= 0.95",
-                  round(auc.value, 4), interval=auc, threshold=0.95,
+            claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.97 (target)", ">= 0.97",
+                  round(auc.value, 4), interval=auc, threshold=0.97,
                   note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval"),
+            *([claim("Distilled scorer: held-out toxicity calibration error <= 0.02 (target)", "<= 0.02",
+                     round(float(tox["calibration_error"]), 4), verdict=fact(tox["calibration_error"] <= 0.02),
+                     note="mean |mean score - mean Perspective| over the ten equal-count bins of the score "
+                          f"({int(tox['n']):,} held-out texts); a point estimate")]
+              if "calibration_error" in tox.index else []),
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "

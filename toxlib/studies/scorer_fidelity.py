@@ -63,3 +63,49 @@ def fidelity_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame,
     """Per-attribute agreement of each score table with the recorded Perspective scores: the columns of
     ``agreement_table`` (n, n_positive, pearson, spearman, auc, calibration_error, n_failed, version)."""
     return agreement_table(scores, reference, dataset, "Perspective (recorded)")
+
+
+def fidelity_wide(table: pd.DataFrame, metrics=("pearson", "auc", "calibration_error")) -> pd.DataFrame:
+    """``fidelity_table``'s rows as one row per attribute (Perspective's order) and one column per (metric, scorer):
+    attribute, then "<metric>: <scorer label>"."""
+    from toxlib.scorers.distilled import TARGETS
+
+    wide = table.pivot_table(index="attribute", columns="scorer", values=list(metrics))
+    wide.columns = [f"{metric}: {scorer}" for metric, scorer in wide.columns]
+    return wide.reindex([a for a in TARGETS if a in wide.index]).reset_index()
+
+
+def publish_fidelity(stem: str, held: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's calibration section: score ``held`` (held-out texts with Perspective's columns) with the network
+    alone and calibrated, write <stem>/reliability.csv and reliability.png (toxicity), and publish
+    <stem>/fidelity.csv (``fidelity_wide``). Returns the long ``fidelity_table``."""
+    from toxlib import results
+
+    held = held.reset_index(drop=True)
+    scores = raw_and_calibrated(held["text"].tolist())
+    reliability = reliability_table(scores, held)
+    results.write_table(stem, "reliability", reliability)
+    results.save_figure(stem, "reliability", reliability_diagram(reliability, len(held)))
+    table = fidelity_table(scores, held)
+    results.publish(stem, "fidelity", fidelity_wide(table), f"The distilled scorer against Perspective's recorded "
+                    f"scores on {len(held):,} held-out RTP texts, network alone and calibrated (isotonic, fitted on "
+                    "1,742 calibration texts): Pearson, AUC (Perspective >= 0.5) and calibration error (mean "
+                    "|mean score - mean Perspective| over the ten equal-count bins of the score), per attribute.")
+    return table
+
+
+def publish_out_of_domain(stem: str, scorer: str = "distilled") -> pd.DataFrame:
+    """The chapter's out-of-domain section: score the 40 sentences of ``toxlib.scorers.out_of_domain`` with
+    ``scorer``, publish <stem>/out_of_domain_summary.csv (per kind) and <stem>/out_of_domain.csv (per sentence).
+    Returns the per-sentence table."""
+    from toxlib import results
+    from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary
+
+    scores = out_of_domain_scores(scorer)
+    results.publish(stem, "out_of_domain_summary", out_of_domain_summary(scores),
+                    f"{scorer} toxicity on 40 short sentences written for this book (20 plainly benign, 20 plainly "
+                    "toxic; none from an evaluation set): share >= 0.5 is the false-alarm rate (benign) or the hit "
+                    "rate (toxic).")
+    results.publish(stem, "out_of_domain", scores[["kind", "text", "toxicity", "insult", "profanity"]],
+                    f"Each out-of-domain sentence and its {scorer} scores (toxicity, insult, profanity).")
+    return scores
