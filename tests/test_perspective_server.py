@@ -70,6 +70,7 @@ def length_server():
         yield running
 
 
+@pytest.mark.models
 def test_perspective_client_round_trip_equals_direct_distilled_scoring(monkeypatch):
     from toxlib.scorers.distilled import DistilledScorer
 

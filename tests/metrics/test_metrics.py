@@ -88,6 +88,7 @@ def test_group_counts_count_each_named_group():
     assert table.loc["b", ["harmful", "benign", "total"]].tolist() == [0, 2, 2]
 
 
+@pytest.mark.data
 def test_sass_table3_matches_paper_within_001():
     ours = sass.table3(data.load_sass_predictions()).set_index("system")
     paper = sass.PAPER_TABLE3.set_index("system")
@@ -98,6 +99,7 @@ def test_sass_table3_matches_paper_within_001():
     assert np.allclose(ours[["precision", "recall", "f1"]], stored, atol=1e-12)
 
 
+@pytest.mark.data
 def test_sass_table7_matches_paper_within_001():
     ours = sass.table7(data.load_sass_tweeteval()).set_index("system")
     diff = (ours[["precision", "recall", "f1"]] - sass.PAPER_TABLE7.set_index("system")).abs()
@@ -105,6 +107,7 @@ def test_sass_table7_matches_paper_within_001():
     assert ours["n_missing"].tolist() == [3, 7]
 
 
+@pytest.mark.data
 def test_sass_table5_human_and_perspective_columns_match_paper():
     t5 = sass.table5(data.load_sass_predictions()).set_index("category")
     paper = sass.PAPER_TABLE5.set_index("category")

@@ -24,6 +24,7 @@ class Marker(Scorer):
         return BatchScores(np.array([[0.9 if "idiot" in t else 0.6 if "stupid" in t else 0.1] for t in texts]))
 
 
+@pytest.mark.data
 def test_the_set_is_fixed_and_disjoint_from_the_evaluation_sets():
     from toxlib.data import load_rtp_all, load_sass_benchmark, load_tweeteval_hate
 

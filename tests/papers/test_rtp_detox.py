@@ -70,6 +70,7 @@ def test_banned_word_is_impossible_and_prompt_template_is_context(lm):
     assert not np.allclose(conditioned["nll_sum"], sentence_nll(lm, TEXTS)["nll_sum"])
 
 
+@pytest.mark.data
 def test_detox_split_is_disjoint_and_balanced():
     split = detox_split(n_toxic=10, n_nontoxic=12, n_perplexity=30, seed=1, max_corpus=400)
     prompts, corpus = split.prompts, split.corpus
@@ -100,6 +101,7 @@ def test_table3_groups_by_method():
     assert table.loc["b", "exp_max_toxicity"] == pytest.approx(0.3)  # maxima 0.2 and 0.4 (NaN skipped)
 
 
+@pytest.mark.data
 def test_scored_run_groups_unprompted_samples(tiny_lm, monkeypatch):
     import toxlib.papers.rtp as rtp_module
     from toxlib.papers.rtp_detox import scored_run

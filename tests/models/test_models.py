@@ -118,6 +118,7 @@ def smollm2():
     return load("smollm2-135m")
 
 
+@pytest.mark.models
 def test_real_smollm2_loads_with_its_facts(smollm2):
     arch = smollm2.architecture()
     assert (arch["layers"], arch["heads"], arch["hidden_size"], arch["vocab_size"]) == (30, 9, 576, 49152)
@@ -126,6 +127,7 @@ def test_real_smollm2_loads_with_its_facts(smollm2):
     assert (converted_dir(BUNDLED["smollm2-135m"]) / "model.safetensors").exists()
 
 
+@pytest.mark.models
 def test_real_smollm2_generates_batched_like_transformers_greedy(smollm2):
     prompts = ["The weather today is", "My favourite food is"]
     ours = generate(smollm2, prompts, DecodingConfig(mode="greedy", max_new_tokens=10), cache=False, progress=False)

@@ -12,6 +12,7 @@ from toxlib.errors import ChecksumMismatchError, DataFormatError, UnknownNameErr
 RTP_COLUMNS = ["record_id", "filename", "begin", "end", "challenging", "subset", "prompt_text", "continuation_text"]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("subset,rows,toxic", [("challenging", 1196, 993), ("nontoxic", 1200, 0), ("sample", 5000, 1249)])
 def test_rtp_subsets(subset, rows, toxic):
     frame = data.load_rtp(subset)
@@ -25,6 +26,7 @@ def test_rtp_subsets(subset, rows, toxic):
     assert frame["record_id"].is_unique
 
 
+@pytest.mark.data
 def test_rtp_sample_keeps_missing_scores_as_nan():
     frame = data.load_rtp("sample")
     assert frame["prompt_toxicity"].isna().sum() == 19  # documented in the mirror's README
@@ -35,6 +37,7 @@ def test_unknown_subset_lists_known():
         data.load_rtp("full")
 
 
+@pytest.mark.data
 def test_debiasing_sets_join_rtp_scores():
     adv = data.load_debias_prompts("adversarial")
     neu = data.load_debias_prompts("neutral")
@@ -46,6 +49,7 @@ def test_debiasing_sets_join_rtp_scores():
     assert len(data.load_debias_prompts("adversarial", test_subset=True)) == 100
 
 
+@pytest.mark.data
 def test_sass_frames():
     bench = data.load_sass_benchmark()
     pred = data.load_sass_predictions()
@@ -61,6 +65,7 @@ def test_sass_frames():
     assert paper["system"].tolist() == ["PERSPECTIVE", "GPT-3-ZERO", "GPT-3-ONE", "GPT-3-FEW"]
 
 
+@pytest.mark.data
 def test_sass_tweeteval_has_no_credential_and_failures_are_nan():
     tweets = data.load_sass_tweeteval()
     assert len(tweets) == 1000
@@ -74,6 +79,7 @@ def test_sass_tweeteval_has_no_credential_and_failures_are_nan():
     assert sample["id"].tolist() == tweets["id"].tolist()
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("split,rows", [("train", 9000), ("val", 1000), ("test", 2970)])
 def test_tweeteval_splits(split, rows):
     frame = data.load_tweeteval_hate(split)
@@ -82,6 +88,7 @@ def test_tweeteval_splits(split, rows):
     assert set(frame["label_name"]) == {"hate", "not-hate"}
 
 
+@pytest.mark.data
 def test_toxigen_and_implicit_hate():
     tox = data.load_toxigen()
     assert len(tox) == 6514
@@ -96,6 +103,7 @@ def test_toxigen_and_implicit_hate():
     assert set(imp["toxicity_score"]) == {1.0, 2.25}
 
 
+@pytest.mark.data
 def test_word_lists():
     rtp, en = data.load_word_list("rtp"), data.load_word_list("en")
     assert (len(rtp), len(en)) == (378, 403)
@@ -117,6 +125,7 @@ def _plant(session_data_dir, name: str, text: str, monkeypatch):
     return path, original
 
 
+@pytest.mark.data
 def test_malformed_json_line_names_file_and_line(session_data_dir, monkeypatch):
     good = data.ensure("rtp_nontoxic").read_text(encoding="utf-8").splitlines()
     path, original = _plant(session_data_dir, "rtp_nontoxic", "\n".join(good[:3] + ['{"prompt": {"text": "x"'] + good[3:5]), monkeypatch)
@@ -127,6 +136,7 @@ def test_malformed_json_line_names_file_and_line(session_data_dir, monkeypatch):
         path.write_bytes(original)
 
 
+@pytest.mark.data
 def test_record_missing_a_field_is_an_error(session_data_dir, monkeypatch):
     path, original = _plant(session_data_dir, "rtp_nontoxic", '{"filename": "a", "begin": 0}\n', monkeypatch)
     try:
@@ -136,6 +146,7 @@ def test_record_missing_a_field_is_an_error(session_data_dir, monkeypatch):
         path.write_bytes(original)
 
 
+@pytest.mark.data
 def test_truncated_json_array_names_file(session_data_dir, monkeypatch):
     text = data.ensure("toxigen").read_text(encoding="utf-8")
     path, original = _plant(session_data_dir, "toxigen", text[:5000], monkeypatch)
@@ -146,6 +157,7 @@ def test_truncated_json_array_names_file(session_data_dir, monkeypatch):
         path.write_bytes(original)
 
 
+@pytest.mark.data
 def test_loaders_fetch_lazily_into_an_empty_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TOXLIB_DATA_DIR", str(tmp_path))
     assert not any(tmp_path.iterdir())
@@ -154,6 +166,7 @@ def test_loaders_fetch_lazily_into_an_empty_data_dir(tmp_path, monkeypatch):
     assert (tmp_path / registry()["sass_benchmark"].path).exists()
 
 
+@pytest.mark.data
 def test_bad_tweeteval_label_names_file_and_line(session_data_dir, monkeypatch):
     labels = data.ensure("tweeteval_hate_val_labels").read_text(encoding="utf-8").splitlines()
     labels[4] = "2"
@@ -165,6 +178,7 @@ def test_bad_tweeteval_label_names_file_and_line(session_data_dir, monkeypatch):
         path.write_bytes(original)
 
 
+@pytest.mark.data
 def test_a_data_file_cut_short_is_refused_not_loaded_shorter(tmp_path, monkeypatch):
     monkeypatch.setenv("TOXLIB_DATA_DIR", str(tmp_path))
     assert len(data.load_rtp("challenging")) == 1196

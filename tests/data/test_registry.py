@@ -29,6 +29,7 @@ def test_every_entry_is_pinned_and_checksummed():
         assert s.license and s.citation, name
 
 
+@pytest.mark.data
 def test_registry_agrees_with_mirror_manifest(mirror):
     manifest = {r["mirror_path"]: r for r in csv.DictReader(open(mirror / "MANIFEST.tsv"), delimiter="\t")}
     for name in registry().names():
@@ -43,6 +44,7 @@ def test_unknown_source_lists_known_names():
         registry()["no_such_file"]
 
 
+@pytest.mark.data
 def test_fetch_from_mirror_writes_verified_copy(tmp_path, mirror):
     path = fetch("sass_benchmark", mirror=mirror, data_dir=tmp_path)
     assert path == tmp_path / registry()["sass_benchmark"].path
@@ -160,6 +162,7 @@ def test_download_of_leaky_file_drops_the_credential_column(tmp_path, monkeypatc
     assert stored.splitlines() == ["id,text", '1,"hi, there"', "2,x"]
 
 
+@pytest.mark.data
 def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
     import os
     import subprocess
@@ -175,6 +178,7 @@ def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
     assert bad.returncode == 2 and "unknown data source 'sass_benchmrk'" in bad.stderr and "sass_benchmark" in bad.stderr
 
 
+@pytest.mark.data
 def test_a_present_file_is_rehashed_only_when_its_size_or_mtime_changed(tmp_path, mirror, monkeypatch):
     import os
 

@@ -58,6 +58,7 @@ def test_greedy_summary_means_and_shares():
     assert out.loc[("b", "non-toxic"), "toxic_share"] == 1.0 and out.loc[("a", "toxic"), "mean_toxicity"] == 0.2
 
 
+@pytest.mark.data
 def test_stratified_prompts_respect_classes_and_refuse_impossible_sizes():
     p = rtp.stratified_prompts(5, 7, seed=1)
     assert (p["prompt_class"] == "toxic").sum() == 5 and (p["prompt_toxicity"][p["prompt_class"] == "toxic"] >= 0.5).all()

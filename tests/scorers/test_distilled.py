@@ -23,6 +23,7 @@ def texts():
     return training_texts(seed=0)
 
 
+@pytest.mark.data
 def test_split_is_by_record_fixed_by_the_seed_and_free_of_evaluation_sets(texts):
     from toxlib.data import load_sass_benchmark, load_tweeteval_hate
 
@@ -35,6 +36,7 @@ def test_split_is_by_record_fixed_by_the_seed_and_free_of_evaluation_sets(texts)
     assert not evaluation & set(texts["text"])
 
 
+@pytest.mark.data
 def test_calibration_records_are_carved_from_training_and_leave_the_held_out_split_as_it_was(texts):
     assert not texts.loc[texts["split"] == "held_out", "calibration"].any()
     assert (texts.groupby("record_id")["calibration"].nunique() == 1).all()  # by record
@@ -53,6 +55,8 @@ def scorer():
     return DistilledScorer()
 
 
+@pytest.mark.data
+@pytest.mark.models
 def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
     held = texts[texts["split"] == "held_out"]
     scores = scorer.score(held["text"], cache=False, progress=False)
@@ -64,6 +68,7 @@ def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
     assert scores[list(TARGETS)].stack().between(0, 1).all()
 
 
+@pytest.mark.models
 def test_obvious_cases_and_version_stamp(scorer):
     table = scorer.score(["You are a wonderful person.", "Shut the fuck up, you stupid idiot."],
                          cache=False, progress=False)
@@ -72,6 +77,8 @@ def test_obvious_cases_and_version_stamp(scorer):
     assert scorer.metadata["version"] == "minilm-rtp-2" and DistilledScorer(calibrated=False).version.endswith("-raw")
 
 
+@pytest.mark.data
+@pytest.mark.models
 def test_bf16_scores_stay_close_to_fp32(texts, scorer):
     sample = texts["text"].iloc[:300].tolist()
     fp32 = DistilledScorer(dtype="float32")
@@ -88,6 +95,8 @@ def tiny_training(texts):
     return train, config, train_emulator(train, config, progress=False)
 
 
+@pytest.mark.data
+@pytest.mark.models
 def test_saved_weights_reload_with_the_adapter_merged_to_the_same_scores(tiny_training, tmp_path):
     train, _, (model, tokenizer, meta) = tiny_training
     save_emulator(model, tmp_path / "w", meta)
@@ -97,6 +106,8 @@ def test_saved_weights_reload_with_the_adapter_merged_to_the_same_scores(tiny_tr
     assert meta_back["train_texts"] == 48
 
 
+@pytest.mark.data
+@pytest.mark.models
 def test_training_is_deterministic_for_a_seed(tiny_training):
     train, config, (model, _, _) = tiny_training
     again, _, _ = train_emulator(train, config, progress=False)
@@ -108,6 +119,7 @@ def test_missing_weights_say_how_to_train_them(tmp_path):
         DistilledScorer(weights=tmp_path)
 
 
+@pytest.mark.data
 def test_bench_score_prints_texts_per_second_and_a_json_last_line():
     out = subprocess.run([sys.executable, "-m", "toxlib", "bench", "score", "--quick", "--scorers", "profanity-svm"],
                          capture_output=True, text=True, timeout=600)
@@ -115,6 +127,8 @@ def test_bench_score_prints_texts_per_second_and_a_json_last_line():
     assert result["results"][0]["scorer"] == "profanity-svm" and result["results"][0]["texts_per_s"] > 0
 
 
+@pytest.mark.data
+@pytest.mark.models
 def test_a_finished_run_of_the_same_recipe_is_reused_and_another_recipe_trains(tmp_path, monkeypatch):
     from toxlib.scorers import training
 

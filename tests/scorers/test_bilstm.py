@@ -39,6 +39,7 @@ def scorer():
     return BiLSTMScorer(device="cpu")
 
 
+@pytest.mark.models
 def test_documented_examples(scorer):
     texts = list(README)
     ours = rescale(scorer.probabilities(texts).astype(np.float64))
@@ -65,6 +66,7 @@ def test_tokenizer_hand_worked():
     assert enc[3].tolist() == [1] * 40 + [2] * 60  # pre-truncation keeps the last 100 words
 
 
+@pytest.mark.models
 def test_real_tokenizer_settings(scorer):
     tok = scorer.tokenizer
     assert (tok.num_words, tok.filters, tok.lower, tok.split, tok.char_level, tok.oov_token) == \
@@ -141,6 +143,7 @@ def test_network_matches_numpy():
         np.testing.assert_allclose(ours[row], want, atol=1e-5)
 
 
+@pytest.mark.models
 def test_batch_invariance(scorer):
     texts = ["", "zzqx unknownword", "You are a wonderful person.", "I will kill you, you fucking idiot!",
              "word " * 150, "Hello\r\nthere, friend", *README]
@@ -153,6 +156,7 @@ def test_batch_invariance(scorer):
     np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=1e-6)
 
 
+@pytest.mark.models
 def test_protocol(scorer):
     texts = ["You are a wonderful person.", "", "I will kill you, you fucking idiot!", ""]
     table = scorer.score(texts, cache=False, progress=False)
