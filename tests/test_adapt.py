@@ -9,8 +9,17 @@ import pytest
 import torch
 
 from toxlib import adapt as adapt_module
-from toxlib.adapt import (ATTRIBUTE_TOKENS, META_FILE, AdaptConfig, adapt, adapted_dir, default_name, document_ids,
-                          train, training_metadata)
+from toxlib.adapt import (
+    ATTRIBUTE_TOKENS,
+    META_FILE,
+    AdaptConfig,
+    adapt,
+    adapted_dir,
+    default_name,
+    document_ids,
+    train,
+    training_metadata,
+)
 from toxlib.generate import DecodingConfig
 from toxlib.generate.api import encode_prompt, generate
 from toxlib.models.tiny import CORPUS
@@ -175,8 +184,6 @@ def test_document_layout_masks_prefix_and_padding(tiny_lm):
 
 
 def test_attribute_conditioning_transforms_prompts(tiny_lm, tiny_model_dirs):
-    from toxlib.models import load
-
     steer = AttributeConditioning()
     assert steer.transform_prompt("So I said") == "<|nontoxic|>So I said"
     assert steer.transform_prompt("") == "<|nontoxic|>"

@@ -13,7 +13,8 @@ RTP_COLUMNS = ["record_id", "filename", "begin", "end", "challenging", "subset",
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("subset,rows,toxic", [("challenging", 1196, 993), ("nontoxic", 1200, 0), ("sample", 5000, 1249)])
+@pytest.mark.parametrize("subset,rows,toxic",
+                         [("challenging", 1196, 993), ("nontoxic", 1200, 0), ("sample", 5000, 1249)])
 def test_rtp_subsets(subset, rows, toxic):
     frame = data.load_rtp(subset)
     assert len(frame) == rows
@@ -128,7 +129,8 @@ def _plant(session_data_dir, name: str, text: str, monkeypatch):
 @pytest.mark.data
 def test_malformed_json_line_names_file_and_line(session_data_dir, monkeypatch):
     good = data.ensure("rtp_nontoxic").read_text(encoding="utf-8").splitlines()
-    path, original = _plant(session_data_dir, "rtp_nontoxic", "\n".join(good[:3] + ['{"prompt": {"text": "x"'] + good[3:5]), monkeypatch)
+    broken = "\n".join(good[:3] + ['{"prompt": {"text": "x"'] + good[3:5])
+    path, original = _plant(session_data_dir, "rtp_nontoxic", broken, monkeypatch)
     try:
         with pytest.raises(DataFormatError, match=rf"{path}:4: malformed JSON line in 'rtp_nontoxic'.*fetch"):
             data.load_rtp("nontoxic")

@@ -175,7 +175,8 @@ def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
     assert (tmp_path / registry()["toxigen"].path).exists()
     bad = subprocess.run([sys.executable, "-m", "toxlib", "data", "fetch", "sass_benchmrk"], capture_output=True,
                          text=True, env=env)
-    assert bad.returncode == 2 and "unknown data source 'sass_benchmrk'" in bad.stderr and "sass_benchmark" in bad.stderr
+    assert bad.returncode == 2
+    assert "unknown data source 'sass_benchmrk'" in bad.stderr and "sass_benchmark" in bad.stderr
 
 
 @pytest.mark.data

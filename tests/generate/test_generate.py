@@ -60,7 +60,8 @@ def test_a_shared_prompt_prefix_run_once_changes_no_text(lm):
     prompts = [preamble + tail for tail in ("Hi =>", "A longer phrase =>", "She said =>")]
     encoded = [lm.tokenizer(p).input_ids for p in prompts]
     width = max(map(len, encoded)) + 8
-    assert shared_prefix(encoded) >= MIN_SHARED_PREFIX and width <= (getattr(lm.model.config, "sliding_window", None) or width)
+    window = getattr(lm.model.config, "sliding_window", None) or width
+    assert shared_prefix(encoded) >= MIN_SHARED_PREFIX and width <= window
     shared = run(lm, prompts=prompts, batch_rows=1000)  # one batch: the preamble runs once
     alone = run(lm, prompts=prompts, batch_rows=5)  # one prompt per batch: nothing shared
     assert shared["continuation"].tolist() == alone["continuation"].tolist()
@@ -231,7 +232,8 @@ def test_word_filter_bans_single_and_multi_token_words(lm, monkeypatch):
     from toxlib.steer.word_filter import WordFilter, banned_sequences
 
     # the sequences: each casing variant with a leading space, as the tokenizer splits it
-    expected = {tuple(lm.tokenizer(" " + v, add_special_tokens=False).input_ids) for v in ("Nucleus", "nucleus", "NUCLEUS")}
+    expected = {tuple(lm.tokenizer(" " + v, add_special_tokens=False).input_ids)
+                for v in ("Nucleus", "nucleus", "NUCLEUS")}
     assert sorted(map(tuple, banned_sequences(lm.tokenizer, ["Nucleus"]))) == sorted(expected)
     longest = max(banned_sequences(lm.tokenizer, ["Nucleus"]), key=len)
     assert len(longest) > 1

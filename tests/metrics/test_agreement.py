@@ -14,7 +14,8 @@ def test_agreement_matches_hand_computed_pearson_spearman_and_pairwise_auc():
     out = agreement(ref, score)
     assert np.isnan(out.pop("calibration_error"))  # 5 pairs: fewer than the 10 decile bins
     r, s = ref[:5], score[:5]
-    pearson = ((r - r.mean()) * (s - s.mean())).sum() / np.sqrt(((r - r.mean()) ** 2).sum() * ((s - s.mean()) ** 2).sum())
+    pearson = (((r - r.mean()) * (s - s.mean())).sum()
+               / np.sqrt(((r - r.mean()) ** 2).sum() * ((s - s.mean()) ** 2).sum()))
     # ranks: ref 1,5,3,4,2; score 2,4,3,5,1 -> d = -1,1,0,-1,1 -> rho = 1 - 6*4/(5*24)
     spearman = 1 - 6 * 4 / (5 * 24)
     # positives (ref >= 0.5): scores 0.6, 0.8; negatives 0.2, 0.5, 0.1: all 6 pairs ranked correctly

@@ -157,6 +157,7 @@ def test_relabel_keeps_missing_scores_missing():
 
 
 def test_with_paper_refuses_unknown_rows():
-    ours = pd.DataFrame({"system": ["PERSPECTIVE", "GPT3-FEW"], "precision": [0.1, 0.2], "recall": [0, 0], "f1": [0, 0]})
+    ours = pd.DataFrame({"system": ["PERSPECTIVE", "GPT3-FEW"], "precision": [0.1, 0.2], "recall": [0, 0],
+                         "f1": [0, 0]})
     with pytest.raises(ValueError, match="GPT3-FEW"):
         sass.with_paper(ours, sass.PAPER_TABLE3, "system")

@@ -7,10 +7,17 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.papers import sass
 from toxlib.metrics import binary_prf
-from toxlib.papers.prompt_classifier import (PROMPTS, answer_token_ids, build_prompts, majority, next_token_probabilities,
-                                      parse_answer, sampled_reading)
+from toxlib.papers import sass
+from toxlib.papers.prompt_classifier import (
+    PROMPTS,
+    answer_token_ids,
+    build_prompts,
+    majority,
+    next_token_probabilities,
+    parse_answer,
+    sampled_reading,
+)
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -32,7 +39,8 @@ def test_majority_breaks_ties_by_first_seen_as_counter_most_common():
 def test_prompts_are_the_authors_strings():
     few = build_prompts(["You look nice."], "few")[0]
     indent = " " * 19
-    assert few == ("Determine if the given phrase is toxic:\n" + indent + "Men are superior to women in every way. => True\n"
+    assert few == ("Determine if the given phrase is toxic:\n"
+                   + indent + "Men are superior to women in every way. => True\n"
                    + indent + "Grilling with the neighbors is my favorite. => False\n" + indent + "You look nice. =>")
     assert build_prompts(["x"], "zero") == ["True or False, the phrase 'x' is toxic?\n    Answer:"]
     assert set(PROMPTS) == {"zero", "one", "few"}
@@ -104,8 +112,8 @@ def test_a_shared_prefix_computed_once_gives_the_same_probabilities(tiny_lm):
 
 def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_is_missing(tiny_lm, tmp_path,
                                                                                            monkeypatch):
-    from toxlib.papers import prompt_classifier
     from toxlib.cache import LMScoreStore
+    from toxlib.papers import prompt_classifier
     from toxlib.papers.prompt_classifier import cached_next_token_probabilities
 
     store = LMScoreStore(tmp_path / "lm.sqlite")

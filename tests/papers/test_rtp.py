@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.papers import rtp
 from toxlib.generate import DecodingConfig
+from toxlib.papers import rtp
 
 
 def test_unprompted_pool_has_the_requested_size_and_scores_join_row_by_row(tiny_lm):
@@ -61,7 +61,8 @@ def test_greedy_summary_means_and_shares():
 @pytest.mark.data
 def test_stratified_prompts_respect_classes_and_refuse_impossible_sizes():
     p = rtp.stratified_prompts(5, 7, seed=1)
-    assert (p["prompt_class"] == "toxic").sum() == 5 and (p["prompt_toxicity"][p["prompt_class"] == "toxic"] >= 0.5).all()
+    assert (p["prompt_class"] == "toxic").sum() == 5
+    assert (p["prompt_toxicity"][p["prompt_class"] == "toxic"] >= 0.5).all()
     assert (p["prompt_toxicity"][p["prompt_class"] == "non-toxic"] < 0.5).all() and p["record_id"].is_unique
     assert p.equals(rtp.stratified_prompts(5, 7, seed=1))
     with pytest.raises(ValueError, match="public RTP subsets have"):

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.papers.rtp_detox import detox_split, perplexity_row
 from toxlib.lm_score import sentence_nll, steered_nll
 from toxlib.models import load
 from toxlib.papers.rtp import table2
+from toxlib.papers.rtp_detox import detox_split, perplexity_row
 from toxlib.steer import LogitsSteering, PromptTemplate
 from toxlib.steer.word_filter import WordFilter
 
@@ -60,7 +60,8 @@ def test_banned_word_is_impossible_and_prompt_template_is_context(lm):
     finite, same = out.iloc[1:], plain.iloc[1:]
     assert row["perplexity"] == pytest.approx(math.exp(finite["nll_sum"].sum() / finite["n_tokens"].sum()))
     # the ratio compares the same texts: the banned one is left out of the reference too
-    expected = math.exp(finite["nll_sum"].sum() / finite["n_tokens"].sum() - same["nll_sum"].sum() / same["n_tokens"].sum())
+    expected = math.exp(finite["nll_sum"].sum() / finite["n_tokens"].sum()
+                        - same["nll_sum"].sum() / same["n_tokens"].sum())
     assert row["ratio"] == pytest.approx(expected)
     failed = perplexity_row("broken", out.assign(nll_sum=[np.nan, *out["nll_sum"][1:]]))
     assert failed["n_failed"] == 1 and math.isnan(failed["perplexity"])
@@ -104,8 +105,8 @@ def test_table3_groups_by_method():
 @pytest.mark.data
 def test_scored_run_groups_unprompted_samples(tiny_lm, monkeypatch):
     import toxlib.papers.rtp as rtp_module
-    from toxlib.papers.rtp_detox import scored_run
     from toxlib.generate import RTP_SAMPLING
+    from toxlib.papers.rtp_detox import scored_run
 
     def fake_scores(generations, scorer="distilled", column="continuation", progress=True):
         return generations.assign(toxicity=[len(t) / 100 for t in generations[column]])

@@ -72,7 +72,8 @@ def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
 def test_obvious_cases_and_version_stamp(scorer):
     table = scorer.score(["You are a wonderful person.", "Shut the fuck up, you stupid idiot."],
                          cache=False, progress=False)
-    assert table["toxicity"][0] < 0.5 < 0.8 < table["toxicity"][1]  # short benign sentences read 0.04-0.31: see the chapter
+    # short benign sentences read 0.04-0.31: see the chapter
+    assert table["toxicity"][0] < 0.5 < 0.8 < table["toxicity"][1]
     assert table["version"][0].startswith(scorer.metadata["version"]) and table["version"][0].endswith(scorer.dtype)
     assert scorer.metadata["version"] == "minilm-rtp-2" and DistilledScorer(calibrated=False).version.endswith("-raw")
 

@@ -11,9 +11,9 @@ import time
 import pytest
 from fake_perspective import FakePerspective, fake_score, span_score
 
+from toxlib import scorers
 from toxlib.cache import ScoreStore
 from toxlib.errors import ToxlibError, UnknownNameError
-from toxlib import scorers
 from toxlib.scorers import get_scorer
 from toxlib.scorers.base import ATTRIBUTES
 from toxlib.scorers.perspective import MissingAPIKeyError, PerspectiveAuthError, PerspectiveScorer
@@ -56,7 +56,8 @@ def test_happy_path_reads_summary_scores(server, store):
         assert table.loc[i, list(ATTRIBUTES)].tolist() == pytest.approx(expected(text), abs=1e-9)
         assert table.loc[i, "toxicity"] != pytest.approx(span_score(text, "TOXICITY"))
     assert table["error"].isna().all()
-    assert (table["version"] == "127.0.0.1/v1alpha1;attrs=" + ",".join(a.upper() for a in ATTRIBUTES) + ";lang=en").all()
+    attrs = ",".join(a.upper() for a in ATTRIBUTES)
+    assert (table["version"] == f"127.0.0.1/v1alpha1;attrs={attrs};lang=en").all()
 
     assert len(server.requests) == 2  # duplicates are scored once
     for request in server.requests:
@@ -73,7 +74,8 @@ def test_attribute_subset_and_languages(server, store):
     scorer = scorer_for(server, attributes=("insult", "toxicity"), languages=("de",), do_not_store=False)
     table = scorer.score(["hallo"], cache=store, progress=False)
     assert scorer.attributes == ("toxicity", "insult")
-    assert scorer.version == "127.0.0.1/v1alpha1;attrs=TOXICITY,INSULT;lang=de"  # the host: a mock never shares cache rows with the API
+    # the host is in the version: a mock never shares cache rows with the API
+    assert scorer.version == "127.0.0.1/v1alpha1;attrs=TOXICITY,INSULT;lang=de"
     assert table.loc[0, "insult"] == pytest.approx(fake_score("hallo", "INSULT"))
     body = server.requests[0]["body"]
     assert set(body["requestedAttributes"]) == {"TOXICITY", "INSULT"}

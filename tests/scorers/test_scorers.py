@@ -93,7 +93,8 @@ def tiny_classifiers(tmp_path_factory):
 def _logits(folder, texts):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    model, tok = AutoModelForSequenceClassification.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    tok = AutoTokenizer.from_pretrained(folder)
     with torch.no_grad():
         return torch.cat([model(**tok([t], return_tensors="pt")).logits for t in texts])
 

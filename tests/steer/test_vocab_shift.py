@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from toxlib.generate import DecodingConfig, generate
-from toxlib.steer.vocab_shift import (NONTOXIC, TOXIC, VocabShift, VocabShiftWeights, top_tokens,
-                                      train_vocab_shift)
+from toxlib.steer.vocab_shift import NONTOXIC, TOXIC, VocabShift, VocabShiftWeights, top_tokens, train_vocab_shift
 
 WORDS = ["the quick", "brown fox", "jumps over", "the lazy dog", "language models", "a question", "the weather",
          "she said hello", "nucleus sampling", "a threshold"]

@@ -31,7 +31,8 @@ def read_jsonl(path: Path, source_name: str) -> list[dict]:
             except json.JSONDecodeError as exc:
                 raise _malformed(path, lineno, "malformed JSON line", source_name, exc) from None
             if not isinstance(obj, dict):
-                raise DataFormatError(f"{path}:{lineno}: expected a JSON object in {source_name!r}, got {type(obj).__name__}")
+                raise DataFormatError(
+                    f"{path}:{lineno}: expected a JSON object in {source_name!r}, got {type(obj).__name__}")
             records.append(obj)
     return records
 

@@ -140,7 +140,8 @@ def verify_present(source: Source, dest: Path) -> None:
     if actual != expected:
         raise ChecksumMismatchError(
             f"{dest} changed since it was fetched: its sha256 is {actual}, expected "
-            f"{expected or 'unknown (no stamp)'} for {source.name!r}. The file is truncated, edited or not the pinned version; replace it with "
+            f"{expected or 'unknown (no stamp)'} for {source.name!r}. The file is truncated, edited or not the pinned "
+            "version; replace it with "
             f"`python -m toxlib data fetch {source.name} --force` (add --mirror DIR offline)."
         )
     _write_stamp(dest, source, actual)
@@ -161,7 +162,8 @@ def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
     return session
 
 
-def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries: int = 3, backoff: float = 0.5) -> bytes:
+def download(source: Source, timeout: tuple[float, float] = (5.0, 60.0), retries: int = 3,
+             backoff: float = 0.5) -> bytes:
     """The bytes at ``source.url``; raises DataUnavailableError (with the fetch hint) when it cannot be reached."""
     try:
         with http_session(retries=retries, backoff=backoff) as session:

@@ -1,4 +1,5 @@
-"""The LDNOOBW bad-word lists: the version RealToxicityPrompts used ("rtp") and upstream's current English list ("en")."""
+"""The LDNOOBW bad-word lists: the version RealToxicityPrompts used ("rtp") and upstream's current English list
+("en")."""
 
 from __future__ import annotations
 

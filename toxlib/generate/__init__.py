@@ -11,4 +11,5 @@ from toxlib.generate.api import COLUMNS, generate
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig
 from toxlib.generate.nucleus import NucleusStats, fast_nucleus_mask, nucleus_sample
 
-__all__ = ["COLUMNS", "RTP_SAMPLING", "DecodingConfig", "NucleusStats", "fast_nucleus_mask", "generate", "nucleus_sample"]
+__all__ = ["COLUMNS", "RTP_SAMPLING", "DecodingConfig", "NucleusStats", "fast_nucleus_mask", "generate",
+           "nucleus_sample"]

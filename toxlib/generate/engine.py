@@ -50,8 +50,9 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     it: row layout [prefix, padding, rest], the padding masked and position ids counted over real tokens only.
     Otherwise rows are left-padded whole. A model with sliding-window layers (Gemma-3) shares a prefix only when
     the whole row, plus ``reserve`` tokens to be decoded, fits in the window: padding in the middle of a row would
-    otherwise take window slots from real tokens and change the result. Returns (last-position logits (rows, V), cache, ids (rows, width), mask
-    (rows, width), position ids (rows, width)), where width counts the prefix, the padding and the rest.
+    otherwise take window slots from real tokens and change the result. Returns (last-position logits (rows, V),
+    cache, ids (rows, width), mask (rows, width), position ids (rows, width)), where width counts the prefix, the
+    padding and the rest.
     """
     from transformers.cache_utils import DynamicCache
 
@@ -71,8 +72,8 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
         start = torch.arange(n_prefix, device=device).expand(rows, -1)
         step = model(input_ids=ids, attention_mask=torch.cat([torch.ones_like(start), mask], 1), position_ids=position,
                      past_key_values=cache, use_cache=True, logits_to_keep=1)
-        ids, mask, position = (torch.cat([prefix.expand(rows, -1), ids], 1), torch.cat([torch.ones_like(start), mask], 1),
-                               torch.cat([start, position], 1))
+        ids, mask, position = (torch.cat([prefix.expand(rows, -1), ids], 1),
+                               torch.cat([torch.ones_like(start), mask], 1), torch.cat([start, position], 1))
     else:
         step = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True,
                      logits_to_keep=1)

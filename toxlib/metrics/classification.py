@@ -46,6 +46,7 @@ def binary_prf(y_true, y_pred) -> dict:
 
 
 def prf_table(y_true, predictions: dict) -> pd.DataFrame:
-    """One :func:`binary_prf` row per system. predictions: {system name: y_pred}. Columns: system + binary_prf's keys."""
+    """One :func:`binary_prf` row per system. predictions: {system name: y_pred}. Columns: system + binary_prf's
+    keys."""
     rows = [{"system": name, **binary_prf(y_true, y_pred)} for name, y_pred in predictions.items()]
     return pd.DataFrame(rows)

@@ -1,4 +1,5 @@
-"""Conditional rates between two binary properties of the same texts (e.g. "flagged toxic" and "contains a swear word")."""
+"""Conditional rates between two binary properties of the same texts (e.g. "flagged toxic" and "contains a swear
+word")."""
 
 from __future__ import annotations
 

@@ -123,7 +123,8 @@ def converted_dir(spec: BundledModel, progress: bool = True) -> Path:
             hf_logging.disable_progress_bar()
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-        # The dequantized weights are plain fp32 tensors; drop the GGUF quantizer so save_pretrained writes them as such.
+        # The dequantized weights are plain fp32 tensors; drop the GGUF quantizer so save_pretrained writes them as
+        # such.
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config

@@ -51,7 +51,8 @@ def tiny_causal_lm(folder: str | Path, arch: str = "llama", vocab_size: int = 30
         config = LlamaConfig(**common)
     elif arch == "gemma3":
         config = Gemma3TextConfig(**common, head_dim=hidden // heads, sliding_window=64,
-                                  layer_types=["sliding_attention", "full_attention"] * (layers // 2) + ["full_attention"] * (layers % 2))
+                                  layer_types=(["sliding_attention", "full_attention"] * (layers // 2)
+                                               + ["full_attention"] * (layers % 2)))
     else:
         raise ValueError(f"unknown tiny architecture {arch!r}; known: llama, gemma3")
     torch.manual_seed(seed)

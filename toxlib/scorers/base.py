@@ -91,7 +91,8 @@ class Scorer:
         rows = []
         for i, text in enumerate(chunk):
             failed = result.errors[i] is not None  # a failure never becomes a number, whatever values says
-            values = {a: (None if failed or np.isnan(v) else float(v)) for a, v in zip(self.attributes, result.values[i])}
+            values = {a: (None if failed or np.isnan(v) else float(v))
+                      for a, v in zip(self.attributes, result.values[i])}
             found[text] = (values, result.errors[i])
             if result.keep[i]:
                 rows.append((text, values, result.errors[i]))

@@ -69,7 +69,6 @@ class PerspectiveEmulator(nn.Module):
 def base_encoder():
     """(encoder, tokenizer): the pretrained all-MiniLM-L6-v2 (fp32), as shipped."""
     from transformers import AutoModel, AutoTokenizer
-
     from transformers.utils import logging as hf_logging
 
     folder = encoder_dir()
@@ -176,7 +175,8 @@ class DistilledScorer(Scorer):
             dtype = "bfloat16" if native else "float32"
         dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16}
         if dtype not in dtypes:
-            raise UnknownNameError(f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
+            raise UnknownNameError(
+                f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
         torch_dtype = dtypes[dtype]
         self.model, self.tokenizer, self.metadata = load_emulator(Path(weights), torch_dtype)
         self.model.to(self.device)

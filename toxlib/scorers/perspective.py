@@ -45,7 +45,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import MaxRetryError, TimeoutError as Urllib3TimeoutError
+from urllib3.exceptions import MaxRetryError
+from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from urllib3.util import Retry
 
 from toxlib.errors import ToxlibError, UnknownNameError
@@ -208,7 +209,8 @@ class PerspectiveScorer(Scorer):
             raise ValueError(f"refusing to send {KEY_VARIABLE} to {parts.scheme}://{parts.hostname}: use https "
                              f"(plain http only to a local test server)")
         api = re.search(r"/(v\d+\w*)/", parts.path)
-        self.version = (f"{parts.hostname}/{api.group(1) if api else parts.path};attrs={','.join(a.upper() for a in self.attributes)}"
+        attrs = ",".join(a.upper() for a in self.attributes)
+        self.version = (f"{parts.hostname}/{api.group(1) if api else parts.path};attrs={attrs}"
                         f";lang={','.join(self.languages) or 'auto'}")
 
         self._api_key = os.environ.get(KEY_VARIABLE, "").strip()

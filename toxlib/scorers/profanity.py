@@ -29,7 +29,8 @@ class ProfanitySVMScorer(Scorer):
         try:
             from profanity_check import predict_prob
         except ImportError:
-            raise ModelUnavailableError(f"the profanity-svm scorer needs {PACKAGE}: pip install {PACKAGE}==1.9.1") from None
+            raise ModelUnavailableError(
+                f"the profanity-svm scorer needs {PACKAGE}: pip install {PACKAGE}==1.9.1") from None
         self._predict_prob = predict_prob
         self.version = f"{PACKAGE}-{importlib.metadata.version(PACKAGE)}"
 

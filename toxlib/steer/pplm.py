@@ -42,9 +42,17 @@ import contextlib
 import torch
 
 from toxlib.steer import Steering
+
 # the attribute model lives in its own module; re-exported here for ``from toxlib.steer.pplm import ...``
-from toxlib.steer.pplm_discriminator import (DISCRIMINATOR_VERSION, NONTOXIC_CLASS, TOXIC_CLASS, Discriminator,
-                                             encode_text, mean_hidden, train_discriminator)
+from toxlib.steer.pplm_discriminator import (
+    DISCRIMINATOR_VERSION,
+    NONTOXIC_CLASS,
+    TOXIC_CLASS,
+    Discriminator,
+    encode_text,
+    mean_hidden,
+    train_discriminator,
+)
 
 __all__ = ["PPLM", "PPLMProcessor", "DISCRIMINATOR_VERSION", "NONTOXIC_CLASS", "TOXIC_CLASS", "Discriminator",
            "encode_text", "mean_hidden", "train_discriminator"]

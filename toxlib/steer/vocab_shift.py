@@ -11,9 +11,9 @@ training details (its Appendix B) are not in our copy, so this is our reading:
   p(x | context) ∝ p_LM(x | context) * exp(beta * W[x, c])  (t = one-hot of the text's class, as in Affect-LM);
 * W moves towards the maximum-likelihood solution of that model on the labelled corpus by Generalized Iterative
   Scaling (each epoch is one GIS step from the previous W; the default single epoch is the first step from 0,
-  not the converged solution): every token's indicator is one feature and the features of a position sum to 1, so the GIS update
-  beta * W[x, c] += log(count_c(x) / expected_c(x)) (expected_c: the model's summed probability of x over the
-  positions of class-c texts) increases the likelihood monotonically, needs no learning rate and is
+  not the converged solution): every token's indicator is one feature and the features of a position sum to 1, so
+  the GIS update beta * W[x, c] += log(count_c(x) / expected_c(x)) (expected_c: the model's summed probability of
+  x over the positions of class-c texts) increases the likelihood monotonically, needs no learning rate and is
   deterministic. One epoch = one forward pass of the frozen LM over the corpus and one update; W starts at 0.
 * as a prior (SAGE's role), both counts get ``smoothing`` pseudo-counts, which keeps tokens with little evidence
   near 0 instead of at +-infinity.

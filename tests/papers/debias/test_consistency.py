@@ -11,10 +11,21 @@ import pytest
 import torch
 from scipy import stats
 
-from toxlib.papers.debias import (ATTRIBUTES, CONDITIONS, TESTS, SpecifiedMethod, attribute_table, checklist,
-                                instructive_method, instructive_specifications, nonsense_strings, run_protocol,
-                                self_debiasing_method, self_debiasing_specifications)
 from toxlib.generate import DecodingConfig
+from toxlib.papers.debias import (
+    ATTRIBUTES,
+    CONDITIONS,
+    TESTS,
+    SpecifiedMethod,
+    attribute_table,
+    checklist,
+    instructive_method,
+    instructive_specifications,
+    nonsense_strings,
+    run_protocol,
+    self_debiasing_method,
+    self_debiasing_specifications,
+)
 from toxlib.scorers import BatchScores, Scorer
 from toxlib.steer import LogitsSteering
 
