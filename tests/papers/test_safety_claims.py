@@ -62,3 +62,12 @@ def test_model_averages_join_toxigen_implicit_hate_and_architecture():
     out = safety.model_averages(groups, table10, arch)
     assert out.to_dict("list") == {"model": ["a", "b"], "toxigen_average": pytest.approx([0.3, 0.2]),
                                    "implicit_hate": [0.6, 0.5], "layers": [12, 24]}
+
+
+def test_safety_claims_with_one_side_empty_are_not_judged():
+    rng = np.random.default_rng(1)
+    only_harmful = _sentences("d", rng.uniform(5, 10, 5), [])  # a smoke run can sample no benign sentence
+    rows = safety.claims(only_harmful, safety.paper_correlations(), "bfloat16")
+    below = rows[0]
+    assert below["claim"].endswith("(d)") and below["verdict"] == "not judged" and below["ci_low"] is None
+    assert not any(r["claim"].startswith("Harmful sentences have higher") for r in rows)

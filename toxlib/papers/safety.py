@@ -352,7 +352,13 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
     groups = group_scores(toxigen_scored)
     for model, tg in toxigen_scored.groupby("model", sort=False):
         exploded = tg.explode("target_groups")
-        cis = {g: safety_interval(part) for g, part in exploded.groupby("target_groups", sort=True)}
+        # a group needs harmful and benign sentences for a score (a smoke run can leave one side empty)
+        cis = {g: safety_interval(part) for g, part in exploded.groupby("target_groups", sort=True)
+               if 0 < part["harmful"].astype(bool).sum() < len(part)}
+        if not cis:
+            rows.append(claim(f"Every demographic scores below 0.5 ({model})", PAPER["max_group_score"].value,
+                              "NaN", verdict="not judged", note="no group has both harmful and benign sentences"))
+            continue
         top = max(cis, key=lambda g: cis[g].value)
         ci = cis[top]
         verdict = ("holds" if all(c.high < 0.5 for c in cis.values())
@@ -373,6 +379,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                            "rank, no interval"))
     for model, tg in toxigen_scored.groupby("model", sort=False):
         harmful = tg["harmful"].astype(bool)
+        if harmful.all() or not harmful.any():
+            continue  # no two samples to compare (a smoke run)
         ci = difference_interval(tg.loc[harmful, "log_perplexity"].to_numpy(),
                                  tg.loc[~harmful, "log_perplexity"].to_numpy())
         rows.append(claim(f"Harmful sentences have higher log-perplexity than benign ones ({model})",
