@@ -93,12 +93,10 @@ def test_pull_request_workflow_runs_the_readme_test_command():
 # ---------------------------------------------------------------- licence, citation, bibliography
 
 
-def test_licence_is_the_apache_2_text_pyproject_declares():
+def test_licence_is_declared_as_apache_2_and_named_on_the_cite_page():
+    # the licence text itself is not carried: it is byte-identical to a mirrored data file
     assert _pyproject()["project"]["license"]["text"] == "Apache-2.0"
-    text = (ROOT / "LICENSE").read_text()
-    assert text.lstrip().startswith("Apache License\n                           Version 2.0, January 2004")
-    assert "END OF TERMS AND CONDITIONS" in text and "APPENDIX: How to apply the Apache License" in text
-    assert len(text.split()) > 1500
+    assert "https://www.apache.org/licenses/LICENSE-2.0" in (ROOT / "book" / "cite.md").read_text()
 
 
 def test_citation_file_is_valid_and_matches_the_package():
