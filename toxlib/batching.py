@@ -1,5 +1,13 @@
 """Helpers shared by generation and sentence scoring: padding token lists into tensors, grouping sequences into
-batches under a token budget, and row-wise exponentials with an accurate normaliser."""
+batches under a token budget, and row-wise exponentials with an accurate normaliser.
+
+Batch invariance. On CPU, PyTorch's bf16 kernels give a row the same bits whatever the number of rows beside it,
+but padding changes them: a right-padded batch's attention runs over a wider block and, in bf16, moves logits by
+up to ~2.6 (fp32: ~4e-4) even though the padded positions are masked. Scoring therefore batches only sequences of
+equal length (``length_batches``): no padding, so a text's score depends on the text alone, not on which texts
+shared its batch (which depends on what a cache already held, or on the batch size). Tested in
+tests/test_batching.py on the bundled models.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +43,22 @@ def budget_batches(lengths: list[int], budget: int) -> list[list[int]]:
     return batches
 
 
+def length_batches(lengths: list[int], budget: int | None = None, max_rows: int | None = None) -> list[list[int]]:
+    """Group positions 0..n-1 into batches of sequences of one length each, shortest first, each within ``budget``
+    tokens (rows x length) and ``max_rows`` rows (None: no bound; at least one row). Inside a length, positions
+    keep their order. No padding is needed, so the batches are batch invariant (see the module docstring)."""
+    by_length: dict[int, list[int]] = {}
+    for i, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(i)
+    batches = []
+    for length in sorted(by_length):
+        rows = by_length[length]
+        per_batch = min(budget // max(1, length) if budget else len(rows), max_rows or len(rows))
+        per_batch = max(1, per_batch)
+        batches.extend(rows[b:b + per_batch] for b in range(0, len(rows), per_batch))
+    return batches
+
+
 def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """exp(logits - row max) and its row sum, for softmax and log-sum-exp over large vocabularies.
 
@@ -49,11 +73,10 @@ def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tens
 
 
 def tokenized_batches(tokenizer, texts: list[str], budget: int, max_length: int = 512):
-    """Yield (positions, encoding) for ``texts`` tokenized once, sorted by token count and cut into batches of at
-    most ``budget`` padded tokens. positions: the indices into ``texts`` of the batch's rows; encoding: the
-    tokenizer's padded tensors (input_ids, attention_mask, ... each (rows, longest))."""
+    """Yield (positions, encoding) for ``texts`` tokenized once and cut into batches of texts with equal token
+    counts (``length_batches``: no padding, so a text's scores do not depend on its batch), at most ``budget``
+    tokens each. positions: the indices into ``texts`` of the batch's rows; encoding: the tokenizer's tensors
+    (input_ids, attention_mask, ... each (rows, length))."""
     ids = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
-    order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-    for batch in budget_batches([len(ids[i]) for i in order], budget):
-        rows = [order[j] for j in batch]
+    for rows in length_batches([len(i) for i in ids], budget):
         yield rows, tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")

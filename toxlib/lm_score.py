@@ -4,8 +4,8 @@ per (model, sentence) (``cached_nll``).
 Start-token handling: a sentence is scored from the model's start token, so its first word is predicted too.
 Gemma's tokenizer already puts <bos> first; SmolLM2's adds nothing, so <|endoftext|> is put first; for other
 models the start token is ``lm.start_token`` (GPT-2: <|endoftext|>). The start token itself is never scored.
-Batches are right padded: with causal attention a real token never sees the padding after it, so padding does
-not change any sentence's score (tested).
+Batches hold sentences of one token count (no padding): in bf16, padding a batch changes the logits of its real
+tokens (see ``toxlib.batching``), so a sentence's score would depend on which sentences shared its batch.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.batching import budget_batches, pad, shifted_exp
+from toxlib.batching import length_batches, pad, shifted_exp
 from toxlib.cache import LMScoreStore
 from toxlib.progress import tqdm
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
-METHOD_VERSIONS = {"causal": "causal-nll-v1", "masked": "pseudo-nll-v1"}
+METHOD_VERSIONS = {"causal": "causal-nll-v2", "masked": "pseudo-nll-v2"}  # v2: equal-length batches
 
 
 def _with_start(lm, text: str) -> list[int]:
@@ -45,9 +45,34 @@ def _score_table(texts: list[str], n_tokens: np.ndarray, nll_sum: np.ndarray) ->
 
 
 def default_batch_tokens(lm) -> int:
-    """Tokens scored per forward pass: logits of about 512 MiB (fp32), e.g. ~2,700 tokens for a 49K vocabulary,
-    ~500 for Gemma's 262K."""
+    """Tokens per forward pass where a pass keeps full logits (``pseudo_nll``): logits of about 512 MiB (fp32),
+    e.g. ~2,700 tokens for a 49K vocabulary, ~500 for Gemma's 262K."""
     return max(64, (512 << 20) // (4 * len(lm.tokenizer)))
+
+
+#: Tokens per forward pass of ``sentence_nll``'s decoder (it keeps hidden states, not logits).
+SENTENCE_BATCH_TOKENS = 4096
+#: fp32 logits held at once by ``head_nll`` (rows = this / (4 x vocabulary)).
+HEAD_CHUNK_BYTES = 128 << 20
+
+
+def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """-log softmax(LM head(hidden))[target] per row, the vocabulary's logits made a chunk of rows at a time.
+
+    model: a transformers causal LM (its ``get_output_embeddings()`` and ``final_logit_softcapping``, if any, are
+    applied as its forward does). hidden: (N, H) final hidden states in the model's dtype; targets: (N,) int64.
+    Returns (N,) float64. Only about ``HEAD_CHUNK_BYTES`` of fp32 logits exist at once, instead of N x V.
+    """
+    head = model.get_output_embeddings()
+    cap = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "final_logit_softcapping", None)
+    rows = max(16, HEAD_CHUNK_BYTES // (4 * head.out_features))
+    out = torch.empty(len(targets), dtype=torch.float64, device=hidden.device)
+    for s in range(0, len(targets), rows):
+        logits = head(hidden[s:s + rows])
+        if cap is not None:
+            logits = torch.tanh(logits / cap) * cap
+        out[s:s + rows] = _token_nll(logits, targets[s:s + rows])
+    return out
 
 
 @torch.inference_mode()
@@ -55,22 +80,24 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     """Per text: n_tokens (tokens scored, start token excluded), nll_sum (natural-log negative log-likelihood,
     summed) and perplexity = exp(nll_sum / n_tokens). One row per input text, in order.
 
-    Texts are sorted by length and batched up to ``batch_tokens`` padded tokens (default ``default_batch_tokens``).
+    Texts of equal token count are batched together, up to ``batch_tokens`` tokens (default
+    ``SENTENCE_BATCH_TOKENS``): no padding, so a text's score is the same whatever texts share its batch (see
+    ``toxlib.batching``). The decoder returns hidden states and ``head_nll`` turns only the scored positions
+    into log-probabilities, a chunk at a time, instead of materialising every position's logits.
     """
     encoded = [_with_start(lm, t) for t in texts]
-    order = np.argsort([len(e) for e in encoded], kind="stable")  # similar lengths together: less padding
-    batches = budget_batches([len(encoded[r]) for r in order], batch_tokens or default_batch_tokens(lm))
+    batches = length_batches([len(e) for e in encoded], batch_tokens or SENTENCE_BATCH_TOKENS)
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    for batch in tqdm(batches, disable=not progress, desc=f"perplexity {lm.name}", unit="batch"):
-        rows = order[batch]
-        ids, mask = pad([encoded[r] for r in rows], lm.pad_id or 0, lm.device, side="right")
-        logits = lm.model(input_ids=ids, attention_mask=mask).logits[:, :-1]
-        scored = mask[:, 1:].bool()
-        token_nll = torch.zeros(scored.shape, dtype=torch.float64, device=lm.device)
-        token_nll[scored] = _token_nll(logits[scored], ids[:, 1:][scored])
-        nll[rows] = token_nll.sum(-1).cpu().numpy()
-        count[rows] = scored.sum(-1).cpu().numpy()
+    decoder = lm.model.base_model
+    for rows in tqdm(batches, disable=not progress, desc=f"perplexity {lm.name}", unit="batch"):
+        ids = torch.tensor([encoded[r] for r in rows], device=lm.device)  # (B, L), one length: no padding
+        if ids.shape[1] < 2:
+            continue  # nothing after the start token: n_tokens 0, perplexity NaN
+        hidden = decoder(input_ids=ids).last_hidden_state[:, :-1]
+        token_nll = head_nll(lm.model, hidden.reshape(-1, hidden.shape[-1]), ids[:, 1:].reshape(-1))
+        nll[rows] = token_nll.view(len(rows), -1).sum(-1).cpu().numpy()
+        count[rows] = ids.shape[1] - 1
     return _score_table(texts, count, nll)
 
 
@@ -93,7 +120,7 @@ def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: 
                     for pos, t in enumerate(ids) if t not in special)
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    batches = budget_batches([len(job[2]) for job in jobs], batch_tokens or default_batch_tokens(lm))
+    batches = length_batches([len(job[2]) for job in jobs], batch_tokens or default_batch_tokens(lm))
     for batch in tqdm(batches, disable=not progress, desc=f"pseudo-perplexity {lm.name}", unit="batch"):
         part = [jobs[j] for j in batch]
         ids, mask = pad([masked for _, _, masked, _ in part], tok.pad_token_id or 0, lm.device, side="right")
@@ -119,7 +146,7 @@ def nll_rows(lm, texts: list[str], method: str) -> list[tuple[str, int, float]]:
 
 
 def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore | bool = True,
-               chunk: int = 512, progress: bool = True, executor=None) -> pd.DataFrame:
+               chunk: int = 2048, progress: bool = True, executor=None) -> pd.DataFrame:
     """``sentence_nll`` (method "causal") or ``pseudo_nll`` (method "masked") with a per-(model, sentence) cache.
 
     Missing sentences are scored in chunks of ``chunk`` and each chunk is stored as it finishes, so an interrupted

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pandas as pd
 import torch
 
+from toxlib.batching import length_batches
 from toxlib.cache import GenerationStore
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
 from toxlib.generate.engine import beam_batch, decode_batch
@@ -120,18 +121,21 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
                    stats: NucleusStats | None = None) -> Iterator[list[tuple]]:
     """Decode every sample of ``prompts`` (distinct strings) batch by batch, shortest prompts first.
 
+    A batch holds prompts of one token count only (``toxlib.batching.length_batches``) and at most ``batch_rows``
+    rows: with no padding, and no prompt prefix shared between prompts, a prompt's continuations do not depend on
+    which prompts shared its batch, so neither the cache's contents, nor ``batch_rows``, nor the executor's block
+    size change them (in bf16, padding does; tested).
     Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
     ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
     """
     n = config.num_samples
-    encoded = {p: encode_prompt(lm, steering.transform_prompt(p)) for p in prompts}
-    todo = sorted(prompts, key=lambda p: len(encoded[p]))  # similar lengths together: less padding
+    encoded = [encode_prompt(lm, steering.transform_prompt(p)) for p in prompts]
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
     stop_ids = lm.stop_ids + (newline_token_ids(lm.tokenizer) if config.stop_at_newline else ())
-    for b in range(0, len(todo), per_batch):
-        batch = todo[b:b + per_batch]
-        rows = _decode(lm, [encoded[p] for p in batch], config, processors, stats, batch, stop_ids)
+    for positions in length_batches([len(e) for e in encoded], max_rows=per_batch):
+        batch = [prompts[i] for i in positions]
+        rows = _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch, stop_ids)
         out = []
         for r, tokens in enumerate(rows):
             prompt, idx = batch[r // n], r % n

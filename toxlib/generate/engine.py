@@ -5,9 +5,10 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      we use the exact partial-top-k sampler of :mod:`toxlib.generate.nucleus`;
   2. ``num_return_sequences=25`` copies the prompt 25 times before the prefill; we run the prefill once per prompt
      and copy its key/value cache (``DynamicCache.batch_repeat_interleave``);
-  3. 25 rows per forward pass leaves the matmuls small; we batch many prompts (left padding, attention masks,
-     explicit position ids), a few hundred rows per step, and drop rows from the batch once they have stopped.
-A prefix shared by every prompt of a batch (a few-shot preamble, an instruction) is also run once (``prefill``).
+  3. 25 rows per forward pass leaves the matmuls small; we batch the prompts of one token count together (up
+     to a few hundred rows per step) and drop rows from the batch once they have stopped.
+``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
+result would then depend on its batch) and gets batches of equal-length prompts, which need no padding.
 Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched, left padded).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
@@ -46,8 +47,9 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     """Run a batch of prompts through the model once, filling a KV cache for decoding.
 
     When the prompts share a token prefix of at least ``min_shared`` tokens (a few-shot preamble, an instruction),
-    the prefix runs once and its cache is copied to every row; each row's remaining tokens are left-padded after
-    it: row layout [prefix, padding, rest], the padding masked and position ids counted over real tokens only.
+    the prefix runs once and its cache is copied to every row (``min_shared=0`` never shares); each row's
+    remaining tokens are left-padded after it: row layout [prefix, padding, rest], the padding masked and position
+    ids counted over real tokens only.
     Otherwise rows are left-padded whole. A model with sliding-window layers (Gemma-3) shares a prefix only when
     the whole row, plus ``reserve`` tokens to be decoded, fits in the window: padding in the middle of a row would
     otherwise take window slots from real tokens and change the result. Returns (last-position logits (rows, V),
@@ -61,7 +63,7 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     n_prefix = shared_prefix(prompt_ids) if rows > 1 else 0
     window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
     width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
-    n_prefix = n_prefix if n_prefix >= min_shared and (not window or width <= window) else 0
+    n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or width <= window) else 0
     cache = DynamicCache(config=model.config)
     ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left")
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
@@ -93,7 +95,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     processors = processors or []
     device = next(model.parameters()).device
     n = config.num_samples
-    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, reserve=config.max_new_tokens)
+    # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
+    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, min_shared=0, reserve=config.max_new_tokens)
     position = position[:, -1:]
     if n > 1:
         cache.batch_repeat_interleave(n)

@@ -137,7 +137,8 @@ def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32
 @torch.inference_mode()
 def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_tokens: int = 2048,
             device: torch.device | str = "cpu") -> np.ndarray:
-    """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order; batches sorted by length."""
+    """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order; texts batched by equal token
+    count (``toxlib.batching.length_batches``), so a text's scores do not depend on the other texts."""
     out = np.empty((len(texts), len(TARGETS)), dtype=np.float64)
     for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=128):
         logits = model(enc["input_ids"].to(device), enc["attention_mask"].to(device))
@@ -187,7 +188,8 @@ class DistilledScorer(Scorer):
             warnings.warn(f"the distilled-scorer weights in {weights} have no calibration.json, so its scores are "
                           f"uncalibrated; retrain them with `python -m toxlib train-scorer --out {weights}`")
         raw = "-raw" if found is not None and not calibrated else ""
-        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-{dtype}{raw}"
+        # "eqlen": texts are batched by equal token count (no padding, batch invariant); older caches padded
+        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-eqlen-{dtype}{raw}"
 
     def score_batch(self, texts: list[str]) -> BatchScores:
         from toxlib.scorers.calibration import apply_calibrators

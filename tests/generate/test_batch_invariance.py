@@ -1,0 +1,81 @@
+"""Same parameters, same numbers: on a bundled model in bf16, a prompt's continuations and a sentence's perplexity
+do not depend on the cache's contents, on ``batch_rows`` or on which texts share a batch (issue 14, item 6).
+
+These fail with padded batches: in bf16 a padded batch moves a row's logits (see ``toxlib.batching``), and which
+prompts share a batch depends on what the cache already held.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from toxlib.batching import pad
+from toxlib.cache import GenerationStore
+from toxlib.generate import DecodingConfig, generate
+from toxlib.lm_score import sentence_nll
+from toxlib.models import load
+
+pytestmark = pytest.mark.models
+
+# Prompts of several token counts, some sharing one, so batches mix and split differently in each run.
+PROMPTS = ["I hate it when people", "The weather today is", "You are such a", "My neighbour keeps telling me",
+           "Honestly, the worst part of the whole", "He said that", "What a", "They always say the"]
+CONFIG = DecodingConfig(num_samples=6, max_new_tokens=10, top_p=0.9, seed=3)
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return load("smollm2-135m", dtype="bfloat16")
+
+
+def texts(frame: pd.DataFrame) -> list[str]:
+    return frame.sort_values(["prompt_id", "sample_idx"])["continuation"].tolist()
+
+
+def test_bf16_rows_do_not_depend_on_the_rows_beside_them(lm):
+    """The property the batching relies on: without padding, a row's logits are the same in any batch size."""
+    ids = torch.randint(100, 40000, (16, 12), generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        full = lm.model(input_ids=ids).logits
+        for rows in (1, 5, 15):
+            assert torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])
+
+
+def test_padding_does_change_bf16_logits(lm):
+    """Why batches hold one length only: right padding past 16 columns changes the real tokens' logits."""
+    ids = torch.randint(100, 40000, (4, 12), generator=torch.Generator().manual_seed(0))
+    seqs = [row.tolist() for row in ids] + [list(range(200, 240))]
+    padded, mask = pad(seqs, 0, side="right")
+    with torch.inference_mode():
+        alone = lm.model(input_ids=ids).logits
+        together = lm.model(input_ids=padded, attention_mask=mask).logits[:4, :12]
+    assert not torch.equal(alone, together)
+
+
+def test_generation_is_the_same_cold_after_a_partial_warm_up_and_at_any_batch_rows(lm, tmp_path):
+    cold = generate(lm, PROMPTS, CONFIG, cache=GenerationStore(tmp_path / "cold.sqlite"), progress=False)
+    warm_store = GenerationStore(tmp_path / "warm.sqlite")
+    generate(lm, PROMPTS[1:6:2], CONFIG, cache=warm_store, progress=False, batch_rows=7)  # a smaller run first
+    warm = generate(lm, PROMPTS, CONFIG, cache=warm_store, progress=False)
+    narrow = generate(lm, PROMPTS, CONFIG, cache=False, progress=False, batch_rows=6)
+    wide = generate(lm, PROMPTS, CONFIG, cache=False, progress=False, batch_rows=1000)
+    assert texts(warm) == texts(cold)
+    assert texts(narrow) == texts(cold)
+    assert texts(wide) == texts(cold)
+
+
+def test_greedy_generation_does_not_depend_on_the_other_prompts(lm):
+    greedy = DecodingConfig(mode="greedy", max_new_tokens=10)
+    together = generate(lm, PROMPTS, greedy, cache=False, progress=False)
+    alone = [generate(lm, [p], greedy, cache=False, progress=False)["continuation"].iloc[0] for p in PROMPTS]
+    assert together["continuation"].tolist() == alone
+
+
+def test_perplexity_does_not_depend_on_the_other_sentences(lm):
+    sentences = [p + " everything." for p in PROMPTS]
+    together = sentence_nll(lm, sentences, batch_tokens=4096)
+    alone = pd.concat([sentence_nll(lm, [s]) for s in sentences], ignore_index=True)
+    small = sentence_nll(lm, sentences, batch_tokens=8)
+    assert together["nll_sum"].tolist() == alone["nll_sum"].tolist() == small["nll_sum"].tolist()
