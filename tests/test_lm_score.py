@@ -88,3 +88,24 @@ def test_cached_scores_are_reused_and_resumable(tiny_lm, tmp_path, monkeypatch):
     assert both.iloc[:2][["n_tokens", "nll_sum"]].equals(first[["n_tokens", "nll_sum"]])
     np.testing.assert_allclose(both["nll_sum"], sentence_nll(tiny_lm, TEXTS + TEXTS[:1])["nll_sum"], rtol=1e-6)
     assert store.integrity_check() == "ok"
+
+
+def test_steered_scores_are_cached_per_steering(tiny_lm, tmp_path, monkeypatch):
+    import toxlib.lm_score as lm_score
+    from toxlib.cache import LMScoreStore
+    from toxlib.lm_score import cached_steered_nll, steered_nll
+    from toxlib.steer.word_filter import WordFilter
+
+    store = LMScoreStore(tmp_path / "s.sqlite")
+    plain = cached_steered_nll(tiny_lm, TEXTS[:2], cache=store)
+    calls = []
+    real = lm_score.steered_nll
+    monkeypatch.setattr(lm_score, "steered_nll",
+                        lambda lm, texts, steering=None, **kw: calls.append(texts) or real(lm, texts, steering, **kw))
+    again = cached_steered_nll(tiny_lm, TEXTS, cache=store)
+    assert calls == [TEXTS[2:]]  # only the texts not seen under this steering
+    assert again.iloc[:2].equals(plain)
+    np.testing.assert_allclose(again["nll_sum"], steered_nll(tiny_lm, TEXTS)["nll_sum"], rtol=1e-6)
+    filtered = cached_steered_nll(tiny_lm, TEXTS[:2], WordFilter(["the"]), cache=store)
+    assert len(calls) == 2  # another steering is another key
+    assert not filtered["nll_sum"].equals(plain["nll_sum"])

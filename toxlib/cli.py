@@ -137,6 +137,10 @@ def _bench(args) -> int:
         from toxlib.studies.distributed_bench import main_distributed
 
         return main_distributed(args)
+    if args.what in ("perplexity", "self-debias"):
+        from toxlib.studies.roofline import main_perplexity, main_self_debias
+
+        return main_perplexity(args) if args.what == "perplexity" else main_self_debias(args)
     return main_score(args) if args.what == "score" else main_generate(args)
 
 
@@ -210,6 +214,15 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
     gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
     gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
+    ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.lm_score) on ToxiGen sentences vs "
+                               "the matmul roofline")
+    sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
+                              "prompts vs the matmul roofline")
+    for sub_parser, sizes in ((ppl, "300 sentences instead of 2,000"), (sd, "20 prompts instead of 100")):
+        sub_parser.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
+        sub_parser.add_argument("--quick", action="store_true", help=sizes)
+        sub_parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"],
+                                help="model precision (default bfloat16, the chapters')")
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")

@@ -180,6 +180,34 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
                         np.array([done[t][1] for t in texts], dtype=float))
 
 
+def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, cache: LMScoreStore | bool = True,
+                       progress: bool = False, executor=None) -> pd.DataFrame:
+    """``steered_nll`` with a per-(model, steering, sentence) cache, so a re-run scores only sentences it has not
+    seen. The key holds the model's weights and dtype, the steering's ``config()`` (which names its learned
+    weights by hash) and ``batch_size`` (PPLM's gradient steps run in float32, where a batch's size can move the
+    last bits). Returns the columns of ``sentence_nll``, one row per text, in order."""
+    from toxlib.generate.config import stable_hash
+
+    store = LMScoreStore() if cache is True else (cache or None)
+    config = None if steering is None else steering.config()
+    key = f"{model_key(lm, 'steered-nll-v1')}|{stable_hash(config)[:16]}|batch{batch_size}"
+    try:
+        unique = list(dict.fromkeys(texts))
+        done = store.lookup(key, unique) if store is not None else {}
+        todo = [t for t in unique if t not in done]
+        if todo:
+            part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)
+            rows = list(zip(todo, part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
+            if store is not None:
+                store.add(key, rows)
+            done.update({t: (n, v) for t, n, v in rows})
+    finally:
+        if cache is True:
+            store.close()
+    return _score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
+                        np.array([done[t][1] for t in texts], dtype=float))
+
+
 def corpus_perplexity(scores: pd.DataFrame) -> float:
     """Perplexity of a set of texts as one corpus: exp(total NLL / total tokens) over ``sentence_nll`` rows."""
     return float(np.exp(scores["nll_sum"].sum() / scores["n_tokens"].sum()))

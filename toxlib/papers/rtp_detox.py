@@ -137,17 +137,18 @@ def perplexity_row(method: str, scores: pd.DataFrame, reference: pd.DataFrame | 
 def perplexity_table(runs: dict, base, base32, texts: list[str], pplm=None, pplm_texts: int = 0) -> pd.DataFrame:
     """Rows of :func:`perplexity_row` for every method of ``runs`` ({method: (lm, steering)}) over ``texts``
     against ``base``, and, when ``pplm`` is given and ``pplm_texts`` > 0, for PPLM and its float32 base
-    (``base32``) over the first ``pplm_texts`` texts (PPLM costs about 20 s per token here)."""
-    from toxlib.lm_score import steered_nll
+    (``base32``) over the first ``pplm_texts`` texts (PPLM costs about 20 s per token here). Every value is
+    cached (``cached_steered_nll``), so a re-run recomputes none."""
+    from toxlib.lm_score import cached_steered_nll
 
-    reference = steered_nll(base, texts)
-    rows = [perplexity_row(method, steered_nll(lm, texts, steering), reference)
+    reference = cached_steered_nll(base, texts)
+    rows = [perplexity_row(method, cached_steered_nll(lm, texts, steering), reference)
             for method, (lm, steering) in runs.items()]
     few = texts[:pplm_texts]
     if pplm is not None and few:
-        reference_few = steered_nll(base32, few, batch_size=len(few))
+        reference_few = cached_steered_nll(base32, few, batch_size=len(few))
         rows += [perplexity_row("base model (PPLM subset, fp32)", reference_few, reference_few),
-                 perplexity_row("PPLM", steered_nll(base32, few, pplm, batch_size=len(few)), reference_few)]
+                 perplexity_row("PPLM", cached_steered_nll(base32, few, pplm, batch_size=len(few)), reference_few)]
     return pd.DataFrame(rows)
 
 

@@ -5,16 +5,18 @@ One run measures, for one model and RealToxicityPrompts' setting (25 samples x u
     top-p (full-vocabulary sort), as the papers' code drives the model;
   * toxlib: ``toxlib.generate.generate`` (batched prompts, shared prefill, exact partial-top-k nucleus sampling);
   * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
-    2 x (non-embedding parameters + LM-head parameters) flops at that rate;
+    2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.studies.roofline``: the best
+    of several repeats at the square and the workload shape, before and after the workload);
   * peak resident memory (after the toxlib phase, and overall);
-  * bf16 (optional): toxlib's speed in bf16 and the perplexity change bf16 causes on a fixed set of texts.
+  * bf16 (optional): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same run
+    (``bf16_roofline_pct``), and the perplexity change bf16 causes on a fixed set of texts.
+A roofline percentage above 100 is a measurement error: the command then exits non-zero.
 Tokens are counted the same way for both: new tokens generated per sample, a final stop token included.
 The last line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
 
-import json
 import platform
 import resource
 import time
@@ -23,27 +25,14 @@ import pandas as pd
 import torch
 
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
+from toxlib.generate.api import default_batch_rows
+from toxlib.generate.config import ENGINE_VERSION
+from toxlib.studies.roofline import Denominator, cached_measurement, finish
 
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def matmul_gflops(dtype: torch.dtype = torch.float32, n: int = 2048, repeats: int = 5) -> float:
-    """Measured GFLOP/s of an n x n matmul on the current device and thread count."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    a @ b
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9
-
-
-def flops_per_token(arch: dict) -> float:
-    """Matmul flops to produce one new token: 2 x (non-embedding params + vocab x hidden for the LM head).
-    Attention over the short context (< 100 tokens here) adds under 1% and is left out."""
-    return 2.0 * (arch["non_embedding_params"] + arch["vocab_size"] * arch["hidden_size"])
 
 
 def bench_prompts(n: int, seed: int = 2020) -> list[str]:
@@ -124,12 +113,14 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     arch = lm.architecture()
     log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
         f"{lm.device}, {torch.get_num_threads()} threads")
-    gflops = matmul_gflops()
-    roofline = gflops * 1e9 / flops_per_token(arch)
-    log(f"fp32 matmul {gflops:.0f} GFLOP/s -> roofline {roofline:.0f} tokens/s")
+    rows = default_batch_rows(lm)
+    fp32 = Denominator(torch.float32, arch, rows)
+    fp32.measure()
     stats = NucleusStats()
     speed = speed_comparison(lm, prompts, config, stats)
+    fp32.measure()
     rss_toxlib = peak_rss_mb()
+    log(f"fp32 matmul {fp32.gflops:.0f} GFLOP/s -> roofline {fp32.roofline_tok_s():.0f} tokens/s")
     log(f"toxlib:   {speed['toxlib_tokens']} tokens in {speed['toxlib_s']:.1f} s = "
         f"{speed['toxlib_tok_s']:.1f} tokens/s "
         f"(nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
@@ -139,9 +130,8 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
         "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
         "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32",
         "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
-        **speed,
-        "matmul_gflops": round(gflops, 1), "roofline_tok_s": round(roofline, 1),
-        "roofline_pct": round(100 * speed["toxlib_tok_s"] / roofline, 1),
+        **speed, **fp32.report(),
+        "roofline_pct": round(100 * speed["toxlib_tok_s"] / fp32.roofline_tok_s(), 1),
         "sampling_share_pct": round(100 * stats.seconds / speed["toxlib_s"], 1),
         "nucleus_resolved_at": stats.shares(),
         "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_baseline": round(peak_rss_mb()),
@@ -149,31 +139,43 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     del lm
     if bf16:
         lm16 = load(model, dtype="bfloat16")
+        bf = Denominator(torch.bfloat16, arch, rows)
+        bf.measure()
         toxlib_generate(lm16, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
         t16, s16 = toxlib_generate(lm16, prompts, config)
+        bf.measure()
         del lm16
-        result.update({"bf16_toxlib_tok_s": round(t16 / s16, 1)} | {
+        result.update({"bf16_tok_s": round(t16 / s16, 1),
+                       "bf16_roofline_pct": round(100 * t16 / s16 / bf.roofline_tok_s(), 1)}
+                      | {f"bf16_{k}": v for k, v in bf.report().items()} | {
             k: (round(v, 3) if isinstance(v, float) else v) for k, v in bf16_perplexity_change(model).items()})
-        log(f"bf16: {result['bf16_toxlib_tok_s']} tokens/s; perplexity {result['ppl_fp32']:.2f} (fp32) -> "
-            f"{result['ppl_bf16']:.2f} (bf16), {result['bf16_ppl_change_pct']:+.2f}%")
+        log(f"bf16: {result['bf16_tok_s']} tokens/s, {result['bf16_roofline_pct']}% of the bf16 roofline "
+            f"({result['bf16_roofline_tok_s']} tokens/s at {result['bf16_matmul_gflops']} GFLOP/s); perplexity "
+            f"{result['ppl_fp32']:.2f} (fp32) -> {result['ppl_bf16']:.2f} (bf16), "
+            f"{result['bf16_ppl_change_pct']:+.2f}%")
         result["peak_rss_mb_with_bf16"] = round(peak_rss_mb())
     return result
 
 
 def main_generate(args) -> int:
     result = bench_generate(args.model, quick=args.quick, n_prompts=args.prompts, bf16=not args.no_bf16)
-    print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline, "
-          f"peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
-    print(json.dumps(result))
-    return 0
+    print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline"
+          + (f", {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
+          + f", peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
+    return finish(result, ("roofline_pct", "bf16_roofline_pct"))
 
 
 def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING) -> pd.DataFrame:
-    """:func:`speed_comparison` per model of ``lms`` ({name: LanguageModel}) on ``prompts`` (none: an empty table).
-    Columns model, toxlib_tok_s, baseline_tok_s, speedup, toxlib_tokens, baseline_tokens."""
-    rows = [{"model": name, **speed_comparison(lm, prompts, config)} for name, lm in lms.items()] if prompts else []
+    """:func:`speed_comparison` per model of ``lms`` ({name: LanguageModel}) on ``prompts`` (none: an empty table),
+    each measured once per machine and setting and then read from the timing cache (``cached_measurement``).
+    Columns model, toxlib_tok_s, baseline_tok_s, speedup, toxlib_tokens, baseline_tokens, measured (UTC)."""
+    rows = [{"model": name, **cached_measurement(
+                "speed", {"weights": lm.weights_id, "dtype": str(lm.dtype), "prompts": prompts,
+                          "decoding": config.key(), "engine": ENGINE_VERSION},
+                lambda lm=lm: speed_comparison(lm, prompts, config))}
+            for name, lm in lms.items()] if prompts else []
     return pd.DataFrame(rows, columns=["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens",
-                                       "baseline_tokens"])
+                                       "baseline_tokens", "measured"])
 
 
 def timed_generate(lms: dict, prompts, config: DecodingConfig) -> tuple[dict, list[dict]]:

@@ -1,0 +1,54 @@
+"""The roofline helpers: the matmul denominator, the over-100% guard and the timing cache."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from toxlib.studies import roofline
+
+ARCH = {"hidden_size": 64, "intermediate_size": 128, "non_embedding_params": 1000, "vocab_size": 10}
+
+
+def test_denominator_keeps_the_best_rate_at_either_shape_and_either_time(monkeypatch):
+    rates = iter([{"square": 100.0, "workload": 80.0}, {"square": 90.0, "workload": 120.0}])
+    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows: next(rates))
+    d = roofline.Denominator(torch.float32, ARCH, rows=32)
+    d.measure()
+    d.measure()
+    report = d.report()
+    assert d.gflops == 120.0
+    assert (report["matmul_square_gflops"], report["matmul_workload_gflops"]) == (100.0, 120.0)
+    assert report["matmul_workload_shape"] == [32, 64, 128]
+    # flops per token = 2 x (1000 + 10 x 64) = 3280
+    assert report["roofline_tok_s"] == round(120e9 / 3280, 1)
+
+
+def test_a_percentage_above_100_fails_the_benchmark(capsys):
+    assert roofline.finish({"roofline_pct": 99.9}) == 0
+    both = ("roofline_pct", "bf16_roofline_pct")
+    assert roofline.finish({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == 1
+    out = capsys.readouterr().out
+    assert json.loads(out.splitlines()[0]) == {"roofline_pct": 99.9}
+    assert "error: roofline_pct above 100%" in out
+
+
+def test_best_matmul_gflops_is_a_positive_rate():
+    assert roofline.best_matmul_gflops(torch.float32, 64, 64, 64, repeats=2) > 0
+
+
+def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"tok_s": 10.0 * len(calls)}
+
+    first = roofline.cached_measurement("speed", {"model": "a"}, measure)
+    again = roofline.cached_measurement("speed", {"model": "a"}, measure)
+    other = roofline.cached_measurement("speed", {"model": "b"}, measure)
+    assert first == again and first["tok_s"] == 10.0 and "UTC" in first["measured"]
+    assert other["tok_s"] == 20.0 and len(calls) == 2
+    assert not list(tmp_path.rglob("*.partial"))

@@ -1,0 +1,252 @@
+"""How close the book's hot paths come to the machine's matmul rate: ``python -m toxlib bench perplexity`` and
+``python -m toxlib bench self-debias``, and the robust matmul denominator ``bench generate`` shares.
+
+The roofline: a path that only did its matmuls, at the best rate this machine's matmul reached, would make
+``matmul GFLOP/s / flops per token`` tokens/s, with flops per token = 2 x (non-embedding parameters + LM head)
+(``generation_bench.flops_per_token``; attention over these short texts adds about 1%). The rate is the best of
+several repeats at the square 2048 shape and at the workload's own shape (rows x hidden by hidden x MLP width),
+measured before and after the workload; all are reported. A percentage above 100 means the denominator was
+measured low (another process, a frequency change): the benchmark says so and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import torch
+
+SQUARE = 2048
+
+
+def flops_per_token(arch: dict) -> float:
+    """Matmul flops to produce one new token: 2 x (non-embedding params + vocab x hidden for the LM head).
+    Attention over the short context (< 100 tokens here) adds under 1% and is left out."""
+    return 2.0 * (arch["non_embedding_params"] + arch["vocab_size"] * arch["hidden_size"])
+
+
+def best_matmul_gflops(dtype: torch.dtype, m: int, k: int, n: int, repeats: int = 7) -> float:
+    """Best GFLOP/s over ``repeats`` timed (m, k) @ (k, n) products in ``dtype`` (one untimed warm-up)."""
+    a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2 * m * k * n / best / 1e9
+
+
+def matmul_rates(dtype: torch.dtype, arch: dict, rows: int) -> dict:
+    """{"square": GFLOP/s at 2048^3, "workload": GFLOP/s at (rows, hidden) @ (hidden, MLP width)}."""
+    width = arch.get("intermediate_size") or 4 * arch["hidden_size"]
+    return {"square": best_matmul_gflops(dtype, SQUARE, SQUARE, SQUARE),
+            "workload": best_matmul_gflops(dtype, rows, arch["hidden_size"], width)}
+
+
+class Denominator:
+    """The matmul rate, measured around a workload: call ``measure()`` before and after; ``gflops`` is the best
+    rate seen at either shape, ``report()`` every figure (JSON-ready, rounded)."""
+
+    def __init__(self, dtype: torch.dtype, arch: dict, rows: int):
+        self.dtype, self.arch, self.rows = dtype, arch, rows
+        self.seen: list[dict] = []
+
+    def measure(self) -> None:
+        self.seen.append(matmul_rates(self.dtype, self.arch, self.rows))
+
+    @property
+    def gflops(self) -> float:
+        return max(max(r.values()) for r in self.seen)
+
+    def roofline_tok_s(self) -> float:
+        return self.gflops * 1e9 / flops_per_token(self.arch)
+
+    def report(self) -> dict:
+        return {"matmul_gflops": round(self.gflops, 1),
+                "matmul_square_gflops": round(max(r["square"] for r in self.seen), 1),
+                "matmul_workload_gflops": round(max(r["workload"] for r in self.seen), 1),
+                "matmul_workload_shape": [self.rows, self.arch["hidden_size"],
+                                          self.arch.get("intermediate_size") or 4 * self.arch["hidden_size"]],
+                "roofline_tok_s": round(self.roofline_tok_s(), 1)}
+
+
+def toxigen_sentences(n: int) -> list[str]:
+    """n distinct ToxiGen sentences (the safety-score chapter's text), a fixed sample."""
+    from toxlib.data.toxigen import load_toxigen
+
+    frame = load_toxigen()
+    return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
+
+
+def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "bfloat16", log=print,
+                     sentences: int | None = None) -> dict:
+    """``toxlib.lm_score.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
+    ``sentences``), no cache.
+    Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures and roofline_pct."""
+    from toxlib.lm_score import SENTENCE_BATCH_TOKENS, sentence_nll
+    from toxlib.models import load
+
+    texts = toxigen_sentences(sentences or (300 if quick else 2000))
+    lm = load(model, dtype=dtype)
+    arch = lm.architecture()
+    denominator = Denominator(lm.dtype, arch, SENTENCE_BATCH_TOKENS)
+    denominator.measure()
+    sentence_nll(lm, texts[:32])  # warm-up
+    start = time.perf_counter()
+    scores = sentence_nll(lm, texts)
+    seconds = time.perf_counter() - start
+    denominator.measure()
+    tokens = int(scores["n_tokens"].sum())
+    result = {"model": model, "dtype": dtype, "sentences": len(texts), "tokens": tokens,
+              "seconds": round(seconds, 2), "tok_s": round(tokens / seconds, 1), **denominator.report(),
+              "threads": torch.get_num_threads()}
+    result["roofline_pct"] = round(100 * result["tok_s"] / denominator.roofline_tok_s(), 1)
+    log(f"perplexity {model} {dtype}: {tokens} tokens in {seconds:.1f} s = {result['tok_s']} tok/s; matmul "
+        f"{result['matmul_gflops']} GFLOP/s -> roofline {result['roofline_tok_s']} tok/s ({result['roofline_pct']}%)")
+    return result
+
+
+def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: str = "bfloat16",
+                      max_new_tokens: int = 20, log=print, prompts: int | None = None) -> dict:
+    """Self-Debiasing (the paper's six prefixes, λ 100) and plain greedy decoding on the debiasing paper's first
+    100 adversarial prompts (20 quick; or ``prompts``), 20 new tokens, no cache. row_tok_s counts every prefixed
+    copy's tokens (new tokens x 7); overhead_vs_greedy is Self-Debiasing's time over plain greedy's."""
+    from toxlib.data.rtp_records import load_debias_prompts
+    from toxlib.generate import DecodingConfig, generate
+    from toxlib.generate.api import default_batch_rows
+    from toxlib.models import load
+    from toxlib.steer.self_debias import DEBIASING_PREFIXES, SelfDebiasing
+
+    n_prompts = prompts or (20 if quick else 100)
+    prompts = load_debias_prompts("adversarial")["prompt_text"].head(n_prompts).tolist()
+    lm = load(model, dtype=dtype)
+    arch = lm.architecture()
+    greedy = DecodingConfig(mode="greedy", max_new_tokens=max_new_tokens)
+    steering = SelfDebiasing(DEBIASING_PREFIXES, decay_constant=100.0)
+    copies = 1 + len(DEBIASING_PREFIXES)
+    denominator = Denominator(lm.dtype, arch, default_batch_rows(lm))
+    denominator.measure()
+    generate(lm, prompts[:2], greedy.with_(max_new_tokens=2), steering=steering, cache=False, progress=False)
+
+    def timed(**kw):
+        start = time.perf_counter()
+        out = generate(lm, prompts, greedy, cache=False, progress=False, **kw)
+        return int(out["n_new_tokens"].sum()), time.perf_counter() - start
+
+    sd_tokens, sd_s = timed(steering=steering)
+    plain_tokens, plain_s = timed()
+    denominator.measure()
+    result = {"model": model, "dtype": dtype, "prompts": len(prompts), "max_new_tokens": max_new_tokens,
+              "prefixes": len(DEBIASING_PREFIXES), "self_debias_s": round(sd_s, 2),
+              "row_tok_s": round(sd_tokens * copies / sd_s, 1), "self_debias_tok_s": round(sd_tokens / sd_s, 1),
+              "greedy_tok_s": round(plain_tokens / plain_s, 1), "overhead_vs_greedy": round(sd_s / plain_s, 2),
+              **denominator.report(), "threads": torch.get_num_threads()}
+    result["roofline_pct"] = round(100 * result["row_tok_s"] / denominator.roofline_tok_s(), 1)
+    log(f"self-debiasing {model} {dtype}: {result['row_tok_s']} row-tok/s ({result['roofline_pct']}% of "
+        f"{result['roofline_tok_s']}); greedy {result['greedy_tok_s']} tok/s; overhead {result['overhead_vs_greedy']}x")
+    return result
+
+
+def cached_measurement(kind: str, key: dict, measure) -> dict:
+    """A timing is a fact about one run: ``measure()`` (returning a JSON-ready dict) runs once per ``key`` (with
+    the machine and the torch version added) and is kept under ``cache_dir()/timings``, with the UTC time it was
+    taken in ``measured``; later calls return it, so a warm re-run of a chapter re-times nothing. Delete the
+    folder (or change a parameter) to measure again."""
+    import datetime
+    import platform
+
+    from toxlib.generate.config import stable_hash
+    from toxlib.paths import cache_dir
+    from toxlib.runner import machine_description
+
+    full = {"kind": kind, **key, "machine": machine_description(), "cpu": platform.processor(),
+            "torch": torch.__version__, "threads": torch.get_num_threads()}
+    path = cache_dir() / "timings" / f"{kind}-{stable_hash(full)[:16]}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    result = measure() | {"measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(result))
+    partial.replace(path)
+    return result
+
+
+def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
+                     self_debias_model: str = "smollm2-135m") -> pd.DataFrame:
+    """The generation chapter's roofline table, each measurement cached (``cached_measurement``): per model,
+    bf16 generation (RealToxicityPrompts' sampling on ``speed_prompts`` prompts), bf16 sentence perplexity
+    (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
+    (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
+    matmul_gflops, measured."""
+    from toxlib.generate import RTP_SAMPLING
+    from toxlib.models import load
+    from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
+
+    rows = []
+    for name in models:
+        def generation(name=name):
+            lm = load(name, dtype="bfloat16")
+            prompts = bench_prompts(speed_prompts)
+            denominator = Denominator(lm.dtype, lm.architecture(), 400)
+            denominator.measure()
+            toxlib_generate(lm, prompts[:1], RTP_SAMPLING.with_(num_samples=2, max_new_tokens=2))
+            tokens, seconds = toxlib_generate(lm, prompts, RTP_SAMPLING)
+            denominator.measure()
+            return {"tok_s": round(tokens / seconds, 1), **denominator.report()}
+
+        measured = {
+            "generation (bf16, 25 samples)": cached_measurement(
+                "generation", {"model": name, "prompts": speed_prompts, "engine": 2}, generation),
+            "perplexity (bf16)": cached_measurement(
+                "perplexity", {"model": name, "quick": sentences},
+                lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
+        }
+        if name == self_debias_model:
+            measured["Self-Debiasing (bf16, row-tokens)"] = cached_measurement(
+                "self-debias", {"model": name, "prompts": debias_prompts},
+                lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts))
+        for path, m in measured.items():
+            tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
+            rows.append({"model": name, "path": path, "tok_s": tok_s, "roofline_tok_s": m["roofline_tok_s"],
+                         "roofline_pct": round(100 * tok_s / m["roofline_tok_s"], 1),
+                         "matmul_gflops": m["matmul_gflops"], "measured": m["measured"]})
+    return pd.DataFrame(rows)
+
+
+def roofline_figure(table: pd.DataFrame):
+    """Bars of ``chapter_roofline``'s roofline_pct, one per (model, path), with the 100% line."""
+    from toxlib import plots
+
+    fig = plots.grouped_bars(table.assign(group=table["model"] + " / " + table["path"]), "group",
+                             {"roofline_pct": "tokens/s as % of the matmul roofline"},
+                             "Share of the matmul roofline", "tokens/s as % of the roofline (dashed: 100%)")
+    fig.axes[0].axvline(100, color="black", linestyle="--", linewidth=1)
+    if fig.axes[0].get_legend() is not None:
+        fig.axes[0].get_legend().remove()
+    return fig
+
+
+def _bench_quietly(bench, name: str, **sizes) -> dict:
+    return bench(name, log=lambda *_: None, **sizes)
+
+
+def finish(result: dict, pct_keys: tuple[str, ...] = ("roofline_pct",)) -> int:
+    """Print the JSON line; exit status 1 (with the reason) if a roofline percentage is above 100."""
+    print(json.dumps(result))
+    over = [k for k in pct_keys if result.get(k) is not None and result[k] > 100]
+    if over:
+        print(f"error: {', '.join(over)} above 100%: the matmul rate was measured low (another process, a frequency "
+              "change); re-run on a quiet machine")
+        return 1
+    return 0
+
+
+def main_perplexity(args) -> int:
+    return finish(bench_perplexity(args.model, quick=args.quick, dtype=args.dtype))
+
+
+def main_self_debias(args) -> int:
+    return finish(bench_self_debias(args.model, quick=args.quick, dtype=args.dtype))
