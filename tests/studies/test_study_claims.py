@@ -122,6 +122,30 @@ def test_scorer_claims_calibration_error_target():
         assert calibration["verdict"] == verdict and calibration["our_value"] == f"{error:.3g}"
 
 
+def test_scorer_claims_calibration_error_interval_over_texts():
+    from toxlib.metrics.agreement import calibration_error
+
+    rng = np.random.default_rng(3)
+    score = rng.random(2000)
+    reference = np.clip(score + rng.normal(0, 0.05, 2000), 0, 1)  # calibrated up to noise
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
+    categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
+
+    def calibration(scores):
+        agreement = _agreement({"distilled": 0.95}).assign(calibration_error=0.01)
+        rows = scorer_comparison.claims(agreement, throughput, sass_prf, categories, 2000, None, True,
+                                        {"distilled": pd.DataFrame({"toxicity": scores})},
+                                        pd.DataFrame({"toxicity": reference}))
+        return next(r for r in rows if "calibration error" in r["claim"])
+
+    good, shifted = calibration(score), calibration(np.clip(score + 0.05, 0, 1))
+    assert float(good["our_value"]) == pytest.approx(calibration_error(reference, score), abs=1e-4)
+    assert good["n"] == 2000 and good["ci_low"] < float(good["our_value"]) < good["ci_high"] < 0.02
+    assert good["verdict"] == "holds"
+    assert shifted["verdict"] == "fails" and shifted["ci_low"] > 0.02
+
+
 def test_scorer_claims_pearson_difference_over_texts():
     rng = np.random.default_rng(7)
     reference = rng.random(500)

@@ -93,11 +93,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.97 (target)", ">= 0.97",
                   round(auc.value, 4), interval=auc, threshold=0.97,
                   note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval"),
-            *([claim("Distilled scorer: held-out toxicity calibration error <= 0.02 (target)", "<= 0.02",
-                     round(float(tox["calibration_error"]), 4), verdict=fact(tox["calibration_error"] <= 0.02),
-                     note="mean |mean score - mean Perspective| over the ten equal-count bins of the score "
-                          f"({int(tox['n']):,} held-out texts); a point estimate")]
-              if "calibration_error" in tox.index else []),
+            *([_calibration_claim(tox, held, held_scores)] if "calibration_error" in tox.index else []),
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
@@ -135,6 +131,33 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                           note="same recipe, same seed; CPU threads and library versions can move the last digits"
                           if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)"))
     return rows
+
+
+def _calibration_claim(tox, held: pd.DataFrame | None, held_scores: dict | None) -> dict:
+    """The calibration-error target claim: with the held-out texts and scores, a 95% interval from resampling
+    texts (``calibration_interval``); else the agreement row's point estimate."""
+    what = (f"mean |mean score - mean Perspective| over the ten equal-count bins of the score "
+            f"({int(tox['n']):,} held-out texts)")
+    title = "Distilled scorer: held-out toxicity calibration error <= 0.02 (target)"
+    if held is None or held_scores is None or "distilled" not in held_scores:
+        return claim(title, "<= 0.02", round(float(tox["calibration_error"]), 4),
+                     verdict=fact(tox["calibration_error"] <= 0.02), note=f"{what}; a point estimate")
+    ci = calibration_interval(held["toxicity"], held_scores["distilled"]["toxicity"])
+    return claim(title, "<= 0.02", round(ci.value, 4), interval=ci, threshold=0.02, direction="below",
+                 note=f"{what}; texts resampled, the bins recut in every resample")
+
+
+def calibration_interval(reference, score):
+    """95% interval of ``toxlib.metrics.agreement.calibration_error`` over texts, resampling texts with both values
+    (``uncertainty.unit_interval`` over rows); texts with a NaN left out."""
+    import numpy as np
+
+    from toxlib.metrics.agreement import calibration_error
+    from toxlib.metrics.uncertainty import unit_interval
+
+    rows = np.column_stack([np.asarray(reference, dtype=float), np.asarray(score, dtype=float)])
+    rows = rows[np.isfinite(rows).all(axis=1)]
+    return unit_interval(rows, lambda r: calibration_error(r[:, 0], r[:, 1]))
 
 
 def pearson_difference(reference, first, second):
