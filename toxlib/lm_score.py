@@ -19,7 +19,7 @@ from toxlib.cache import LMScoreStore
 from toxlib.progress import tqdm
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
-METHOD_VERSIONS = {"causal": "causal-nll-v2", "masked": "pseudo-nll-v2"}  # v2: equal-length batches
+METHOD_VERSIONS = {"causal": "causal-nll-v3", "masked": "pseudo-nll-v3"}  # v3: equal-length batches, row sums
 
 
 def _with_start(lm, text: str) -> list[int]:

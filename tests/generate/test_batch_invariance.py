@@ -79,3 +79,13 @@ def test_perplexity_does_not_depend_on_the_other_sentences(lm):
     alone = pd.concat([sentence_nll(lm, [s]) for s in sentences], ignore_index=True)
     small = sentence_nll(lm, sentences, batch_tokens=8)
     assert together["nll_sum"].tolist() == alone["nll_sum"].tolist() == small["nll_sum"].tolist()
+
+
+def test_next_token_reading_does_not_depend_on_the_other_comments(lm):
+    from toxlib.papers.prompt_classifier import build_prompts, next_token_probabilities, template_prefix
+
+    prompts = build_prompts([p + " today" for p in PROMPTS], "few")
+    prefix = template_prefix(lm, "few")
+    together = next_token_probabilities(lm, prompts, [5, 7], prefix=prefix)
+    alone = [next_token_probabilities(lm, [p], [5, 7], prefix=prefix)[0].tolist() for p in prompts]
+    assert together.tolist() == alone

@@ -110,6 +110,19 @@ def test_a_shared_prefix_computed_once_gives_the_same_probabilities(tiny_lm):
     assert shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2 and shared_prefix([[4, 2], [1, 2]]) == 0
 
 
+def test_a_fixed_template_prefix_gives_the_same_probabilities(tiny_lm):
+    from toxlib.papers.prompt_classifier import template_prefix
+
+    prompts = build_prompts(["short", "a longer phrase here", "mid one", "x"], "few")
+    prefix = template_prefix(tiny_lm, "few")
+    assert len(prefix) > 20 and all(tiny_lm.tokenizer(p).input_ids[:len(prefix)] == prefix for p in prompts)
+    shared = next_token_probabilities(tiny_lm, prompts, [5, 7], prefix=prefix)
+    assert shared == pytest.approx(next_token_probabilities(tiny_lm, prompts, [5, 7]), rel=1e-4)
+    with pytest.raises(ValueError, match="start with the same 3 tokens"):
+        from toxlib.generate.engine import prefill
+        prefill(tiny_lm.model, [[1, 2, 3, 4], [1, 2, 5, 4]], 0, prefix=3)
+
+
 def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_is_missing(tiny_lm, tmp_path,
                                                                                            monkeypatch):
     from toxlib.cache import LMScoreStore
@@ -123,7 +136,7 @@ def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_
     asked = []
     real = prompt_classifier.next_token_probabilities
     monkeypatch.setattr(prompt_classifier, "next_token_probabilities",
-                        lambda lm, todo, ids, progress=False: asked.append(list(todo)) or real(lm, todo, ids))
+                        lambda lm, todo, ids, **kw: asked.append(list(todo)) or real(lm, todo, ids, **kw))
     again = cached_next_token_probabilities(tiny_lm, prompts, [5, 7], cache=store)
     assert asked == [prompts[2:]]  # only the prompt not stored yet
     assert first == pytest.approx(fresh[:2], rel=1e-9) and again == pytest.approx(fresh, rel=1e-6)

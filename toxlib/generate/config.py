@@ -73,12 +73,12 @@ def stable_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-ENGINE_VERSION = 2  # 2: batches of equal-length prompts, no padding, no shared prefix
+ENGINE_VERSION = 3  # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums
 
 
 def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
     """Everything that determines a run's texts besides the prompt. Batching is excluded: batches of equal-length
-    prompts make a prompt's texts independent of its batch. "engine" names that batching scheme (version 2), so
-    texts from the earlier padded batches, which could depend on the batch in bf16, are not reused."""
+    prompts make a prompt's texts independent of its batch. "engine" names that scheme (version 3), so texts from
+    the earlier padded batches, which could depend on the batch in bf16, are not reused."""
     return {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
             "steering": steering or None, "engine": ENGINE_VERSION}

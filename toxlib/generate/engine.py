@@ -43,8 +43,12 @@ def shared_prefix(sequences: list[list[int]]) -> int:
 
 
 @torch.inference_mode()
-def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = MIN_SHARED_PREFIX, reserve: int = 0):
+def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = MIN_SHARED_PREFIX, reserve: int = 0,
+            prefix: int | None = None):
     """Run a batch of prompts through the model once, filling a KV cache for decoding.
+
+    ``prefix``: share exactly this many leading tokens (every prompt must start with them and be longer), whatever
+    the batch; a fixed prefix and equal-length rests make each row independent of its batch. None: the rule below.
 
     When the prompts share a token prefix of at least ``min_shared`` tokens (a few-shot preamble, an instruction),
     the prefix runs once and its cache is copied to every row (``min_shared=0`` never shares); each row's
@@ -64,6 +68,11 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
     width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
     n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or width <= window) else 0
+    if prefix is not None:
+        if any(len(p) <= prefix or p[:prefix] != prompt_ids[0][:prefix] for p in prompt_ids):
+            raise ValueError(f"prefill(prefix={prefix}): every prompt must start with the same {prefix} tokens and "
+                             "have at least one more")
+        n_prefix = prefix
     cache = DynamicCache(config=model.config)
     ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left")
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)

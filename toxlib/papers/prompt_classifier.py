@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.batching import budget_batches, shifted_exp
+from toxlib.batching import length_batches, shifted_exp
 from toxlib.cache import LMScoreStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
@@ -83,31 +83,48 @@ def answer_token_ids(tokenizer) -> list[int]:
 
 @torch.inference_mode()
 def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch_tokens: int = 8192,
-                             progress: bool = False) -> np.ndarray:
+                             progress: bool = False, prefix: list[int] | None = None) -> np.ndarray:
     """P(token | prompt) for each prompt and each of ``token_ids``: (len(prompts), len(token_ids)) float64.
 
-    Prompts are tokenized as ``generate`` tokenizes them and run through the same prefill (a prefix shared by all
-    prompts, such as the few-shot instructions and examples, runs once per batch), sorted by length, in batches
-    of at most ``batch_tokens`` tokens. Only the last position's logits are computed."""
+    Prompts are tokenized as ``generate`` tokenizes them. The token ids ``prefix`` (the setting's instruction and
+    examples, ``template_prefix``), where a prompt starts with them, run once per batch through ``prefill``;
+    the rest are batched by equal length (``toxlib.batching.length_batches``, at most ``batch_tokens`` tokens), so
+    no padding: a prompt's probabilities do not depend on the prompts beside it (or on what a cache held). Only the
+    last position's logits are computed."""
     encoded = [encode_prompt(lm, p) for p in prompts]
-    order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
+    prefix = list(prefix or [])
+    shares = [bool(prefix) and len(e) > len(prefix) and e[:len(prefix)] == prefix for e in encoded]
+    batches = []
+    for kind in (True, False):  # prompts with the prefix (their rests batched by length), then any without it
+        idx = [i for i, s in enumerate(shares) if s == kind]
+        rests = [len(encoded[i]) - (len(prefix) if kind else 0) for i in idx]
+        batches += [[idx[j] for j in batch] for batch in length_batches(rests, batch_tokens)]
     out = np.empty((len(prompts), len(token_ids)))
     wanted = torch.tensor(token_ids, device=lm.device)
-    for batch in tqdm(budget_batches([len(encoded[i]) for i in order], batch_tokens), disable=not progress,
-                      desc=f"next-token reading ({lm.name})", unit="batch"):
-        rows = [order[j] for j in batch]
-        logits = prefill(lm.model, [encoded[i] for i in rows], lm.pad_id)[0]
+    for rows in tqdm(batches, disable=not progress, desc=f"next-token reading ({lm.name})", unit="batch"):
+        fixed = len(prefix) if shares[rows[0]] else None
+        logits = prefill(lm.model, [encoded[i] for i in rows], lm.pad_id, min_shared=0, prefix=fixed)[0]
         expo, total, _ = shifted_exp(logits.float())
         out[rows] = (expo[:, wanted].double() / total[:, None]).cpu().numpy()
     return out
 
 
 #: Bump when the next-token computation changes, so cached probabilities are not reused across versions.
-NEXT_TOKEN_VERSION = "next-token-v1"
+NEXT_TOKEN_VERSION = "next-token-v2"  # v2: a fixed prefix per setting, equal-length rests (batch invariant)
+
+
+def template_prefix(lm, setting: str) -> list[int]:
+    """Token ids every prompt of ``setting`` starts with: the common token prefix of the template filled with two
+    different phrases, less one token (a phrase's first token can merge with the template's last)."""
+    a, b = (encode_prompt(lm, p) for p in build_prompts(["Apples grow", "Zebras run"], setting))
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:max(0, n - 1)]
 
 
 def cached_next_token_probabilities(lm, prompts: list[str], token_ids: list[int], cache: LMScoreStore | bool = True,
-                                    progress: bool = False) -> np.ndarray:
+                                    progress: bool = False, prefix: list[int] | None = None) -> np.ndarray:
     """``next_token_probabilities`` through the per-(model, text) LM score store: each (prompt, token) is stored
     as the one-token negative log-likelihood -log P(token | prompt) under the key of that token, so a re-run (or
     another setting sharing prompts) computes only what is missing. Same output shape and order."""
@@ -118,7 +135,7 @@ def cached_next_token_probabilities(lm, prompts: list[str], token_ids: list[int]
         found = [store.lookup(k, unique) if store is not None else {} for k in keys]
         todo = [p for p in unique if not all(p in f for f in found)]
         if todo:
-            probs = next_token_probabilities(lm, todo, token_ids, progress=progress)
+            probs = next_token_probabilities(lm, todo, token_ids, progress=progress, prefix=prefix)
             with np.errstate(divide="ignore"):
                 nll = -np.log(probs)
             for j, key in enumerate(keys):
@@ -136,7 +153,7 @@ def next_token_reading(lm, texts, setting: str, progress: bool = False) -> pd.Da
     """Deterministic reading, one row per text: p_true, p_false (next-token probabilities), answer_mass
     (p_true + p_false), score (p_true / answer_mass, in [0, 1]) and label (1 when p_true > p_false, else 0)."""
     probs = cached_next_token_probabilities(lm, build_prompts(texts, setting), answer_token_ids(lm.tokenizer),
-                                            progress=progress)
+                                            progress=progress, prefix=template_prefix(lm, setting))
     p_true, p_false = probs[:, 0], probs[:, 1]
     mass = p_true + p_false
     return pd.DataFrame({"p_true": p_true, "p_false": p_false, "answer_mass": mass, "score": p_true / mass,

@@ -182,6 +182,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
     matmul_gflops, measured."""
     from toxlib.generate import RTP_SAMPLING
+    from toxlib.generate.config import ENGINE_VERSION
     from toxlib.models import load
     from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
 
@@ -199,7 +200,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
 
         measured = {
             "generation (bf16, 25 samples)": cached_measurement(
-                "generation", {"model": name, "prompts": speed_prompts, "engine": 2}, generation),
+                "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_VERSION}, generation),
             "perplexity (bf16)": cached_measurement(
                 "perplexity", {"model": name, "quick": sentences},
                 lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
