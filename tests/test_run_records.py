@@ -80,18 +80,5 @@ def test_recorded_commit_must_carry_the_library_of_head(tmp_path):
 
 def test_committed_notebooks_are_one_clean_run():
     """The published book: every notebook in _toc.yml was executed by one default build at one clean commit whose
-    library is HEAD's (rebuild with python -m toxlib book at a clean commit when this fails).
-
-    Deviation, stated in the stop note of 2026-11-23: that build's outputs were committed in two parts while it
-    ran, so its records name two commits whose toxlib/ and pyproject.toml are identical; several named commits are
-    accepted only when every one of them carries HEAD's library."""
-    from toxlib.run_records import _same_library, run_record
-
-    notebooks = toc_notebooks(ROOT)
-    problems = record_problems(notebooks, repo=ROOT)
-    several = [p for p in problems if p.startswith("the run records name")]
-    if several:
-        commits = {str(run_record(nb)["commit"]) for nb in notebooks}
-        assert len(commits) <= 2 and all(_same_library(ROOT, c) is None for c in commits), several
-        problems = [p for p in problems if p not in several]
-    assert problems == []
+    library is HEAD's (rebuild with python -m toxlib book at a clean commit when this fails)."""
+    check_one_clean_run(toc_notebooks(ROOT), repo=ROOT)

@@ -6,7 +6,7 @@ but padding changes them: a right-padded batch's attention runs over a wider blo
 up to ~2.6 (fp32: ~4e-4) even though the padded positions are masked. Scoring therefore batches only sequences of
 equal length (``length_batches``): no padding, so a text's score depends on the text alone, not on which texts
 shared its batch (which depends on what a cache already held, or on the batch size). Tested in
-tests/test_batching.py on the bundled models.
+tests/generate/test_batch_invariance.py on a bundled model.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def length_batches(lengths: list[int], budget: int | None = None, max_rows: int 
     batches = []
     for length in sorted(by_length):
         rows = by_length[length]
-        per_batch = min(budget // max(1, length) if budget else len(rows), max_rows or len(rows))
+        per_batch = min(len(rows), budget // max(1, length) if budget else len(rows), max_rows or len(rows))
         per_batch = max(1, per_batch)
         batches.extend(rows[b:b + per_batch] for b in range(0, len(rows), per_batch))
     return batches

@@ -159,15 +159,25 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
 
     if method not in METHOD_VERSIONS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHOD_VERSIONS)}")
+    return _through_store(cache, model_key(lm, METHOD_VERSIONS[method]), texts,
+                          lambda todo: nll_chunks(lm, todo, method, chunk, executor),
+                          progress and f"{method} NLL {lm.name}")
+
+
+def _through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc) -> pd.DataFrame:
+    """The cached scorers' common path: look ``texts`` up under ``key``, score the missing distinct ones with
+    ``score_missing(todo)`` (an iterable of row lists (text, n_tokens, nll_sum)), store each list as it arrives
+    (an interrupted run resumes), and return the columns of ``sentence_nll`` for ``texts`` in order. cache: True
+    (the default store, closed afterwards), an ``LMScoreStore``, or False/None (no store). desc: a progress bar's
+    label, or a false value for none."""
     store = LMScoreStore() if cache is True else (cache or None)
-    key = model_key(lm, METHOD_VERSIONS[method])
     try:
         unique = list(dict.fromkeys(texts))
         done = store.lookup(key, unique) if store is not None else {}
         todo = [t for t in unique if t not in done]
-        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="sentence",
-                   desc=f"{method} NLL {lm.name}")
-        for rows in nll_chunks(lm, todo, method, chunk, executor):
+        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not desc, unit="sentence",
+                   desc=desc or None)
+        for rows in score_missing(todo) if todo else ():
             if store is not None:
                 store.add(key, rows)
             done.update({t: (n, v) for t, n, v in rows})
@@ -188,24 +198,14 @@ def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32
     last bits). Returns the columns of ``sentence_nll``, one row per text, in order."""
     from toxlib.generate.config import stable_hash
 
-    store = LMScoreStore() if cache is True else (cache or None)
     config = None if steering is None else steering.config()
     key = f"{model_key(lm, 'steered-nll-v1')}|{stable_hash(config)[:16]}|batch{batch_size}"
-    try:
-        unique = list(dict.fromkeys(texts))
-        done = store.lookup(key, unique) if store is not None else {}
-        todo = [t for t in unique if t not in done]
-        if todo:
-            part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)
-            rows = list(zip(todo, part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
-            if store is not None:
-                store.add(key, rows)
-            done.update({t: (n, v) for t, n, v in rows})
-    finally:
-        if cache is True:
-            store.close()
-    return _score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
-                        np.array([done[t][1] for t in texts], dtype=float))
+
+    def score_missing(todo):
+        part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)
+        yield list(zip(todo, part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
+
+    return _through_store(cache, key, texts, score_missing, None)
 
 
 def corpus_perplexity(scores: pd.DataFrame) -> float:

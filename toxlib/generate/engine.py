@@ -64,15 +64,16 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
 
     device = next(model.parameters()).device
     rows = len(prompt_ids)
-    n_prefix = shared_prefix(prompt_ids) if rows > 1 else 0
-    window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
-    width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
-    n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or width <= window) else 0
     if prefix is not None:
         if any(len(p) <= prefix or p[:prefix] != prompt_ids[0][:prefix] for p in prompt_ids):
             raise ValueError(f"prefill(prefix={prefix}): every prompt must start with the same {prefix} tokens and "
                              "have at least one more")
         n_prefix = prefix
+    else:
+        n_prefix = shared_prefix(prompt_ids) if rows > 1 and min_shared else 0
+        window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
+        width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
+        n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or width <= window) else 0
     cache = DynamicCache(config=model.config)
     ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left")
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)

@@ -116,11 +116,10 @@ NEXT_TOKEN_VERSION = "next-token-v2"  # v2: a fixed prefix per setting, equal-le
 def template_prefix(lm, setting: str) -> list[int]:
     """Token ids every prompt of ``setting`` starts with: the common token prefix of the template filled with two
     different phrases, less one token (a phrase's first token can merge with the template's last)."""
+    from toxlib.generate.engine import shared_prefix
+
     a, b = (encode_prompt(lm, p) for p in build_prompts(["Apples grow", "Zebras run"], setting))
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:max(0, n - 1)]
+    return a[:max(0, shared_prefix([a, b]) - 1)]
 
 
 def cached_next_token_probabilities(lm, prompts: list[str], token_ids: list[int], cache: LMScoreStore | bool = True,

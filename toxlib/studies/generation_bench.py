@@ -27,7 +27,7 @@ import torch
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_VERSION
-from toxlib.studies.roofline import Denominator, cached_measurement, finish
+from toxlib.studies.roofline import Denominator, cached_measurement, finish, timed_generation
 
 
 def peak_rss_mb() -> float:
@@ -139,15 +139,9 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     del lm
     if bf16:
         lm16 = load(model, dtype="bfloat16")
-        bf = Denominator(torch.bfloat16, arch, rows)
-        bf.measure()
-        toxlib_generate(lm16, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
-        t16, s16 = toxlib_generate(lm16, prompts, config)
-        bf.measure()
+        timed = timed_generation(lm16, prompts, config, rows)
         del lm16
-        result.update({"bf16_tok_s": round(t16 / s16, 1),
-                       "bf16_roofline_pct": round(100 * t16 / s16 / bf.roofline_tok_s(), 1)}
-                      | {f"bf16_{k}": v for k, v in bf.report().items()} | {
+        result.update({f"bf16_{k}": v for k, v in timed.items()} | {
             k: (round(v, 3) if isinstance(v, float) else v) for k, v in bf16_perplexity_change(model).items()})
         log(f"bf16: {result['bf16_tok_s']} tokens/s, {result['bf16_roofline_pct']}% of the bf16 roofline "
             f"({result['bf16_roofline_tok_s']} tokens/s at {result['bf16_matmul_gflops']} GFLOP/s); perplexity "

@@ -72,6 +72,20 @@ class Denominator:
                 "roofline_tok_s": round(self.roofline_tok_s(), 1)}
 
 
+def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
+    """toxlib's generation of ``prompts`` in ``lm``'s dtype, no cache, after a 2-token warm-up, between two
+    measurements of the matmul rate at ``rows`` rows. Returns tok_s, roofline_pct and ``Denominator.report()``."""
+    from toxlib.studies.generation_bench import toxlib_generate
+
+    denominator = Denominator(lm.dtype, lm.architecture(), rows)
+    denominator.measure()
+    toxlib_generate(lm, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
+    tokens, seconds = toxlib_generate(lm, prompts, config)
+    denominator.measure()
+    return {"tok_s": round(tokens / seconds, 1),
+            "roofline_pct": round(100 * tokens / seconds / denominator.roofline_tok_s(), 1), **denominator.report()}
+
+
 def toxigen_sentences(n: int) -> list[str]:
     """n distinct ToxiGen sentences (the safety-score chapter's text), a fixed sample."""
     from toxlib.data.toxigen import load_toxigen
@@ -182,21 +196,16 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
     matmul_gflops, measured."""
     from toxlib.generate import RTP_SAMPLING
+    from toxlib.generate.api import default_batch_rows
     from toxlib.generate.config import ENGINE_VERSION
     from toxlib.models import load
-    from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
+    from toxlib.studies.generation_bench import bench_prompts
 
     rows = []
     for name in models:
         def generation(name=name):
             lm = load(name, dtype="bfloat16")
-            prompts = bench_prompts(speed_prompts)
-            denominator = Denominator(lm.dtype, lm.architecture(), 400)
-            denominator.measure()
-            toxlib_generate(lm, prompts[:1], RTP_SAMPLING.with_(num_samples=2, max_new_tokens=2))
-            tokens, seconds = toxlib_generate(lm, prompts, RTP_SAMPLING)
-            denominator.measure()
-            return {"tok_s": round(tokens / seconds, 1), **denominator.report()}
+            return timed_generation(lm, bench_prompts(speed_prompts), RTP_SAMPLING, default_batch_rows(lm))
 
         measured = {
             "generation (bf16, 25 samples)": cached_measurement(
