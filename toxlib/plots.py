@@ -4,6 +4,7 @@ results.save_figure."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -55,8 +56,14 @@ def box_with_points(reference: pd.DataFrame, ours: pd.DataFrame, x: str, y: str,
     order = list(dict.fromkeys(reference[x]))
     fig, ax = plt.subplots(figsize=(9, 4))
     sns.boxplot(data=reference, x=x, y=y, order=order, color="0.85", ax=ax, fliersize=2)
-    sns.stripplot(data=ours, x=x, y=y, hue=hue, order=order, ax=ax, size=7, jitter=0.15, marker="D",
-                  edgecolor="black", linewidth=0.5)
+    # seaborn jitters with numpy's global generator: seed it for this call only, so the figure is the same each build
+    state = np.random.get_state()
+    np.random.seed(0)
+    try:
+        sns.stripplot(data=ours, x=x, y=y, hue=hue, order=order, ax=ax, size=7, jitter=0.15, marker="D",
+                      edgecolor="black", linewidth=0.5)
+    finally:
+        np.random.set_state(state)
     if line is not None:
         ax.axhline(line, color="black", linestyle="--", linewidth=1)
     ax.set_title(title)
