@@ -51,6 +51,21 @@ def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, da
     return pd.DataFrame(rows)
 
 
+def other_precision(default) -> tuple[str, object]:
+    """(label, scorer): the distilled scorer in the precision its ``dtype="auto"`` did not pick on this machine,
+    labelled "distilled (bf16)" or "distilled (fp32)", to set beside ``default`` (a ``DistilledScorer``) in the
+    agreement table and show what the choice costs in agreement."""
+    from toxlib.scorers.distilled import DistilledScorer
+
+    other = "bfloat16" if default.dtype == "float32" else "float32"
+    return f"distilled ({_short_dtype(other)})", DistilledScorer(dtype=other)
+
+
+def _short_dtype(dtype_or_version: str) -> str:
+    """"bf16" or "fp32" from a dtype name or a distilled-scorer version (which ends in its dtype)."""
+    return "bf16" if "bfloat16" in str(dtype_or_version) else "fp32"
+
+
 def recorded_scores(values, name: str, version: str, attribute: str = "toxicity") -> pd.DataFrame:
     """Recorded scores (e.g. Perspective's, shipped with a dataset) shaped like a ``Scorer.score`` table, so they
     can sit in ``agreement_table`` beside live scorers: columns ``attribute``, scorer, version, error (None; a
@@ -85,11 +100,12 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
         r = correlation_interval(float(tox["pearson"]), int(tox["n"]))
         auc = auc_interval(float(tox["auc"]), int(tox["n_positive"]), int(tox["n"] - tox["n_positive"]))
         d = prf.loc["distilled"]
+        precision = _short_dtype(tox["version"])
         recall = proportion_interval(int(round(d["recall"] * d["n_true_pos"])), int(d["n_true_pos"]))
         rows += [
             claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.94 (target)", ">= 0.94",
                   round(r.value, 4), interval=r, threshold=0.94,
-                  note=f"{r.n:,} held-out RTP texts (the texts sampled), bf16; Fisher z interval"),
+                  note=f"{r.n:,} held-out RTP texts (the texts sampled), {precision}; Fisher z interval"),
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.97 (target)", ">= 0.97",
                   round(auc.value, 4), interval=auc, threshold=0.97,
                   note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval"),
@@ -97,7 +113,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
-                       f"{throughput['threads'].iloc[0]} threads, bf16"),
+                       f"{throughput['threads'].iloc[0]} threads, {precision}"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",
