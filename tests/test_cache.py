@@ -115,3 +115,23 @@ def test_kill_9_mid_run_then_resume(tiny_model_dirs, tiny_lm, tmp_path, decoded_
 
     clean = generate(tiny_lm, PROMPTS, CONFIG, steering=passthrough(), cache=False, batch_rows=6, progress=False)
     assert resumed.equals(clean)
+
+
+def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from toxlib.cache import cached_frame
+
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def compute(value):
+        calls.append(value)
+        return pd.DataFrame({"x": [value, value + 1], "flag": [True, False]})
+
+    first = cached_frame("demo", {"a": 1}, lambda: compute(1))
+    again = cached_frame("demo", {"a": 1}, lambda: compute(99))
+    other = cached_frame("demo", {"a": 2}, lambda: compute(2))
+    pd.testing.assert_frame_equal(first, again)
+    assert calls == [1, 2] and other["x"].tolist() == [2, 3]
+    assert sorted(p.suffix for p in (tmp_path / "frames").iterdir()) == [".pkl", ".pkl"]

@@ -164,3 +164,24 @@ class ScoreStore(SqliteStore):
         now = time.time()
         self._write("INSERT OR IGNORE INTO scores VALUES (?, ?, ?, ?, ?)",
                     [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])
+
+
+def cached_frame(kind: str, key: dict, compute):
+    """A deterministic table computed once per ``key`` and read back afterwards: ``compute()`` (returning a pandas
+    DataFrame) runs when ``cache_dir()/frames/<kind>-<hash of key>.pkl`` is absent, and its result is written there
+    atomically (a temporary file renamed), so an interrupted run leaves no half-written table. For tables that are
+    costly to recompute but are not texts or scores (e.g. the generation chapter's nucleus statistics). The key
+    should name everything the table depends on; the pandas version is added, since pickles are read by pandas."""
+    import pandas as pd
+
+    from toxlib.generate.config import stable_hash
+
+    path = paths.cache_dir() / "frames" / f"{kind}-{stable_hash({**key, 'pandas': pd.__version__})[:20]}.pkl"
+    if path.exists():
+        return pd.read_pickle(path)
+    frame = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    frame.to_pickle(partial)
+    partial.replace(path)
+    return frame

@@ -39,16 +39,28 @@ class NucleusRecorder:
 
 
 def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None = None,
-                   progress: bool = True) -> pd.DataFrame:
+                   progress: bool = True, cache: bool = True) -> pd.DataFrame:
     """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
-    nucleus_size (tokens kept), same_as_transformers (bool)."""
-    recorder = NucleusRecorder(config.top_p)
-    with torch.inference_mode():
-        generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False,
-                 batch_rows=batch_rows, progress=progress)
-    out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
-    out.insert(0, "model", lm.name)
-    return out
+    nucleus_size (tokens kept), same_as_transformers (bool). The run is deterministic (seeded, batch invariant), so
+    with ``cache`` the table is computed once per model, weights, dtype, config and prompts
+    (``toxlib.cache.cached_frame``)."""
+    from toxlib.cache import cached_frame
+    from toxlib.generate.config import run_key, stable_hash
+
+    def compute() -> pd.DataFrame:
+        recorder = NucleusRecorder(config.top_p)
+        with torch.inference_mode():
+            generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False,
+                     batch_rows=batch_rows, progress=progress)
+        out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
+        out.insert(0, "model", lm.name)
+        return out
+
+    if not cache:
+        return compute()
+    key = {**run_key(lm.name, lm.weights_id, str(lm.dtype), config, {"name": "record-nucleus", "version": 1}),
+           "prompts": stable_hash(list(prompts))}
+    return cached_frame("nucleus", key, compute)
 
 
 def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -> pd.DataFrame:
