@@ -76,6 +76,29 @@ def test_local_directory_loads_with_a_weights_hash_that_follows_the_weights(tiny
     assert lm.start_token == "<bos>" and lm.stop_ids == (lm.tokenizer.eos_token_id,)
 
 
+def test_tokenizers_are_read_back_from_their_pickle_until_the_folder_changes(tiny_model_dirs, tmp_path, monkeypatch):
+    import shutil
+
+    import transformers
+
+    from toxlib.models.loading import local_tokenizer
+
+    monkeypatch.setenv("TOXLIB_MODEL_CACHE", str(tmp_path / "models"))
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_model_dirs["gemma3"], folder)
+    text = "Hello there, wörld! 123"
+    expected = transformers.AutoTokenizer.from_pretrained(folder)(text).input_ids
+    assert local_tokenizer(folder)(text).input_ids == expected
+    pickles = list((tmp_path / "models" / "tokenizers").glob("*.pkl"))
+    assert len(pickles) == 1
+    pickles[0].write_bytes(b"not a pickle")  # a broken pickle is rebuilt, not trusted
+    assert local_tokenizer(folder)(text).input_ids == expected and pickles[0].read_bytes() != b"not a pickle"
+    config = folder / "tokenizer_config.json"
+    os.utime(config, ns=(0, config.stat().st_mtime_ns + 10**9))  # an edited tokenizer file gets a new entry
+    assert local_tokenizer(folder)(text).input_ids == expected
+    assert len(list((tmp_path / "models" / "tokenizers").glob("*.pkl"))) == 2
+
+
 def test_architecture_facts(tiny_model_dirs):
     lm = load(str(tiny_model_dirs["gemma3"]), device="cpu")
     arch = lm.architecture()
