@@ -1,12 +1,17 @@
 """Helpers shared by generation and sentence scoring: padding token lists into tensors, grouping sequences into
 batches under a token budget, and row-wise exponentials with an accurate normaliser.
 
-Batch invariance. On CPU, PyTorch's bf16 kernels give a row the same bits whatever the number of rows beside it,
-but padding changes them: a right-padded batch's attention runs over a wider block and, in bf16, moves logits by
-up to ~2.6 (fp32: ~4e-4) even though the padded positions are masked. Scoring therefore batches only sequences of
-equal length (``length_batches``): no padding, so a text's score depends on the text alone, not on which texts
-shared its batch (which depends on what a cache already held, or on the batch size). Tested in
-tests/generate/test_batch_invariance.py on a bundled model.
+Batch invariance. On CPU, PyTorch's bf16 kernels give a row the same bits whatever the rows beside it, as long as
+(1) every row of the batch is padded to the same width, a width fixed by the row itself, and (2) a forward pass
+has at least two rows: a single-token step of a one-row batch takes other kernels and moves bf16 logits by ~0.2
+(measured on both bundled models; a full-sequence pass is not affected). A padded width that depends on the batch
+(the longest prompt in it) moves logits too: right-padding 12-token rows to 17 columns moved bf16 logits by up to
+~2.6 (fp32: ~4e-4), although padded positions are masked.
+So scoring batches sequences of equal length (``length_batches``: no padding), and generation pads each prompt to
+``bucket_width`` of its own length and batches prompts of one bucket (``length_batches`` over the buckets), with a
+companion row where a batch would otherwise hold one row. Which texts share a batch (which depends on what a
+cache already held, or on the batch size) then changes nothing. Tested in tests/generate/test_batch_invariance.py
+on a bundled model.
 """
 
 from __future__ import annotations
@@ -14,10 +19,25 @@ from __future__ import annotations
 import torch
 
 
-def pad(sequences: list[list[int]], pad_id: int, device=None, side: str = "left") -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids, attention_mask), both (len(sequences), longest) int64. side="left" right-aligns the sequences (new
-    tokens of a batch line up for generation); side="right" left-aligns them (scoring a causal LM)."""
-    width = max(len(s) for s in sequences)
+#: Generation pads a prompt to the next multiple of this many tokens (``bucket_width``).
+WIDTH_STEP = 16
+
+
+def bucket_width(length: int, step: int = WIDTH_STEP) -> int:
+    """The padded width of a sequence of ``length`` tokens: the next multiple of ``step`` (at least ``step``). A
+    function of the length alone, so a row's padding never depends on the rows beside it."""
+    return max(1, -(-length // step)) * step
+
+
+def pad(sequences: list[list[int]], pad_id: int, device=None, side: str = "left",
+        width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention_mask), both (len(sequences), width) int64, width the longest sequence unless given (then at
+    least that). side="left" right-aligns the sequences (new tokens of a batch line up for generation);
+    side="right" left-aligns them (scoring a causal LM)."""
+    longest = max(len(s) for s in sequences)
+    if width is not None and width < longest:
+        raise ValueError(f"pad(width={width}) is narrower than the longest sequence ({longest} tokens)")
+    width = longest if width is None else width
     ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(sequences), width), dtype=torch.long)
     for row, seq in enumerate(sequences):
@@ -43,10 +63,12 @@ def budget_batches(lengths: list[int], budget: int) -> list[list[int]]:
     return batches
 
 
-def length_batches(lengths: list[int], budget: int | None = None, max_rows: int | None = None) -> list[list[int]]:
+def length_batches(lengths: list, budget: int | None = None, max_rows: int | None = None) -> list[list[int]]:
     """Group positions 0..n-1 into batches of sequences of one length each, shortest first, each within ``budget``
     tokens (rows x length) and ``max_rows`` rows (None: no bound; at least one row). Inside a length, positions
-    keep their order. No padding is needed, so the batches are batch invariant (see the module docstring)."""
+    keep their order. No padding is needed, so the batches are batch invariant (see the module docstring).
+    ``lengths`` may be any sortable keys (generation passes bucket widths, or tuples of widths) when ``budget`` is
+    None: positions are then grouped by equal key."""
     by_length: dict[int, list[int]] = {}
     for i, length in enumerate(lengths):
         by_length.setdefault(length, []).append(i)

@@ -1,8 +1,9 @@
 """Same parameters, same numbers: on a bundled model in bf16, a prompt's continuations and a sentence's perplexity
 do not depend on the cache's contents, on ``batch_rows`` or on which texts share a batch (issue 14, item 6).
 
-These fail with padded batches: in bf16 a padded batch moves a row's logits (see ``toxlib.batching``), and which
-prompts share a batch depends on what the cache already held.
+These fail with padding to the longest prompt of a batch, and (the step-level tests) with a prompt decoded alone
+in its batch: in bf16 either moves a row's logits (see ``toxlib.batching``), and which prompts share a batch
+depends on what the cache already held.
 """
 
 from __future__ import annotations
@@ -52,6 +53,62 @@ def test_padding_does_change_bf16_logits(lm):
         alone = lm.model(input_ids=ids).logits
         together = lm.model(input_ids=padded, attention_mask=mask).logits[:4, :12]
     assert not torch.equal(alone, together)
+
+
+class StepRecorder:
+    """A logits processor that keeps every row's scores per step, keyed by the row's tokens so far (prompt and
+    generated, left padding stripped)."""
+
+    def __init__(self, pad_id: int):
+        self.pad_id, self.seen = pad_id, {}
+
+    def __call__(self, input_ids, scores):
+        for ids, row in zip(input_ids.tolist(), scores):
+            start = next((i for i, t in enumerate(ids) if t != self.pad_id), len(ids))
+            self.seen[tuple(ids[start:])] = row.clone()
+        return scores
+
+
+def recorded_steps(lm, prompts, config, steering_class=None, **options) -> dict:
+    """{tokens so far: the step's scores} over every row of a generate call, after ``steering_class``'s
+    processors (None: plain decoding)."""
+    from toxlib.steer import LogitsSteering
+
+    recorder = StepRecorder(lm.pad_id)
+    if steering_class is None:
+        steering = LogitsSteering("record", [recorder])
+    else:
+        class Recorded(steering_class):
+            def logits_processors(self, lm):
+                return [*super().logits_processors(lm), recorder]
+        steering = Recorded(**options)
+    generate(lm, prompts, config, steering=steering, cache=False, progress=False)
+    return recorder.seen
+
+
+def assert_same_steps(alone: dict, together: dict):
+    assert alone and set(alone) <= set(together)  # the same tokens were chosen ...
+    assert all(torch.equal(scores, together[tokens]) for tokens, scores in alone.items())  # ... from the same bits
+
+
+def test_every_decoding_step_of_a_prompt_is_the_same_alone_and_in_a_batch(lm):
+    """Greedy steps compared bit for bit: a prompt decoded on its own (a one-row batch, which decodes with other
+    kernels unless given a companion row) and beside prompts of other lengths in one padded batch."""
+    greedy = DecodingConfig(mode="greedy", max_new_tokens=6)
+    together = recorded_steps(lm, PROMPTS, greedy)
+    for prompt in PROMPTS[:3]:
+        assert_same_steps(recorded_steps(lm, [prompt], greedy), together)
+
+
+def test_self_debiasing_steps_are_the_same_alone_and_in_a_batch(lm):
+    """Self-Debiasing pads its six prefixed copies of each prompt too: to a width fixed by the prompt (its
+    ``batch_key``), not by the longest copy in the batch."""
+    from toxlib.steer.self_debias import SelfDebiasing
+
+    greedy = DecodingConfig(mode="greedy", max_new_tokens=4)
+    together = recorded_steps(lm, PROMPTS, greedy, SelfDebiasing, decay_constant=50.0)
+    for prompt in (PROMPTS[0], PROMPTS[4]):
+        assert_same_steps(recorded_steps(lm, [prompt], greedy, SelfDebiasing, decay_constant=50.0), together)
 
 
 def test_generation_is_the_same_cold_after_a_partial_warm_up_and_at_any_batch_rows(lm, tmp_path):

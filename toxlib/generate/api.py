@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pandas as pd
 import torch
 
-from toxlib.batching import length_batches
+from toxlib.batching import bucket_width, length_batches
 from toxlib.cache import GenerationStore
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
 from toxlib.generate.engine import beam_batch, decode_batch
@@ -121,10 +121,11 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
                    stats: NucleusStats | None = None) -> Iterator[list[tuple]]:
     """Decode every sample of ``prompts`` (distinct strings) batch by batch, shortest prompts first.
 
-    A batch holds prompts of one token count only (``toxlib.batching.length_batches``) and at most ``batch_rows``
-    rows: with no padding, and no prompt prefix shared between prompts, a prompt's continuations do not depend on
-    which prompts shared its batch, so neither the cache's contents, nor ``batch_rows``, nor the executor's block
-    size change them (in bf16, padding does; tested).
+    A batch holds prompts of one padded width (``toxlib.batching.bucket_width`` of each prompt's own token count;
+    with a steering's ``batch_key`` equal too) and at most ``batch_rows`` rows, each prompt left-padded to that
+    width, and no prompt prefix shared between prompts. So a prompt's continuations do not depend on which prompts
+    shared its batch: neither the cache's contents, nor ``batch_rows``, nor the executor's block size change them
+    (in bf16, a batch-dependent padding does; tested).
     Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
     ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
     """
@@ -133,9 +134,11 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
     stop_ids = lm.stop_ids + (newline_token_ids(lm.tokenizer) if config.stop_at_newline else ())
-    for positions in length_batches([len(e) for e in encoded], max_rows=per_batch):
+    keys = [(bucket_width(len(e)), *steering.batch_key(lm, e)) for e in encoded]
+    for positions in length_batches(keys, max_rows=per_batch):
         batch = [prompts[i] for i in positions]
-        rows = _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch, stop_ids)
+        rows = _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch, stop_ids,
+                       keys[positions[0]][0])
         out = []
         for r, tokens in enumerate(rows):
             prompt, idx = batch[r // n], r % n
@@ -147,14 +150,14 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
         yield out
 
 
-def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids):
+def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids, width):
     if config.mode == "beam":
-        return beam_batch(lm.model, prompt_ids, config, stop_ids, lm.pad_id, processors)
+        return beam_batch(lm.model, prompt_ids, config, stop_ids, lm.pad_id, processors, width)
     uniforms = None
     if config.mode == "sample":
         uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens)
                                 for p in batch_prompts for i in range(config.num_samples)])
-    return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats)
+    return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats, width)
 
 
 @functools.lru_cache(maxsize=8)

@@ -73,12 +73,15 @@ def stable_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-ENGINE_VERSION = 3  # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums
+# 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded
+# to a width fixed by their own length (toxlib.batching.bucket_width), never a one-row decoding step
+ENGINE_VERSION = 4
 
 
 def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
-    """Everything that determines a run's texts besides the prompt. Batching is excluded: batches of equal-length
-    prompts make a prompt's texts independent of its batch. "engine" names that scheme (version 3), so texts from
-    the earlier padded batches, which could depend on the batch in bf16, are not reused."""
+    """Everything that determines a run's texts besides the prompt. Batching is excluded: padding each prompt to a
+    width fixed by its own length, and never decoding one row alone, make a prompt's texts independent of its batch.
+    "engine" names that scheme (version 4), so texts of earlier schemes, which could depend on the batch in bf16
+    (version 3: a prompt alone in its batch decoded with other kernels), are not reused."""
     return {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
             "steering": steering or None, "engine": ENGINE_VERSION}

@@ -8,8 +8,11 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
   3. 25 rows per forward pass leaves the matmuls small; we batch the prompts of one token count together (up
      to a few hundred rows per step) and drop rows from the batch once they have stopped.
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
-result would then depend on its batch) and gets batches of equal-length prompts, which need no padding.
-Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched, left padded).
+result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
+(``toxlib.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and pruning
+keeps one finished row beside the last live one, because a one-row step takes other bf16 kernels (see
+``toxlib.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched,
+left padded to the same width).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
 batched generation does; it changes nothing while prompt + continuation is shorter than the window (512 tokens).
@@ -44,8 +47,10 @@ def shared_prefix(sequences: list[list[int]]) -> int:
 
 @torch.inference_mode()
 def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = MIN_SHARED_PREFIX, reserve: int = 0,
-            prefix: int | None = None):
+            prefix: int | None = None, width: int | None = None):
     """Run a batch of prompts through the model once, filling a KV cache for decoding.
+
+    ``width``: left-pad the rows (after any shared prefix) to exactly this many tokens rather than to the longest.
 
     ``prefix``: share exactly this many leading tokens (every prompt must start with them and be longer), whatever
     the batch; a fixed prefix and equal-length rests make each row independent of its batch. None: the rule below.
@@ -72,10 +77,10 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     else:
         n_prefix = shared_prefix(prompt_ids) if rows > 1 and min_shared else 0
         window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
-        width = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
-        n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or width <= window) else 0
+        row_span = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
+        n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or row_span <= window) else 0
     cache = DynamicCache(config=model.config)
-    ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left")
+    ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left", width=width)
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
     if n_prefix:
         prefix = torch.tensor([prompt_ids[0][:n_prefix]], device=device)
@@ -95,18 +100,23 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
 @torch.inference_mode()
 def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uniforms: torch.Tensor | None,
                  stop_ids: tuple[int, ...], pad_id: int, processors: list | None = None,
-                 stats: NucleusStats | None = None) -> list[list[int]]:
+                 stats: NucleusStats | None = None, width: int | None = None) -> list[list[int]]:
     """Decode ``config.num_samples`` continuations for each prompt with the sample/greedy loop.
 
     prompt_ids: token ids per prompt (each non-empty). uniforms: (len(prompt_ids) * num_samples, max_new_tokens)
-    float64 in [0, 1), one row per (prompt, sample) in prompt-major order (None for greedy).
+    float64 in [0, 1), one row per (prompt, sample) in prompt-major order (None for greedy). width: the padded
+    prompt width (None: the longest prompt); pass one fixed by the prompts' own lengths for batch invariance.
     Returns the new token ids per row in the same order, each ending at (and including) its first stop token.
     """
+    n = config.num_samples
+    if len(prompt_ids) * n == 1:  # a one-row batch decodes with other kernels: decode a copy beside it, drop it
+        twice = None if uniforms is None else uniforms.repeat(2, 1)
+        return decode_batch(model, prompt_ids * 2, config, twice, stop_ids, pad_id, processors, stats, width)[:1]
     processors = processors or []
     device = next(model.parameters()).device
-    n = config.num_samples
     # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
-    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, min_shared=0, reserve=config.max_new_tokens)
+    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, min_shared=0, reserve=config.max_new_tokens,
+                                                 width=width)
     position = position[:, -1:]
     if n > 1:
         cache.batch_repeat_interleave(n)
@@ -137,6 +147,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
         position = position + 1
         if finished.any() and int(finished.sum()) >= PRUNE_SHARE * live.numel():
             keep = (~finished).nonzero().squeeze(-1)
+            if keep.numel() == 1:  # never one row alone (other kernels): a finished row stays as its companion
+                keep = torch.cat([keep, finished.nonzero()[:1, 0]]).sort().values
             cache.batch_select_indices(keep)
             ids, mask, position, token, live = ids[keep], mask[keep], position[keep], token[keep], live[keep]
             _call_optional(processors, "select_rows", keep)
@@ -162,12 +174,13 @@ def _cut(tokens: list[int], stop_ids: tuple[int, ...]) -> list[int]:
 
 @torch.inference_mode()
 def beam_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, stop_ids: tuple[int, ...], pad_id: int,
-               processors: list | None = None) -> list[list[int]]:
-    """Beam search (``config.num_beams`` beams, the best kept) for a batch of prompts via ``model.generate``."""
+               processors: list | None = None, width: int | None = None) -> list[list[int]]:
+    """Beam search (``config.num_beams`` beams, the best kept) for a batch of prompts via ``model.generate``,
+    prompts left-padded to ``width`` (None: the longest)."""
     from transformers import LogitsProcessorList
 
     device = next(model.parameters()).device
-    ids, mask = pad(prompt_ids, pad_id, device, side="left")
+    ids, mask = pad(prompt_ids, pad_id, device, side="left", width=width)
     _call_optional(processors or [], "start_batch", ids, mask, config.num_beams)
     out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=config.num_beams,
                          num_return_sequences=1, max_new_tokens=config.max_new_tokens, pad_token_id=pad_id,

@@ -27,6 +27,12 @@ class Steering:
         """Processors applied, in order, to the logits of every step before the next token is chosen."""
         return []
 
+    def batch_key(self, lm, prompt_ids: list[int]) -> tuple:
+        """What else besides the padded prompt width a prompt (its token ids, after ``transform_prompt``) must share
+        with the prompts of its batch: a tuple fixed by the prompt alone. A processor that pads its own inputs (Self-
+        Debiasing's prefixed copies) returns their padded width, so that padding never depends on the batch."""
+        return ()
+
     def config(self) -> dict:
         """Every setting that changes the texts (JSON-serialisable). Part of the generation cache key."""
         return {"name": self.name}

@@ -131,12 +131,9 @@ class SelfDebiasingProcessor:
 
     # --- tokenisation ------------------------------------------------------------------------------------------
     def _prefixed(self, prefix: str, prompt_tokens: list[int]) -> list[int]:
-        from toxlib.generate.api import encode_prompt
-
         key = (prefix, tuple(prompt_tokens))
         if key not in self._encoded:
-            text = self.lm.tokenizer.decode(prompt_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-            self._encoded[key] = encode_prompt(self.lm, prefix + text)
+            self._encoded[key] = prefixed_ids(self.lm, prefix, prompt_tokens)
         return self._encoded[key]
 
     def _init_rows(self, rows: int) -> None:
@@ -163,15 +160,18 @@ class SelfDebiasingProcessor:
 
     def _forward_full(self, generated: list[list[int]], with_cache: bool) -> torch.Tensor:
         """p_biased (rows, V) from every prefixed prompt + generated tokens run from scratch, ``max_forward_rows``
-        sequences (whole rows) per forward pass; fills the cache if asked."""
+        sequences (whole rows) per forward pass; fills the cache if asked. The prefixed prompts are left-padded to
+        ``bucket_width`` of the longest: the engine batches only rows whose own longest copy gives the same width
+        (``SelfDebiasing.batch_key``), so no row's padding depends on the rows beside it."""
         from transformers.cache_utils import DynamicCache
 
-        from toxlib.batching import pad
+        from toxlib.batching import bucket_width, pad
 
         model = self.lm.model
         device = next(model.parameters()).device
         seqs = [pre + gen for row, gen in zip(self._rows, generated) for pre in row]
-        ids, mask = pad(seqs, self.lm.pad_id, device, side="left")
+        width = bucket_width(max(len(pre) for row in self._rows for pre in row)) + len(generated[0])
+        ids, mask = pad(seqs, self.lm.pad_id, device, side="left", width=width)
         position = (mask.cumsum(-1) - 1).clamp(min=0)
         chunk = max(1, self.max_forward_rows // len(self.prefixes)) * len(self.prefixes)
         probs, caches = [], []
@@ -246,6 +246,15 @@ class SelfDebiasingProcessor:
         return new
 
 
+def prefixed_ids(lm, prefix: str, prompt_tokens: list[int]) -> list[int]:
+    """Token ids of ``prefix`` + the prompt's text, tokenised as one string as the reference does (the prompt's
+    text recovered from its tokens, special tokens dropped)."""
+    from toxlib.generate.api import encode_prompt
+
+    text = lm.tokenizer.decode(prompt_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    return encode_prompt(lm, prefix + text)
+
+
 def _concat_caches(caches):
     """One DynamicCache holding the rows of several (same width, same layers), concatenated in order."""
     first = caches[0]
@@ -290,6 +299,13 @@ class SelfDebiasing(Steering):
 
     def logits_processors(self, lm) -> list:
         return [self.processor(lm)]
+
+    def batch_key(self, lm, prompt_ids: list[int]) -> tuple:
+        """(padded width of this prompt's longest prefixed copy,): prompts batched together share it, so the
+        processor pads every copy to a width fixed by its own row (``toxlib.batching``)."""
+        from toxlib.batching import bucket_width
+
+        return (bucket_width(max(len(prefixed_ids(lm, p, prompt_ids)) for p in self.prefixes)),)
 
     def config(self) -> dict:
         return {"name": self.name, "prefixes": list(self.prefixes), "decay_constant": self.decay_constant,
