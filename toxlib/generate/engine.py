@@ -5,7 +5,7 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      we use the exact partial-top-k sampler of :mod:`toxlib.generate.nucleus`;
   2. ``num_return_sequences=25`` copies the prompt 25 times before the prefill; we run the prefill once per prompt
      and copy its key/value cache (``DynamicCache.batch_repeat_interleave``);
-  3. 25 rows per forward pass leaves the matmuls small; we batch the prompts of one token count together (up
+  3. 25 rows per forward pass leaves the matmuls small; we batch the prompts of one padded width together (up
      to a few hundred rows per step) and drop rows from the batch once they have stopped.
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
 result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
