@@ -61,8 +61,8 @@ def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
     held = texts[texts["split"] == "held_out"]
     scores = scorer.score(held["text"], cache=False, progress=False)
     tox = agreement(held["toxicity"], scores["toxicity"])
-    # issue 20's targets: AUC >= 0.97 and calibration error <= 0.02 are met; Pearson 0.9365 falls short of 0.94
-    assert tox["pearson"] >= 0.93 and tox["auc"] >= 0.97 and tox["calibration_error"] <= 0.02, tox
+    # issue 20's targets: Pearson >= 0.94 (0.9435 with minilm-rtp-3), AUC >= 0.97, calibration error <= 0.02
+    assert tox["pearson"] >= 0.94 and tox["auc"] >= 0.97 and tox["calibration_error"] <= 0.02, tox
     raw = DistilledScorer(calibrated=False).score(held["text"], cache=False, progress=False)
     assert agreement(held["toxicity"], raw["toxicity"])["calibration_error"] > tox["calibration_error"]
     assert scores[list(TARGETS)].stack().between(0, 1).all()
@@ -75,7 +75,7 @@ def test_obvious_cases_and_version_stamp(scorer):
     # short benign sentences read 0.04-0.31: see the chapter
     assert table["toxicity"][0] < 0.5 < 0.8 < table["toxicity"][1]
     assert table["version"][0].startswith(scorer.metadata["version"]) and table["version"][0].endswith(scorer.dtype)
-    assert scorer.metadata["version"] == "minilm-rtp-2" and DistilledScorer(calibrated=False).version.endswith("-raw")
+    assert scorer.metadata["version"] == "minilm-rtp-3" and DistilledScorer(calibrated=False).version.endswith("-raw")
 
 
 @pytest.mark.data
