@@ -52,3 +52,22 @@ def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):
     assert first == again and first["tok_s"] == 10.0 and "UTC" in first["measured"]
     assert other["tok_s"] == 20.0 and len(calls) == 2
     assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypatch):
+    """A timing cached for an older engine or NLL method must not be shown for the current one."""
+    from toxlib.generate.config import ENGINE_VERSION
+    from toxlib.lm_score import METHOD_VERSIONS
+
+    keys = {}
+
+    def fake(kind, key, measure):
+        keys[kind] = key
+        return {"tok_s": 1.0, "row_tok_s": 1.0, "roofline_tok_s": 2.0, "matmul_gflops": 3.0, "measured": "now"}
+
+    monkeypatch.setattr(roofline, "cached_measurement", fake)
+    table = roofline.chapter_roofline(["smollm2-135m"])
+    assert set(keys) == {"generation", "perplexity", "self-debias"} and len(table) == 3
+    assert keys["generation"]["engine"] == keys["self-debias"]["engine"] == ENGINE_VERSION
+    assert keys["perplexity"]["nll"] == METHOD_VERSIONS["causal"]
+    assert (table["roofline_pct"] == 50.0).all()

@@ -190,7 +190,8 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
 
 def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
                      self_debias_model: str = "smollm2-135m") -> pd.DataFrame:
-    """The generation chapter's roofline table, each measurement cached (``cached_measurement``): per model,
+    """The generation chapter's roofline table, each measurement cached (``cached_measurement``, keyed by the
+    version of the code path it times: the engine for generation and Self-Debiasing, the NLL method): per model,
     bf16 generation (RealToxicityPrompts' sampling on ``speed_prompts`` prompts), bf16 sentence perplexity
     (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
@@ -198,6 +199,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     from toxlib.generate import RTP_SAMPLING
     from toxlib.generate.api import default_batch_rows
     from toxlib.generate.config import ENGINE_VERSION
+    from toxlib.lm_score import METHOD_VERSIONS
     from toxlib.models import load
     from toxlib.studies.generation_bench import bench_prompts
 
@@ -211,12 +213,12 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
             "generation (bf16, 25 samples)": cached_measurement(
                 "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_VERSION}, generation),
             "perplexity (bf16)": cached_measurement(
-                "perplexity", {"model": name, "quick": sentences},
+                "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"]},
                 lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
         }
         if name == self_debias_model:
             measured["Self-Debiasing (bf16, row-tokens)"] = cached_measurement(
-                "self-debias", {"model": name, "prompts": debias_prompts},
+                "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_VERSION},
                 lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts))
         for path, m in measured.items():
             tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
