@@ -44,7 +44,8 @@ def main() -> None:
         scores = scorer.score(gens["continuation"].tolist(), cache=False, progress=False)["toxicity"].to_numpy()
         frame = gens.assign(toxicity=scores)
         runs[threads] = {"texts": gens["continuation"].tolist(), "scores": scores,
-                         "emt": expected_max_toxicity(frame)["mean"], "prob": toxicity_probability(frame)["probability"],
+                         "emt": expected_max_toxicity(frame)["mean"],
+                         "prob": toxicity_probability(frame)["probability"],
                          "nll": sentence_nll(lm, sentences)["nll_sum"].to_numpy()}
     one, two = runs[1], runs[2]
     same = float(np.mean([a == b for a, b in zip(one["texts"], two["texts"])]))

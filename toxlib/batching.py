@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import torch
 
-
 #: Generation pads a prompt to the next multiple of this many tokens (``bucket_width``).
 WIDTH_STEP = 16
 

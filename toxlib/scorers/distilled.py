@@ -159,10 +159,10 @@ def fast_bf16_cpu() -> bool:
 
 class DistilledScorer(Scorer):
     """The default scorer. dtype: "auto" (bf16 on a GPU with bf16 or a CPU with AMX, else fp32: ``fast_bf16_cpu``),
-    "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart. calibrated: map the
-    network's scores through the calibrators shipped beside the weights (the default; False gives the raw network,
-    version suffix "-raw"; weights without calibrators give the network's scores with a warning). Columns:
-    ``TARGETS``.
+    "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart.
+    calibrated: map the network's scores through the calibrators shipped beside the weights (the default; False
+    gives the raw network, version suffix "-raw"; weights without calibrators give the network's scores with a
+    warning). Columns: ``TARGETS``.
     """
 
     name = "distilled"

@@ -8,8 +8,8 @@ of the remaining (training) records is then set aside, again by record, to fit t
 (``toxlib.scorers.calibration``), so the network trains on the rest, the calibrators on texts the network never saw,
 and the held-out texts judge both.
 
-Recipe (``TrainingConfig``): LoRA (rank 32, 6 epochs) on every linear layer of the encoder plus a fresh linear head, binary
-cross-entropy against Perspective's soft scores (missing scores masked), AdamW, linear warm-up and decay,
+Recipe (``TrainingConfig``): LoRA (rank 32, 6 epochs) on every linear layer of the encoder plus a fresh linear
+head, binary cross-entropy against Perspective's soft scores (missing scores masked), AdamW, linear warm-up and decay,
 length-bucketed batches; then one isotonic map per attribute fitted on the calibration records. Deterministic on CPU
 for a given seed and thread count.
 """
