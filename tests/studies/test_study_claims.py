@@ -78,9 +78,10 @@ def test_generation_claims():
     assert generation.claims(0.95, 20, 25, nucleus.head(5), {})[0]["verdict"] == "fails"
 
 
-def _agreement(pearson: dict) -> pd.DataFrame:
+def _agreement(pearson: dict, dtype: str = "bfloat16") -> pd.DataFrame:
+    """Rows as ``agreement_table`` makes them; the version ends in the scorer's precision."""
     return pd.DataFrame([{"scorer": s, "attribute": "toxicity", "pearson": p, "auc": 0.96, "n": 2000,
-                          "n_positive": 600} for s, p in pearson.items()])
+                          "n_positive": 600, "version": f"minilm-rtp-3-abc-eqlen-{dtype}"} for s, p in pearson.items()])
 
 
 def test_scorer_claims():
@@ -94,6 +95,8 @@ def test_scorer_claims():
     # Fisher z over 2,000 texts: [0.891, 0.908], below the 0.94 target
     assert pearson["verdict"] == "fails" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
     assert pearson["note"] == "2,000 held-out RTP texts (the texts sampled), bf16; Fisher z interval"
+    fp32 = scorer_comparison.claims(_agreement({"distilled": 0.9}, "float32"), throughput, sass_prf, categories, 2000)
+    assert fp32[0]["note"].endswith("fp32; Fisher z interval") and fp32[2]["note"].endswith("2 threads, fp32")
     # Hanley-McNeil: AUC 0.96 with 600 positives and 1,400 negatives: se 0.00569, interval [0.949, 0.971], which
     # contains the 0.97 target
     assert auc["verdict"] == "undecided" and auc["ci_low"] == pytest.approx(0.9488, abs=3e-4)
