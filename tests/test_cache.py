@@ -135,3 +135,16 @@ def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path,
     pd.testing.assert_frame_equal(first, again)
     assert calls == [1, 2] and other["x"].tolist() == [2, 3]
     assert sorted(p.suffix for p in (tmp_path / "frames").iterdir()) == [".pkl", ".pkl"]
+
+
+def test_written_atomically_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
+    from toxlib.cache import written_atomically
+
+    target = tmp_path / "deep" / "table.json"
+    with pytest.raises(RuntimeError), written_atomically(target) as partial:
+        partial.write_text("half")
+        raise RuntimeError("killed mid-write")
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    with written_atomically(target) as partial:
+        partial.write_text("whole")
+    assert target.read_text() == "whole" and [p.name for p in target.parent.iterdir()] == ["table.json"]

@@ -19,8 +19,10 @@ touches generated texts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -166,10 +168,25 @@ class ScoreStore(SqliteStore):
                     [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])
 
 
+@contextlib.contextmanager
+def written_atomically(path: Path):
+    """Yield a temporary path beside ``path`` (parents created) to write a file to; when the block ends without an
+    error it is renamed over ``path``, else removed. A reader, or a run killed mid-write, never sees a half-written
+    file, and two processes writing the same file do not share a temporary (its name carries the process id)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
+    try:
+        yield partial
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def cached_frame(kind: str, key: dict, compute):
     """A deterministic table computed once per ``key`` and read back afterwards: ``compute()`` (returning a pandas
     DataFrame) runs when ``cache_dir()/frames/<kind>-<hash of key>.pkl`` is absent, and its result is written there
-    atomically (a temporary file renamed), so an interrupted run leaves no half-written table. For tables that are
+    atomically (``written_atomically``), so an interrupted run leaves no half-written table. For tables that are
     costly to recompute but are not texts or scores (e.g. the generation chapter's nucleus statistics). The key
     should name everything the table depends on; the pandas version is added, since pickles are read by pandas."""
     import pandas as pd
@@ -180,8 +197,6 @@ def cached_frame(kind: str, key: dict, compute):
     if path.exists():
         return pd.read_pickle(path)
     frame = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    frame.to_pickle(partial)
-    partial.replace(path)
+    with written_atomically(path) as partial:
+        frame.to_pickle(partial)
     return frame

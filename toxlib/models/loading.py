@@ -233,6 +233,8 @@ def local_tokenizer(folder: Path):
 
     import transformers
 
+    from toxlib.cache import written_atomically
+
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in WEIGHT_SUFFIXES)
     stamp = json.dumps([transformers.__version__, str(folder)]
                        + [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files])
@@ -243,10 +245,8 @@ def local_tokenizer(folder: Path):
         except Exception:  # a pickle from a broken write or another library build: rebuild it below
             pass
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_bytes(pickle.dumps(tokenizer))
-    partial.replace(path)
+    with written_atomically(path) as partial:
+        partial.write_bytes(pickle.dumps(tokenizer))
     return tokenizer
 
 

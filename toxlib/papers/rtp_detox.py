@@ -167,6 +167,7 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
     import inspect
 
     from toxlib.adapt import corpus_sha256
+    from toxlib.cache import written_atomically
     from toxlib.generate.config import stable_hash
     from toxlib.paths import cache_dir
 
@@ -179,10 +180,8 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
     path = cache_dir() / "detox" / f"{kind}-{key}.safetensors"
     if path.exists():
         return load(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial.safetensors")
-    train(lm, corpus, **settings).save(partial)
-    partial.replace(path)
+    with written_atomically(path) as partial:
+        train(lm, corpus, **settings).save(partial)
     return load(path)
 
 

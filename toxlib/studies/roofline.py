@@ -171,6 +171,7 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
     import datetime
     import platform
 
+    from toxlib.cache import written_atomically
     from toxlib.generate.config import stable_hash
     from toxlib.paths import cache_dir
     from toxlib.runner import machine_description
@@ -181,10 +182,8 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
     if path.exists():
         return json.loads(path.read_text())
     result = measure() | {"measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(result))
-    partial.replace(path)
+    with written_atomically(path) as partial:
+        partial.write_text(json.dumps(result))
     return result
 
 
