@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import torch
 
@@ -108,6 +109,46 @@ def test_architecture_facts(tiny_model_dirs):
     assert arch["embedding_params"] == arch["vocab_size"] * 64
     assert arch["non_embedding_params"] == n_params - arch["embedding_params"]
     assert arch["model_type"] == "gemma3_text"
+
+
+def test_weights_are_read_on_first_use_and_a_fully_cached_generate_reads_none(tiny_model_dirs, tmp_path):
+    from toxlib.cache import GenerationStore
+
+    folder = str(tiny_model_dirs["llama"])
+    config = DecodingConfig(num_samples=2, max_new_tokens=4)
+    store = GenerationStore(tmp_path / "generations.sqlite")
+    first = load(folder, device="cpu")
+    assert not first.loaded and "not loaded yet" in repr(first)
+    before = generate(first, ["Hello", "A cat"], config, cache=store, progress=False)
+    assert first.loaded
+    again = load(folder, device="cpu")
+    after = generate(again, ["A cat", "Hello"], config, cache=store, progress=False)
+    assert not again.loaded  # every row came from the store: the weights were never read
+    def rows(frame):
+        return frame.drop(columns="prompt_id").sort_values(["prompt", "sample_idx"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(rows(before), rows(after))
+    generate(again, ["Something new"], config, cache=store, progress=False)
+    assert again.loaded
+
+
+def test_architecture_before_loading_matches_the_loaded_model(tiny_model_dirs):
+    for folder in tiny_model_dirs.values():
+        lm = load(str(folder), device="cpu")
+        unread = lm.architecture()
+        assert not lm.loaded
+        lm.model  # noqa: B018
+        assert unread == lm.architecture()
+
+
+def test_a_folder_without_a_config_is_refused_at_load_not_at_first_use(tiny_model_dirs, tmp_path):
+    import shutil
+
+    folder = tmp_path / "broken"
+    shutil.copytree(tiny_model_dirs["llama"], folder)
+    (folder / "config.json").unlink()
+    with pytest.raises(ModelUnavailableError, match="no config.json"):
+        load(str(folder), device="cpu")
 
 
 def test_dtype_choices(tiny_model_dirs):

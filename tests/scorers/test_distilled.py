@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -124,6 +125,19 @@ def test_training_is_deterministic_for_a_seed(tiny_training):
     train, config, (model, _, _) = tiny_training
     again, _, _ = train_emulator(train, config, progress=False)
     assert torch.equal(model.head.weight, again.head.weight)
+
+
+def test_scores_from_the_cache_never_load_the_network(tmp_path):
+    from toxlib.cache import ScoreStore
+
+    store = ScoreStore(tmp_path / "scores.sqlite")
+    texts = ["you are a wonderful person", "shut up, you idiot"]
+    first = DistilledScorer(dtype="float32")
+    scored = first.score(texts, cache=store, progress=False)
+    again = DistilledScorer(dtype="float32")
+    assert again._loaded is None and again.version == first.version
+    pd.testing.assert_frame_equal(again.score(texts, cache=store, progress=False), scored)
+    assert again._loaded is None
 
 
 def test_missing_weights_say_how_to_train_them(tmp_path):

@@ -129,6 +129,8 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
     Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
     ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
     """
+    if not prompts:  # everything came from the cache: leave the weights unread
+        return
     n = config.num_samples
     encoded = [encode_prompt(lm, steering.transform_prompt(p)) for p in prompts]
     per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))

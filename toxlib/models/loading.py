@@ -7,12 +7,12 @@ unprompted generation.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -58,26 +58,85 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     return _hub_answers[endpoint]
 
 
-@dataclass
 class LanguageModel:
-    """A loaded causal LM and what generation needs to know about it.
+    """A causal (or masked) LM and what generation needs to know about it, its weights read on first use.
 
-    weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>".
+    name, device, dtype, source, description: as given to ``load``.
+    weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>"; part of
+      every cache key, known without reading the weights.
+    model / tokenizer: the transformers model (eval mode, on ``device``) and tokenizer (left padding, a pad token).
+      Each is loaded the first time it is used, so a chapter whose generations, scores and perplexities all come
+      from the caches never reads weights (about 3 s per model on a 2-core CPU). ``loaded`` says whether the
+      weights are in memory.
     start_token / start_ids: where unprompted generation starts ("start of sequence" differs per model).
     stop_ids: token ids that end a continuation (the model's generation_config eos ids, as ``generate`` uses them).
     """
 
-    name: str
-    model: torch.nn.Module
-    tokenizer: object
-    device: torch.device
-    dtype: torch.dtype
-    weights_id: str
-    source: str
-    start_token: str
-    start_note: str
-    stop_ids: tuple[int, ...]
-    description: str = ""
+    def __init__(self, name: str, device: torch.device, dtype: torch.dtype, weights_id: str, source: str,
+                 load_model, load_tokenizer, start_token: str | None = None, start_note: str | None = None,
+                 description: str = "", folder: Path | None = None, kind: str = "causal"):
+        self.name, self.device, self.dtype, self.weights_id, self.source = name, device, dtype, weights_id, source
+        self.folder, self.kind = folder, kind
+        self.description = description or name
+        self._load_model, self._load_tokenizer = load_model, load_tokenizer
+        self._model = self._tokenizer = None
+        self._start_token, self._start_note = start_token, start_note
+        self._lock = threading.RLock()
+
+    @classmethod
+    def from_objects(cls, name: str, model: torch.nn.Module, tokenizer, weights_id: str, source: str = "memory",
+                     **facts) -> LanguageModel:
+        """A LanguageModel around a model and tokenizer already in memory (device and dtype read from the model)."""
+        param = next(model.parameters())
+        _prepare_tokenizer(tokenizer)
+        return cls(name, param.device, param.dtype, weights_id, source, lambda: model, lambda: tokenizer, **facts)
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def model(self) -> torch.nn.Module:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load_model().to(self.device).eval()
+        return self._model
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            with self._lock:
+                if self._tokenizer is None:
+                    tokenizer = self._load_tokenizer()
+                    _prepare_tokenizer(tokenizer)
+                    self._tokenizer = tokenizer
+        return self._tokenizer
+
+    @property
+    def start_token(self) -> str:
+        if self._start_token is None:
+            self._start_token = self.tokenizer.bos_token or self.tokenizer.eos_token
+        return self._start_token
+
+    @property
+    def start_note(self) -> str:
+        if self._start_note is None:
+            kind = "BOS" if self.tokenizer.bos_token else "EOS"
+            self._start_note = f"{self.start_token} (the tokenizer's {kind} token)"
+        return self._start_note
+
+    @start_token.setter
+    def start_token(self, token: str) -> None:
+        self._start_token = token
+
+    @start_note.setter
+    def start_note(self, note: str) -> None:
+        self._start_note = note
+
+    @functools.cached_property
+    def stop_ids(self) -> tuple[int, ...]:
+        return _stop_ids(self.model, self.tokenizer)
 
     @property
     def start_ids(self) -> list[int]:
@@ -88,11 +147,16 @@ class LanguageModel:
         return self.tokenizer.pad_token_id
 
     def architecture(self) -> dict:
-        """Layers, heads, hidden size, vocabulary and parameter counts (total, embedding, non-embedding)."""
-        return architecture(self.model) | {"model": self.name, "dtype": str(self.dtype).removeprefix("torch.")}
+        """Layers, heads, hidden size, vocabulary and parameter counts (total, embedding, non-embedding). Before the
+        weights are loaded, read from the model's config through a weightless copy on the meta device."""
+        model = self._model if self.loaded or self.folder is None else _skeleton(self.folder, self.kind)
+        return architecture(model or self.model) | {"model": self.name,
+                                                     "dtype": str(self.dtype).removeprefix("torch.")}
 
     def __repr__(self) -> str:
-        return f"LanguageModel({self.name!r}, {self.source}, {self.device}, {self.dtype}, {self.weights_id[:23]}...)"
+        state = "loaded" if self.loaded else "not loaded yet"
+        return (f"LanguageModel({self.name!r}, {self.source}, {self.device}, {self.dtype}, {self.weights_id[:23]}..., "
+                f"{state})")
 
 
 def known_models() -> list[str]:
@@ -161,6 +225,9 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         start_token, start_note, description = spec.start_token, spec.start_note, spec.description
     elif Path(name).expanduser().is_dir():
         folder, source = Path(name).expanduser().resolve(), "local"
+        if not (folder / "config.json").is_file():
+            raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: it has no config.json (save "
+                                        "the model there with transformers' save_pretrained)")
         weights_id = f"sha256:{weights_sha256(folder)}"
         start_token = start_note = description = None
     elif HUB_ID.match(name):
@@ -171,19 +238,16 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
             f"unknown model {name!r}: not a bundled model ({', '.join(known_models())}), not an existing local "
             "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
         )
-    model, tokenizer = from_pretrained(name, folder, dt, kind)
-    if weights_id is None:
+    if weights_id is None:  # a hub id: its weights identifier is the commit the hub (or its cache) serves
+        model, tokenizer = from_pretrained(name, folder, dt, kind)
         weights_id = f"hf:{name}@{getattr(model.config, '_commit_hash', None) or 'unknown-revision'}"
-    model.to(dev).eval()
-    _prepare_tokenizer(tokenizer)
-    if start_token is None:
-        start_token = tokenizer.bos_token or tokenizer.eos_token
-        start_note = f"{start_token} (the tokenizer's {'BOS' if tokenizer.bos_token else 'EOS'} token)"
-    return LanguageModel(
-        name=name, model=model, tokenizer=tokenizer, device=dev, dtype=dt, weights_id=weights_id, source=source,
-        start_token=start_token, start_note=start_note, stop_ids=_stop_ids(model, tokenizer),
-        description=description or name,
-    )
+        load_model, load_tokenizer = (lambda: model), (lambda: tokenizer)
+    else:
+        load_model = functools.partial(_weights, name, folder, dt, kind)
+        load_tokenizer = functools.partial(_tokenizer, name, folder)
+    return LanguageModel(name, dev, dt, weights_id, source, load_model, load_tokenizer, start_token=start_token,
+                         start_note=start_note, description=description,
+                         folder=folder if isinstance(folder, Path) else None, kind=kind)
 
 
 #: model kind -> the transformers auto class that loads it.
@@ -220,6 +284,34 @@ def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
             f"instead of the name{usage}. ({type(err).__name__}: {str(err).splitlines()[0]})"
         ) from err
     return model, tokenizer
+
+
+def _weights(name: str, folder: Path, dtype: torch.dtype, kind: str) -> torch.nn.Module:
+    """The model of a local folder (``LanguageModel.model``'s loader); a broken folder raises
+    ``ModelUnavailableError``."""
+    import transformers
+
+    try:
+        return getattr(transformers, AUTO_CLASSES[kind]).from_pretrained(folder, dtype=dtype)
+    except OSError as err:
+        raise ModelUnavailableError(f"cannot load a {kind} model {name!r} from {folder}: {err}") from err
+
+
+def _skeleton(folder: Path, kind: str) -> torch.nn.Module:
+    """The model of a local folder built from its config on the meta device: its shapes, no weights, no time."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    with torch.device("meta"):
+        return getattr(transformers, AUTO_CLASSES[kind]).from_config(config)
+
+
+def _tokenizer(name: str, folder: Path):
+    """The tokenizer of a local folder (``LanguageModel.tokenizer``'s loader)."""
+    try:
+        return local_tokenizer(folder)
+    except OSError as err:
+        raise ModelUnavailableError(f"cannot load the tokenizer of {name!r} from {folder}: {err}") from err
 
 
 def local_tokenizer(folder: Path):

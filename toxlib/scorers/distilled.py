@@ -183,9 +183,12 @@ class DistilledScorer(Scorer):
         if dtype not in dtypes:
             raise UnknownNameError(
                 f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
-        torch_dtype = dtypes[dtype]
-        self.model, self.tokenizer, self.metadata = load_emulator(Path(weights), torch_dtype)
-        self.model.to(self.device)
+        folder = Path(weights)
+        if not (folder / HEAD_FILE).exists():
+            raise ModelUnavailableError(f"no distilled-scorer weights in {folder}; train them with "
+                                        f"`python -m toxlib train-scorer --out {folder}`")
+        self.metadata = json.loads((folder / META_FILE).read_text())
+        self._weights, self._torch_dtype, self._loaded = folder, dtypes[dtype], None
         self.dtype, self.batch_tokens = dtype, batch_tokens
         found = load_calibrators(weights)
         self.calibrators = found if calibrated else None
@@ -195,6 +198,20 @@ class DistilledScorer(Scorer):
         raw = "-raw" if found is not None and not calibrated else ""
         # "eqlen": texts are batched by equal token count (no padding, batch invariant); older caches padded
         self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-eqlen-{dtype}{raw}"
+
+    @property
+    def model(self) -> PerspectiveEmulator:
+        """The network, read from the weights folder the first time a text needs scoring (so a run whose scores
+        all come from the cache never loads it)."""
+        if self._loaded is None:
+            model, tokenizer, _ = load_emulator(self._weights, self._torch_dtype)
+            self._loaded = model.to(self.device), tokenizer
+        return self._loaded[0]
+
+    @property
+    def tokenizer(self):
+        self.model  # noqa: B018 -- loads both
+        return self._loaded[1]
 
     def score_batch(self, texts: list[str]) -> BatchScores:
         from toxlib.scorers.calibration import apply_calibrators
