@@ -21,6 +21,7 @@ import yaml
 
 from toxlib import paths
 from toxlib.errors import BookBuildError, ParameterError, UnknownNameError
+from toxlib.kernels import KernelPrestart
 from toxlib.runner import PROFILES, profile_parameters, run_notebook
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
@@ -124,11 +125,13 @@ def build_book(
     runs = []
     if execute:
         chosen = {nb: _book_profile(nb, profile) for nb in notebooks}  # a missing profile fails before any run
-        for nb in notebooks:
-            shown = "" if chosen[nb] == "default" else f" ({chosen[nb]} profile)"
-            print(f"[toxlib] executing {nb.relative_to(source)}{shown}", flush=True)
-            # in place (the staging copy when smoke)
-            runs.append(run_notebook(nb, output=nb, env=env, profile=chosen[nb]))
+        # each notebook's kernel starts (and imports) while the one before it runs: toxlib.kernels
+        with KernelPrestart(notebooks, env) as kernels:
+            for nb in notebooks:
+                shown = "" if chosen[nb] == "default" else f" ({chosen[nb]} profile)"
+                print(f"[toxlib] executing {nb.relative_to(source)}{shown}", flush=True)
+                # in place (the staging copy when smoke)
+                runs.append(run_notebook(nb, output=nb, env=env, profile=chosen[nb], kernel=kernels.take(nb)))
     print("[toxlib] building HTML with jupyter-book", flush=True)
     # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
     staged = source if smoke else stage_sources(root, work / "_build" / "src")

@@ -294,6 +294,7 @@ def run_notebook(
     env: dict[str, str] | None = None,
     progress: bool = True,
     profile: str | None = None,
+    kernel=None,
 ) -> dict:
     """Execute ``path`` with papermill and write the executed notebook to ``output``.
 
@@ -302,10 +303,22 @@ def run_notebook(
     as profile="smoke" (kept for older callers). A smoke run's results go to ``paths.smoke_results_dir()`` unless
     TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
     ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
+    kernel: a kernel manager already started for this notebook (``toxlib.kernels.start_kernel`` with the same
+    ``env`` and the notebook's folder as cwd); it is used and shut down here. None: papermill starts one.
     The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
     fails is written to ``output`` when one was given, else beside it as <stem>.failed.ipynb.
     Returns the run record (also stored in the output's metadata under "toxlib" and shown as its last cell).
     """
+    try:
+        return _run(path, parameters, output, smoke, env, progress, profile, kernel)
+    finally:
+        if kernel is not None:
+            from toxlib.kernels import shutdown
+
+            shutdown(kernel)
+
+
+def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dict:
     path = Path(path).resolve()
     read_notebook(path)  # a clear one-line error before anything starts
     if smoke and profile not in (None, "smoke"):
@@ -333,7 +346,7 @@ def run_notebook(
             with environment(env):
                 papermill.execute_notebook(
                     str(staged_input), str(partial), parameters=checked, cwd=str(path.parent),
-                    progress_bar=progress, kernel_name="python3",
+                    progress_bar=progress, kernel_name="python3", **({"km": kernel} if kernel else {}),
                 )
         except papermill.PapermillExecutionError as exc:
             failed = output if output != path else output.with_name(f"{output.stem}.failed.ipynb")
