@@ -56,7 +56,7 @@ def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):
 
 def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypatch):
     """A timing cached for an older engine or NLL method must not be shown for the current one."""
-    from toxlib.generate.config import ENGINE_VERSION
+    from toxlib.generate.config import ENGINE_TIMING_REVISION
     from toxlib.lm_score import METHOD_VERSIONS
 
     keys = {}
@@ -68,6 +68,6 @@ def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypa
     monkeypatch.setattr(roofline, "cached_measurement", fake)
     table = roofline.chapter_roofline(["smollm2-135m"])
     assert set(keys) == {"generation", "perplexity", "self-debias"} and len(table) == 3
-    assert keys["generation"]["engine"] == keys["self-debias"]["engine"] == ENGINE_VERSION
+    assert keys["generation"]["engine"] == keys["self-debias"]["engine"] == ENGINE_TIMING_REVISION
     assert keys["perplexity"]["nll"] == METHOD_VERSIONS["causal"]
     assert (table["roofline_pct"] == 50.0).all()

@@ -24,6 +24,7 @@ import torch
 
 from toxlib.batching import pad
 from toxlib.generate.config import DecodingConfig
+from toxlib.generate.kv_cache import preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
@@ -65,8 +66,6 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     cache, ids (rows, width), mask (rows, width), position ids (rows, width)), where width counts the prefix, the
     padding and the rest.
     """
-    from transformers.cache_utils import DynamicCache
-
     device = next(model.parameters()).device
     rows = len(prompt_ids)
     if prefix is not None:
@@ -79,8 +78,8 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
         window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
         row_span = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
         n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or row_span <= window) else 0
-    cache = DynamicCache(config=model.config)
     ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left", width=width)
+    cache = preallocated_cache(model.config, n_prefix + ids.shape[1] + reserve)
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
     if n_prefix:
         prefix = torch.tensor([prompt_ids[0][:n_prefix]], device=device)

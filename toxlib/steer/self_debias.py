@@ -49,6 +49,7 @@ DEBIASING_PREFIXES = (
 )
 
 DEFAULT_MAX_FORWARD_ROWS = 1024  # prefixed sequences per forward pass (more are run in chunks)
+CACHE_RESERVE = 32  # positions preallocated for decoded tokens in the prefixed copies' cache (more: it grows)
 
 
 def decay_scores(scores: torch.Tensor, biased_logits: torch.Tensor, decay_constant: float,
@@ -163,9 +164,8 @@ class SelfDebiasingProcessor:
         sequences (whole rows) per forward pass; fills the cache if asked. The prefixed prompts are left-padded to
         ``bucket_width`` of the longest: the engine batches only rows whose own longest copy gives the same width
         (``SelfDebiasing.batch_key``), so no row's padding depends on the rows beside it."""
-        from transformers.cache_utils import DynamicCache
-
         from toxlib.batching import bucket_width, pad
+        from toxlib.generate.kv_cache import concatenate_rows, preallocated_cache
 
         model = self.lm.model
         device = next(model.parameters()).device
@@ -177,13 +177,13 @@ class SelfDebiasingProcessor:
         probs, caches = [], []
         for start in range(0, len(seqs), chunk):
             part = slice(start, start + chunk)
-            cache = DynamicCache(config=model.config) if with_cache else None
+            cache = preallocated_cache(model.config, width + CACHE_RESERVE) if with_cache else None
             out = model(input_ids=ids[part], attention_mask=mask[part], position_ids=position[part],
                         past_key_values=cache, use_cache=with_cache, logits_to_keep=1)
             probs.append(self._max_probs(out.logits[:, -1]))
             caches.append(cache)
         if with_cache:
-            self._cache = _concat_caches(caches)
+            self._cache = concatenate_rows(caches)
             self._mask, self._position = mask, position[:, -1:]
         return torch.cat(probs)
 
@@ -253,17 +253,6 @@ def prefixed_ids(lm, prefix: str, prompt_tokens: list[int]) -> list[int]:
 
     text = lm.tokenizer.decode(prompt_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False)
     return encode_prompt(lm, prefix + text)
-
-
-def _concat_caches(caches):
-    """One DynamicCache holding the rows of several (same width, same layers), concatenated in order."""
-    first = caches[0]
-    if len(caches) == 1:
-        return first
-    for i, layer in enumerate(first.layers):
-        layer.keys = torch.cat([c.layers[i].keys for c in caches], dim=0)
-        layer.values = torch.cat([c.layers[i].values for c in caches], dim=0)
-    return first
 
 
 class SelfDebiasing(Steering):

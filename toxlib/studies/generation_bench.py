@@ -26,7 +26,7 @@ import torch
 
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
-from toxlib.generate.config import ENGINE_VERSION
+from toxlib.generate.config import ENGINE_TIMING_REVISION
 from toxlib.studies.roofline import Denominator, cached_measurement, finish, timed_generation
 
 
@@ -165,7 +165,7 @@ def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMP
     Columns model, toxlib_tok_s, baseline_tok_s, speedup, toxlib_tokens, baseline_tokens, measured (UTC)."""
     rows = [{"model": name, **cached_measurement(
                 "speed", {"weights": lm.weights_id, "dtype": str(lm.dtype), "prompts": prompts,
-                          "decoding": config.key(), "engine": ENGINE_VERSION},
+                          "decoding": config.key(), "engine": ENGINE_TIMING_REVISION},
                 lambda lm=lm: speed_comparison(lm, prompts, config))}
             for name, lm in lms.items()] if prompts else []
     return pd.DataFrame(rows, columns=["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens",

@@ -197,7 +197,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     matmul_gflops, measured."""
     from toxlib.generate import RTP_SAMPLING
     from toxlib.generate.api import default_batch_rows
-    from toxlib.generate.config import ENGINE_VERSION
+    from toxlib.generate.config import ENGINE_TIMING_REVISION
     from toxlib.lm_score import METHOD_VERSIONS
     from toxlib.models import load
     from toxlib.studies.generation_bench import bench_prompts
@@ -210,14 +210,14 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
 
         measured = {
             "generation (bf16, 25 samples)": cached_measurement(
-                "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_VERSION}, generation),
+                "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_TIMING_REVISION}, generation),
             "perplexity (bf16)": cached_measurement(
                 "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"]},
                 lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
         }
         if name == self_debias_model:
             measured["Self-Debiasing (bf16, row-tokens)"] = cached_measurement(
-                "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_VERSION},
+                "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_TIMING_REVISION},
                 lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts))
         for path, m in measured.items():
             tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
