@@ -17,7 +17,9 @@ from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingW
 
 
 class _Room:
-    """The preallocated part shared by both layer kinds: a buffer (rows, heads, capacity, dim) per keys/values."""
+    """The preallocated part shared by both layer kinds: a buffer (rows, heads, capacity, dim) per keys/values, and
+    the batch-dimension operations (repeat, select, reorder) applied to it; listed first among the bases, so these
+    replace the transformers layers' own."""
 
     def _init_room(self, capacity: int) -> None:
         self.capacity = capacity
@@ -51,6 +53,21 @@ class _Room:
             self._k, self._v = pick(self._k), pick(self._v)
             self.keys, self.values = self._k[:, :, :self._filled], self._v[:, :, :self._filled]
 
+    def _batch(self, pick) -> None:
+        self._rows(pick)
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        self._batch(lambda t: t.repeat_interleave(repeats, dim=0))
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        self._batch(lambda t: t[indices, ...])
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self._batch(lambda t: t.index_select(0, beam_idx.to(t.device)))
+
+    def crop(self, tokens_to_remove: int) -> None:
+        raise NotImplementedError("a preallocated cache layer is not croppable; use DynamicCache for that")
+
 
 class PreallocatedLayer(_Room, DynamicLayer):
     """A full-attention layer of ``preallocated_cache``."""
@@ -64,18 +81,6 @@ class PreallocatedLayer(_Room, DynamicLayer):
             self.lazy_initialization(key_states, value_states)
         self._write(key_states, value_states)
         return self.keys, self.values
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        self._rows(lambda t: t.repeat_interleave(repeats, dim=0))
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self._rows(lambda t: t[indices, ...])
-
-    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
-        self._rows(lambda t: t.index_select(0, beam_idx.to(t.device)))
-
-    def crop(self, tokens_to_remove: int) -> None:
-        raise NotImplementedError("a preallocated cache layer is not croppable; use DynamicCache for that")
 
 
 class PreallocatedSlidingLayer(_Room, DynamicSlidingWindowLayer):
@@ -105,18 +110,6 @@ class PreallocatedSlidingLayer(_Room, DynamicSlidingWindowLayer):
             self.keys, self.values = pick(self.keys), pick(self.values)
         else:
             self._rows(pick)
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        self._batch(lambda t: t.repeat_interleave(repeats, dim=0))
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self._batch(lambda t: t[indices, ...])
-
-    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
-        self._batch(lambda t: t.index_select(0, beam_idx.to(t.device)))
-
-    def crop(self, tokens_to_remove: int) -> None:
-        raise NotImplementedError("a preallocated cache layer is not croppable; use DynamicCache for that")
 
 
 def concatenate_rows(caches: list[DynamicCache]) -> DynamicCache:
