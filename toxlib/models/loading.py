@@ -83,14 +83,6 @@ class LanguageModel:
         self._start_token, self._start_note = start_token, start_note
         self._lock = threading.RLock()
 
-    @classmethod
-    def from_objects(cls, name: str, model: torch.nn.Module, tokenizer, weights_id: str, source: str = "memory",
-                     **facts) -> LanguageModel:
-        """A LanguageModel around a model and tokenizer already in memory (device and dtype read from the model)."""
-        param = next(model.parameters())
-        _prepare_tokenizer(tokenizer)
-        return cls(name, param.device, param.dtype, weights_id, source, lambda: model, lambda: tokenizer, **facts)
-
     @property
     def loaded(self) -> bool:
         return self._model is not None
@@ -149,9 +141,8 @@ class LanguageModel:
     def architecture(self) -> dict:
         """Layers, heads, hidden size, vocabulary and parameter counts (total, embedding, non-embedding). Before the
         weights are loaded, read from the model's config through a weightless copy on the meta device."""
-        model = self._model if self.loaded or self.folder is None else _skeleton(self.folder, self.kind)
-        return architecture(model or self.model) | {"model": self.name,
-                                                     "dtype": str(self.dtype).removeprefix("torch.")}
+        model = self.model if self.loaded or self.folder is None else _skeleton(self.folder, self.kind)
+        return architecture(model) | {"model": self.name, "dtype": str(self.dtype).removeprefix("torch.")}
 
     def __repr__(self) -> str:
         state = "loaded" if self.loaded else "not loaded yet"

@@ -116,15 +116,20 @@ def weights_digest(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def require_weights(folder: Path) -> Path:
+    """``folder`` if it holds distilled-scorer weights, else ModelUnavailableError saying how to train them."""
+    if not (folder / HEAD_FILE).exists():
+        raise ModelUnavailableError(f"no distilled-scorer weights in {folder}; train them with "
+                                    f"`python -m toxlib train-scorer --out {folder}`")
+    return folder
+
+
 def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32):
     """(model, tokenizer, metadata): the encoder with the adapter merged in, the head, in eval mode."""
     from peft import PeftModel
     from safetensors.torch import load_file
 
-    folder = Path(folder)
-    if not (folder / HEAD_FILE).exists():
-        raise ModelUnavailableError(f"no distilled-scorer weights in {folder}; train them with "
-                                    f"`python -m toxlib train-scorer --out {folder}`")
+    folder = require_weights(Path(folder))
     encoder, tokenizer = base_encoder()
     with quiet_peft():
         encoder = PeftModel.from_pretrained(encoder, folder).merge_and_unload()
@@ -183,10 +188,7 @@ class DistilledScorer(Scorer):
         if dtype not in dtypes:
             raise UnknownNameError(
                 f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
-        folder = Path(weights)
-        if not (folder / HEAD_FILE).exists():
-            raise ModelUnavailableError(f"no distilled-scorer weights in {folder}; train them with "
-                                        f"`python -m toxlib train-scorer --out {folder}`")
+        folder = require_weights(Path(weights))
         self.metadata = json.loads((folder / META_FILE).read_text())
         self._weights, self._torch_dtype, self._loaded = folder, dtypes[dtype], None
         self.dtype, self.batch_tokens = dtype, batch_tokens
