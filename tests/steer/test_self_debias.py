@@ -85,6 +85,30 @@ def test_biased_distribution_equals_direct_forward_passes(lm):
             logits = torch.randn(3, proc.last["p_biased"].shape[1])
 
 
+def test_prefixes_run_once_unless_the_join_merges_tokens(lm):
+    """The prefixes' own tokens run once and the prompts follow them after padding ([prefix, padding, rest]);
+    where tokenising prefix + prompt as one string merges across the join ("...hel" + "lo" gives "hello"; with
+    the bundled tokenizers, a prefix ending in a space), the row shares nothing. Both layouts give the
+    distributions of the prefixed sequences run alone."""
+    from toxlib.batching import bucket_width
+    from toxlib.steer.self_debias import prefixed_ids, shared_prefix_tokens
+
+    cases = ((PREFIXES, ["She said hello, and he answered", "Toxicity scores"], True),
+             (["She said hel", "The fox said hel"], ["lo there", "lo, and he answered"], False))
+    for prefixes, prompts, shares in cases:
+        prompt_ids = [encode_prompt(lm, p) for p in prompts]
+        steering = SelfDebiasing(prefixes, decay_constant=50)
+        assert {steering.batch_key(lm, ids)[1] for ids in prompt_ids} == {shares}
+        proc = steering.processor(lm)
+        drive(proc, prompt_ids, [([[], []], None)])
+        for r, prompt in enumerate(prompts):
+            assert torch.allclose(proc._forward_full([[], []], with_cache=False)[r],
+                                  expected_biased(lm, prompt, [], prefixes), atol=1e-5)
+        own = [len(t) for t in shared_prefix_tokens(lm, prefixes)] if shares else [0, 0]
+        rest = max(len(prefixed_ids(lm, pre, ids)) - k for ids in prompt_ids for pre, k in zip(prefixes, own))
+        assert proc._mask.shape[1] == max(own) + bucket_width(rest)
+
+
 def test_real_prefixes_on_tiny_llama(tiny_lm):
     ids = encode_prompt(tiny_lm, "Hello")
     proc = SelfDebiasing(decay_constant=50).processor(tiny_lm, keep_last=True)
@@ -182,7 +206,8 @@ def test_debiasing_changes_texts_and_config_keys_the_cache(tiny_lm):
     # the tiny models' greedy choices are too sure to move; sampled texts show the shifted distribution
     assert run(tiny_lm, sample, SelfDebiasing(PREFIXES, 100)) != run(tiny_lm, sample)
     config = SelfDebiasing(PREFIXES, decay_constant=10, epsilon=0.02).config()
-    assert config == {"name": "self-debiasing", "prefixes": PREFIXES, "decay_constant": 10.0, "epsilon": 0.02}
+    assert config == {"name": "self-debiasing", "prefixes": PREFIXES, "decay_constant": 10.0, "epsilon": 0.02,
+                      "layout": "prefix run once"}
     hashes = {generate(tiny_lm, ["Hi"], greedy, steering=s, cache=False, progress=False)["config_hash"][0]
               for s in (SelfDebiasing(PREFIXES, 10), SelfDebiasing(PREFIXES, 50), SelfDebiasing(PREFIXES[:1], 10),
                         SelfDebiasing(PREFIXES, 10, epsilon=0.05))}

@@ -26,7 +26,11 @@ specification is a single space.
 Differences from the reference, none of which changes the formula: the reference runs the prefixed copies as extra
 rows of the same batch; here the plain row comes from the engine (``toxlib.generate``) and the prefixed copies run
 in a separate forward pass of the same model, with their own key/value cache (or recomputed from scratch each step,
-``use_cache=False``). The reference adds ``min_length=20`` (end-of-text forbidden before 20 tokens); toxlib's
+``use_cache=False``). Each prefix's own tokens run once per forward pass and their keys and values are copied to
+every prompt's copy (layout [prefix, padding, prompt], positions counted over real tokens), rather than each copy
+being left-padded whole and its prefix recomputed per prompt: the same attention in exact arithmetic, about half
+the prefill work, and in bf16 other rounding (so the cache key names the layout, ``PREFIX_LAYOUT``).
+The reference adds ``min_length=20`` (end-of-text forbidden before 20 tokens); toxlib's
 decoding has no minimum length, so a continuation may stop earlier. The prompt's text is recovered by decoding its
 tokens (special tokens dropped) and re-tokenised after the prefix, so prefix and input are joined as one string as
 in the reference.
@@ -49,6 +53,9 @@ DEBIASING_PREFIXES = (
 )
 
 DEFAULT_MAX_FORWARD_ROWS = 1024  # prefixed sequences per forward pass (more are run in chunks)
+#: keys the generation cache: how the prefixed copies are laid out changes bf16 rounding, so texts made with the
+#: earlier layout (each copy left-padded whole, its prefix recomputed per row) are not reused
+PREFIX_LAYOUT = "prefix run once"
 CACHE_RESERVE = 32  # positions preallocated for decoded tokens in the prefixed copies' cache (more: it grows)
 
 
@@ -96,6 +103,7 @@ class SelfDebiasingProcessor:
         self.use_cache, self.max_forward_rows, self.keep_last = use_cache, max(1, int(max_forward_rows)), keep_last
         self.last: dict = {}
         self._encoded: dict[tuple, list[int]] = {}
+        self._shared: list[list[int]] | None = None  # each prefix's own tokens (shared_prefix_tokens)
         self._reset(None, None, 1)
 
     # --- state -------------------------------------------------------------------------------------------------
@@ -149,6 +157,8 @@ class SelfDebiasingProcessor:
             raise RuntimeError(f"self-debiasing got {rows} rows for {len(prompts)} prompts "
                                f"x {self._rows_per_prompt} rows per prompt")
         self._rows = [[self._prefixed(prefix, p) for prefix in self.prefixes] for p in prompts]
+        if self._shared is None:
+            self._shared = shared_prefix_tokens(self.lm, self.prefixes)
 
     # --- forward passes ----------------------------------------------------------------------------------------
     def _max_probs(self, logits: torch.Tensor) -> torch.Tensor:
@@ -161,25 +171,47 @@ class SelfDebiasingProcessor:
 
     def _forward_full(self, generated: list[list[int]], with_cache: bool) -> torch.Tensor:
         """p_biased (rows, V) from every prefixed prompt + generated tokens run from scratch, ``max_forward_rows``
-        sequences (whole rows) per forward pass; fills the cache if asked. The prefixed prompts are left-padded to
-        ``bucket_width`` of the longest: the engine batches only rows whose own longest copy gives the same width
-        (``SelfDebiasing.batch_key``), so no row's padding depends on the rows beside it."""
+        sequences (whole rows) per forward pass; fills the cache if asked.
+
+        Layout of a prefixed sequence: [prefix tokens, padding, rest], where the prefix's own tokens (the same for
+        every prompt) are run once per forward pass, as P rows left-padded to the longest prefix, and their cache
+        is copied to every row (:func:`shared_prefix_tokens`); the rest (the prompt's tokens after the prefix, and
+        the generated ones) is left-padded to ``bucket_width`` of the row's longest rest: the engine batches only
+        rows whose own copies give the same width and the same sharing (``SelfDebiasing.batch_key``), so no row's
+        padding depends on the rows beside it. Rows whose prefixed tokens do not start with the prefix's own
+        tokens (a prefix ending in a space merges with the prompt's first word) share nothing: the whole prefixed
+        sequence is the rest."""
         from toxlib.batching import bucket_width, pad
         from toxlib.generate.kv_cache import concatenate_rows, preallocated_cache
 
         model = self.lm.model
         device = next(model.parameters()).device
-        seqs = [pre + gen for row, gen in zip(self._rows, generated) for pre in row]
-        width = bucket_width(max(len(pre) for row in self._rows for pre in row)) + len(generated[0])
-        ids, mask = pad(seqs, self.lm.pad_id, device, side="left", width=width)
-        position = (mask.cumsum(-1) - 1).clamp(min=0)
-        chunk = max(1, self.max_forward_rows // len(self.prefixes)) * len(self.prefixes)
+        p = len(self.prefixes)
+        shares = all(shares_prefixes(row, self._shared) for row in self._rows)
+        shared = self._shared if shares else [[] for _ in self.prefixes]
+        n = [len(s) for s in shared]
+        rests = [pre[n[j]:] + gen for row, gen in zip(self._rows, generated) for j, pre in enumerate(row)]
+        width = bucket_width(max(len(r) for r in rests) - len(generated[0])) + len(generated[0])
+        ids, mask = pad(rests, self.lm.pad_id, device, side="left", width=width)
+        offset = torch.tensor(n, device=device).repeat(len(self._rows))[:, None]
+        position = offset + (mask.cumsum(-1) - 1).clamp(min=0)
+        if any(n):
+            prefix_ids, prefix_mask = pad(shared, self.lm.pad_id, device, side="left")
+            prefix_position = (prefix_mask.cumsum(-1) - 1).clamp(min=0)
+            mask = torch.cat([prefix_mask.repeat(len(self._rows), 1), mask], dim=1)
+        chunk = max(1, self.max_forward_rows // p) * p
         probs, caches = [], []
-        for start in range(0, len(seqs), chunk):
+        for start in range(0, len(rests), chunk):
             part = slice(start, start + chunk)
-            cache = preallocated_cache(model.config, width + CACHE_RESERVE) if with_cache else None
+            sequences = ids[part].shape[0]
+            keep_cache = with_cache or any(n)
+            cache = preallocated_cache(model.config, mask.shape[1] + CACHE_RESERVE) if keep_cache else None
+            if any(n):  # the P prefixes once, their cache repeated for every row of the chunk
+                model(input_ids=prefix_ids, attention_mask=prefix_mask, position_ids=prefix_position,
+                      past_key_values=cache, use_cache=True, logits_to_keep=1)
+                cache.batch_select_indices(torch.arange(sequences, device=device) % p)
             out = model(input_ids=ids[part], attention_mask=mask[part], position_ids=position[part],
-                        past_key_values=cache, use_cache=with_cache, logits_to_keep=1)
+                        past_key_values=cache, use_cache=keep_cache, logits_to_keep=1)
             probs.append(self._max_probs(out.logits[:, -1]))
             caches.append(cache)
         if with_cache:
@@ -255,6 +287,18 @@ def prefixed_ids(lm, prefix: str, prompt_tokens: list[int]) -> list[int]:
     return encode_prompt(lm, prefix + text)
 
 
+def shared_prefix_tokens(lm, prefixes: list[str]) -> list[list[int]]:
+    """Each prefix's own token ids (with the start token the tokenizer adds, if any): the part of its prefixed
+    copies that is the same for every prompt and runs once per forward pass."""
+    return [lm.tokenizer(prefix).input_ids if prefix else [] for prefix in prefixes]
+
+
+def shares_prefixes(copies: list[list[int]], shared: list[list[int]]) -> bool:
+    """Whether each prefixed copy (token ids) starts with its prefix's own tokens and has at least one more. False
+    where tokenising prefix + prompt as one string merges across the join (a prefix ending in a space)."""
+    return all(len(copy) > len(own) and copy[:len(own)] == own for copy, own in zip(copies, shared))
+
+
 class SelfDebiasing(Steering):
     """Self-debiasing with ``prefixes`` (the exact strings put before the input; default: the six attribute prefixes
     of the reference, each ending in ":\\n"), decay constant λ (``decay_constant``; the debiasing paper uses 10, 50
@@ -290,12 +334,16 @@ class SelfDebiasing(Steering):
         return [self.processor(lm)]
 
     def batch_key(self, lm, prompt_ids: list[int]) -> tuple:
-        """(padded width of this prompt's longest prefixed copy,): prompts batched together share it, so the
-        processor pads every copy to a width fixed by its own row (``toxlib.batching``)."""
+        """(padded width of the prompt's longest prefixed copy after its shared prefix, whether it shares the
+        prefixes): prompts batched together share both, so the processor pads every copy to a width fixed by its
+        own row (``toxlib.batching``)."""
         from toxlib.batching import bucket_width
 
-        return (bucket_width(max(len(prefixed_ids(lm, p, prompt_ids)) for p in self.prefixes)),)
+        copies = [prefixed_ids(lm, p, prompt_ids) for p in self.prefixes]
+        shared = shared_prefix_tokens(lm, self.prefixes)
+        shares = shares_prefixes(copies, shared)
+        return (bucket_width(max(len(c) - (len(s) if shares else 0) for c, s in zip(copies, shared))), shares)
 
     def config(self) -> dict:
         return {"name": self.name, "prefixes": list(self.prefixes), "decay_constant": self.decay_constant,
-                "epsilon": self.epsilon}
+                "epsilon": self.epsilon, "layout": PREFIX_LAYOUT}

@@ -200,6 +200,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     from toxlib.generate.config import ENGINE_TIMING_REVISION
     from toxlib.lm_score import METHOD_VERSIONS
     from toxlib.models import load
+    from toxlib.steer.self_debias import PREFIX_LAYOUT
     from toxlib.studies.generation_bench import bench_prompts
 
     rows = []
@@ -217,7 +218,8 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
         }
         if name == self_debias_model:
             measured["Self-Debiasing (bf16, row-tokens)"] = cached_measurement(
-                "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_TIMING_REVISION},
+                "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_TIMING_REVISION,
+                                "layout": PREFIX_LAYOUT},
                 lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts))
         for path, m in measured.items():
             tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
