@@ -171,6 +171,33 @@ def test_cache_follows_pruning_and_beam_reordering(tiny_lm, monkeypatch):
     assert torch.allclose(cached[-1], drive(fresh.processor(tiny_lm), prompt_ids[:2], odd, 3, 3)[-1], atol=1e-5)
 
 
+def test_identical_rows_run_once_with_the_same_result(lm, monkeypatch):
+    """Beams (or samples) of one prompt start identical: their prefixed copies run once and are copied. Every
+    step's p_biased is bitwise the one computed with every row run (and the cache then followed as usual)."""
+    prompt_ids = [encode_prompt(lm, p) for p in PROMPTS[:2]]
+    beams = [([[]] * 6, None), ([[5], [6], [7], [8], [9], [10]], None), ([[7, 1], [5, 2], [7, 3], [10, 4], [8, 4],
+                                                                         [8, 5]], None)]
+    seen = []
+    original = SelfDebiasingProcessor._run_copies
+    monkeypatch.setattr(SelfDebiasingProcessor, "_run_copies",
+                        lambda self, rows, *a: seen.append(len(rows)) or original(self, rows, *a))
+    once = drive(SelfDebiasing(PREFIXES, 50).processor(lm), prompt_ids, beams, rows_per_prompt=3, expand=3)
+    assert seen == [2]  # two prompts, not six beams; later steps use the cache
+
+    def every_row(self, generated, with_cache):
+        probs, cache, mask, position = self._run_copies(self._rows, generated, with_cache)
+        self._cache, self._mask, self._position = cache, mask, position[:, -1:]
+        return probs
+
+    monkeypatch.setattr(SelfDebiasingProcessor, "_forward_full", every_row)
+    every = drive(SelfDebiasing(PREFIXES, 50).processor(lm), prompt_ids, beams, rows_per_prompt=3, expand=3)
+    assert seen[1:] == [6]
+    for a, b in zip(once, every):
+        assert torch.equal(a, b)
+    for r, prompt in enumerate(PROMPTS[:2]):
+        assert torch.allclose(once[0][3 * r], expected_biased(lm, prompt, []), atol=1e-5)
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_lambda_zero_and_empty_prefixes_change_nothing(lm, mode):
     plain = run(lm, MODES[mode])

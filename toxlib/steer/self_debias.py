@@ -170,8 +170,37 @@ class SelfDebiasingProcessor:
                           for i in range(0, logits.shape[0], step)])
 
     def _forward_full(self, generated: list[list[int]], with_cache: bool) -> torch.Tensor:
-        """p_biased (rows, V) from every prefixed prompt + generated tokens run from scratch, ``max_forward_rows``
-        sequences (whole rows) per forward pass; fills the cache if asked.
+        """p_biased (rows, V) from every prefixed prompt + generated tokens run from scratch (``_run_copies``);
+        fills the cache if asked. Rows with the same prompt and generated tokens (the beams of a prompt, or its
+        samples, before the first step) run once and are copied, so beam search and sampling prefill each prompt's
+        copies once, not once per beam or sample."""
+        first: dict[tuple, int] = {}  # row contents -> position among the unique rows
+        unique, index = [], []  # the first row of each content; each row's position among the unique rows
+        for r, (row, gen) in enumerate(zip(self._rows, generated)):
+            key = (tuple(map(tuple, row)), tuple(gen))
+            if key not in first:
+                first[key] = len(unique)
+                unique.append(r)
+            index.append(first[key])
+        if len(unique) == len(index) or len(unique) * len(self.prefixes) < 2:  # (never a one-sequence pass)
+            probs, cache, mask, position = self._run_copies(self._rows, generated, with_cache)
+        else:
+            probs, cache, mask, position = self._run_copies([self._rows[i] for i in unique],
+                                                            [generated[i] for i in unique], with_cache)
+            rows = torch.tensor(index, device=probs.device)
+            probs = probs[rows]
+            if with_cache:
+                seq = self._sequence_index(rows.to(mask.device))
+                cache.batch_select_indices(seq)
+                mask, position = mask[seq], position[seq]
+        if with_cache:
+            self._cache, self._mask, self._position = cache, mask, position[:, -1:]
+        return probs
+
+    def _run_copies(self, prefixed_rows: list[list[list[int]]], generated: list[list[int]], with_cache: bool):
+        """Run the prefixed copies of ``prefixed_rows`` (per row, P prefixed prompts) + ``generated`` from scratch,
+        ``max_forward_rows`` sequences (whole rows) per forward pass. Returns (p_biased (rows, V), the cache of
+        the rows x P sequences (None unless ``with_cache``), attention mask and position ids (rows x P, width)).
 
         Layout of a prefixed sequence: [prefix tokens, padding, rest], where the prefix's own tokens (the same for
         every prompt) are run once per forward pass, as P rows left-padded to the longest prefix, and their cache
@@ -187,18 +216,18 @@ class SelfDebiasingProcessor:
         model = self.lm.model
         device = next(model.parameters()).device
         p = len(self.prefixes)
-        shares = all(shares_prefixes(row, self._shared) for row in self._rows)
+        shares = all(shares_prefixes(row, self._shared) for row in prefixed_rows)
         shared = self._shared if shares else [[] for _ in self.prefixes]
         n = [len(s) for s in shared]
-        rests = [pre[n[j]:] + gen for row, gen in zip(self._rows, generated) for j, pre in enumerate(row)]
+        rests = [pre[n[j]:] + gen for row, gen in zip(prefixed_rows, generated) for j, pre in enumerate(row)]
         width = bucket_width(max(len(r) for r in rests) - len(generated[0])) + len(generated[0])
         ids, mask = pad(rests, self.lm.pad_id, device, side="left", width=width)
-        offset = torch.tensor(n, device=device).repeat(len(self._rows))[:, None]
+        offset = torch.tensor(n, device=device).repeat(len(prefixed_rows))[:, None]
         position = offset + (mask.cumsum(-1) - 1).clamp(min=0)
         if any(n):
             prefix_ids, prefix_mask = pad(shared, self.lm.pad_id, device, side="left")
             prefix_position = (prefix_mask.cumsum(-1) - 1).clamp(min=0)
-            mask = torch.cat([prefix_mask.repeat(len(self._rows), 1), mask], dim=1)
+            mask = torch.cat([prefix_mask.repeat(len(prefixed_rows), 1), mask], dim=1)
         chunk = max(1, self.max_forward_rows // p) * p
         probs, caches = [], []
         for start in range(0, len(rests), chunk):
@@ -214,10 +243,7 @@ class SelfDebiasingProcessor:
                         past_key_values=cache, use_cache=keep_cache, logits_to_keep=1)
             probs.append(self._max_probs(out.logits[:, -1]))
             caches.append(cache)
-        if with_cache:
-            self._cache = concatenate_rows(caches)
-            self._mask, self._position = mask, position[:, -1:]
-        return torch.cat(probs)
+        return torch.cat(probs), concatenate_rows(caches) if with_cache else None, mask, position
 
     def _forward_step(self, token: torch.Tensor) -> torch.Tensor:
         """p_biased (rows, V) after appending ``token`` (rows,) to every prefixed copy of its row (cached)."""
