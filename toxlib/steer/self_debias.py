@@ -182,11 +182,11 @@ class SelfDebiasingProcessor:
                 first[key] = len(unique)
                 unique.append(r)
             index.append(first[key])
-        if len(unique) == len(index) or len(unique) * len(self.prefixes) < 2:  # (never a one-sequence pass)
-            probs, cache, mask, position = self._run_copies(self._rows, generated, with_cache)
-        else:
-            probs, cache, mask, position = self._run_copies([self._rows[i] for i in unique],
-                                                            [generated[i] for i in unique], with_cache)
+        if len(unique) * len(self.prefixes) < 2:  # never a one-sequence pass (other kernels): run every row
+            unique, index = list(range(len(index))), list(range(len(index)))
+        probs, cache, mask, position = self._run_copies([self._rows[i] for i in unique],
+                                                        [generated[i] for i in unique], with_cache)
+        if len(unique) < len(index):
             rows = torch.tensor(index, device=probs.device)
             probs = probs[rows]
             if with_cache:
@@ -229,11 +229,11 @@ class SelfDebiasingProcessor:
             prefix_position = (prefix_mask.cumsum(-1) - 1).clamp(min=0)
             mask = torch.cat([prefix_mask.repeat(len(prefixed_rows), 1), mask], dim=1)
         chunk = max(1, self.max_forward_rows // p) * p
+        keep_cache = with_cache or any(n)  # the shared prefixes reach the rest through a cache
         probs, caches = [], []
         for start in range(0, len(rests), chunk):
             part = slice(start, start + chunk)
             sequences = ids[part].shape[0]
-            keep_cache = with_cache or any(n)
             cache = preallocated_cache(model.config, mask.shape[1] + CACHE_RESERVE) if keep_cache else None
             if any(n):  # the P prefixes once, their cache repeated for every row of the chunk
                 model(input_ids=prefix_ids, attention_mask=prefix_mask, position_ids=prefix_position,
