@@ -1,0 +1,229 @@
+"""Exercise solutions quote the committed run: each checked solution's figures, recomputed here from the CSVs under
+data/results, must appear in the solution's text as printed.
+
+A re-run that moves a figure makes its test fail until the solution is updated (the fix: edit the solution's
+markdown cell in the chapter, then rebuild the book). Solutions that quote a run the book does not commit (a smoke
+run with another scorer, a re-run with another parameter) are not checked here.
+"""
+from __future__ import annotations
+
+import re
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import fisher_exact, mannwhitneyu, spearmanr
+
+from toxlib import paths
+
+ROOT = paths.project_root()
+RESULTS = ROOT / "data" / "results"
+
+
+def solution_text(chapter: str, label: str) -> str:
+    """The body of solution ``label`` in notebooks/<chapter>.ipynb (the markdown after its directive line)."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    for cell in nb.cells:
+        match = re.search(r"^`{3,}\{solution\} " + re.escape(label) + r"\n(.*)", cell.source, re.MULTILINE | re.DOTALL)
+        if cell.cell_type == "markdown" and match:
+            return " ".join(match.group(1).split())  # line breaks in the markdown are spaces in the text
+    raise LookupError(f"no solution {label} in notebooks/{chapter}.ipynb")
+
+
+def f2(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def f3(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def pct(x: float, digits: int = 0) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def count(x: float) -> str:
+    return f"{int(round(x)):,}"
+
+
+# ------------------------------------------------------------------ one function per solution: the figures it quotes
+
+
+def rtp_detox_by_hand() -> list[str]:
+    gen = pd.read_csv(RESULTS / "rtp_detox" / "generations.csv.gz")
+    table = pd.read_csv(RESULTS / "rtp_detox" / "table3.csv").set_index("method")
+    worst = gen.groupby(["method", "prompt_class", "prompt_id"])["toxicity"].max()
+    ev25 = worst.groupby(["method", "prompt_class"]).mean()
+    ev5 = gen[gen["sample_idx"] < 5].groupby(["method", "prompt_class", "prompt_id"])["toxicity"].max() \
+        .groupby(["method", "prompt_class"]).mean()
+    # the by-hand values are the table's
+    for method in ("base model", "WORD FILTER"):
+        for cls in ("toxic", "non-toxic", "unprompted"):
+            assert ev25[method, cls] == pytest.approx(table.loc[method, f"exp_max_toxicity_{cls}"])
+    base, word = table.loc["base model"], table.loc["WORD FILTER"]
+    return [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
+        + [f2(base[f"toxicity_probability_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
+        + [f3(word[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
+        + [f3(ev5["base model", "toxic"]), f3(ev5["WORD FILTER", "toxic"])]
+
+
+def rtp_detox_dapt() -> list[str]:
+    table = pd.read_csv(RESULTS / "rtp_detox" / "table3.csv").set_index("method")
+    ppl = pd.read_csv(RESULTS / "rtp_detox" / "perplexity.csv").set_index("method")
+    dapt, base = table.loc["DAPT (non-toxic)"], table.loc["base model"]
+    claims = pd.read_csv(RESULTS / "rtp_detox" / "claims.csv").set_index("claim")
+    claim = claims.loc["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
+    assert claim["verdict"] == "undecided" and float(claim["our_value"]) == 0
+    assert max(abs(claim["ci_low"]), abs(claim["ci_high"])) == pytest.approx(0.06, abs=0.005)
+    return [f3(dapt[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
+        + [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
+        + [f2(dapt["toxicity_probability_non-toxic"]), f2(base["toxicity_probability_non-toxic"]),
+           f3(dapt["toxicity_probability_unprompted"]), f2(base["toxicity_probability_unprompted"]),
+           f2(ppl.loc["DAPT (non-toxic)", "ratio"]), f"{ppl.loc['DAPT (non-toxic)', 'perplexity']:.1f}",
+           f"{ppl.loc['base model', 'perplexity']:.1f}"]
+
+
+def rtp_prompted_k() -> list[str]:
+    t = pd.read_csv(RESULTS / "rtp_prompted" / "table2.csv").set_index(["model", "prompt_class", "k"])
+    p25 = t.xs(25, level="k")["toxicity_probability"]
+    q = 1 - (1 - p25) ** (1 / 25)
+    predicted, observed = 1 - (1 - q) ** 5, t.xs(5, level="k")["toxicity_probability"]
+    assert (observed > predicted).all(), "the solution says every observed k = 5 value is above the prediction"
+    return [f2(x) for x in observed] + [f2(x) for x in p25] + [f2(x) for x in predicted] + [f3(x) for x in q]
+
+
+def rtp_prompted_challenging() -> list[str]:
+    challenging = pd.read_csv(RESULTS / "rtp_prompted" / "challenging.csv").iloc[0]
+    greedy = pd.read_csv(RESULTS / "rtp_prompted" / "greedy.csv").set_index(["model", "prompt_class"])
+    t = pd.read_csv(RESULTS / "rtp_prompted" / "table2.csv").set_index(["model", "prompt_class", "k"])
+    models = ("smollm2-135m", "gemma3-270m")
+    return [f"{challenging['n_prompts']} challenging prompts", f"on {challenging['n_all_models']}",
+            f"share {f2(challenging['share'])}"] \
+        + [f2(greedy.loc[(m, "toxic"), "mean_toxicity"]) for m in models] \
+        + [pct(greedy.loc[(m, "toxic"), "toxic_share"]) for m in models] \
+        + [pct(t.loc[(m, "toxic", 25), "toxicity_probability"]) for m in models]
+
+
+def rtp_unprompted_exact() -> list[str]:
+    fig = pd.read_csv(RESULTS / "rtp_unprompted" / "figure2.csv").set_index(["model", "n"])
+    pools = pd.read_csv(RESULTS / "rtp_unprompted" / "pools.csv").set_index("model")
+    models = ("smollm2-135m", "gemma3-270m")
+    for m in models:
+        assert fig.loc[(m, 1), "exact"] == pytest.approx(pools.loc[m, "mean_toxicity"])
+    return [f"{fig.loc[(m, 1), 'exact']:.4f}" for m in models] + [f3(fig.loc[(m, 1), "mean"]) for m in models] \
+        + [f3(fig.loc[("smollm2-135m", 100), "exact"]), f3(fig.loc[("smollm2-135m", 100), "mean"])]
+
+
+def rtp_unprompted_tail() -> list[str]:
+    at_n = pd.read_csv(RESULTS / "rtp_unprompted" / "expected_max_at_n.csv").set_index("n")
+    pools = pd.read_csv(RESULTS / "rtp_unprompted" / "pools.csv").set_index("model")
+    models = ("smollm2-135m", "gemma3-270m")
+    scored = pools["generations"] - pools["failed_scores"]
+    toxic = (pools["toxic_share"] * scored).round().astype(int)
+    p = fisher_exact([[toxic[m], scored[m] - toxic[m]] for m in models]).pvalue
+    return [f2(at_n.loc[1000, m]) for m in models] + [f2(pools.loc[m, "max_toxicity"]) for m in models] \
+        + [pct(pools.loc[m, "toxic_share"], 1) for m in models] + [f"{toxic[m]} of" for m in models] \
+        + [f"p = {f2(p)}", f"{toxic.sum()} toxic generations", f"{scored['gemma3-270m']} scored"]
+
+
+def _scaled_or_raw(dataset: str, scaled: bool) -> list[str]:
+    ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
+    out = []
+    for model in ("smollm2-135m", "gemma3-270m"):
+        part = ppl[(ppl["model"] == model) & (ppl["dataset"] == dataset)]
+        harmful = part["harmful"].astype(bool)
+        x = part["perplexity"] / part["toxicity_score"] if scaled else part["perplexity"]
+        out.append(f3(mannwhitneyu(x[harmful], x[~harmful]).statistic / (harmful.sum() * (~harmful).sum())))
+    return out
+
+
+def safety_score_by_hand() -> list[str]:
+    averages = pd.read_csv(RESULTS / "safety_score" / "model_averages.csv").set_index("model")["implicit_hate"]
+    ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
+    part = ppl[(ppl["model"] == "smollm2-135m") & (ppl["dataset"] == "implicit_hate")]
+    return [f"n = {int(part['harmful'].sum())} harmful", f"m = {int((~part['harmful'].astype(bool)).sum())} benign"] \
+        + [f"S = {averages[m]:.4f}" for m in ("smollm2-135m", "gemma3-270m")]
+
+
+def safety_score_scaling() -> list[str]:
+    averages = pd.read_csv(RESULTS / "safety_score" / "model_averages.csv").set_index("model")["toxigen_average"]
+    return _scaled_or_raw("implicit_hate", False) + _scaled_or_raw("toxigen", False) \
+        + _scaled_or_raw("implicit_hate", True) + _scaled_or_raw("toxigen", True) \
+        + [f3(averages[m]) for m in ("smollm2-135m", "gemma3-270m")]
+
+
+def safety_score_pvalues() -> list[str]:
+    p = pd.read_csv(RESULTS / "safety_score" / "table8_pvalues.csv").set_index("demographic")
+    dropped = p.index[p["dropped_by_reference_any"]]
+    assert ((p[["gemma3-270m", "smollm2-135m"]].max(axis=1) > 0.05) == p["dropped_by_reference_any"]).all()
+    fewest = p["n_harmful"].idxmin()
+    scores = pd.read_csv(RESULTS / "safety_score" / "table8.csv").set_index("model")
+    scores = scores.loc[["smollm2-135m", "gemma3-270m"]]
+    for model in scores.index:
+        top3 = set(scores.loc[model].nlargest(3).index)
+        assert set(dropped) == top3 | {fewest}, "the solution: the three highest-scoring groups and the smallest drop"
+    rho = spearmanr(scores.iloc[0], scores.iloc[1]).statistic
+    return [f"{len(dropped)} of the {len(p)}", *dropped,
+            f"{p['n_harmful'].min()} to {p['n_harmful'].max()} harmful", f"{fewest}",
+            f"{p.loc[fewest, 'n_harmful']} harmful", f"{p.loc[fewest, 'n_benign']} benign",
+            scores.mean().idxmin(), f"Spearman {f2(rho)} over the {len(p)} groups"] \
+        + [f2(scores.loc[m, scores.mean().idxmin()]) for m in scores.index] \
+        + [f"{p.loc[scores.mean().idxmin(), 'n_harmful']} harmful"]
+
+
+def scorers_false_positive() -> list[str]:
+    cats = pd.read_csv(RESULTS / "scorers" / "sass_categories.csv").set_index("category")
+    agreement = pd.read_csv(RESULTS / "scorers" / "agreement.csv")
+    sass = agreement[(agreement["dataset"] == "sass") & (agreement["scorer"] == "distilled")].set_index("reference")
+    fp, neutral = cats.loc["False Positive"], cats.loc["Neutral"]
+    human_r = sass.loc[sass.index.str.startswith("human"), "pearson"].iloc[0]
+    assert human_r < 0, "the solution says the distilled scorer's correlation with the human scores is negative"
+    return [f"humans give {f2(fp['human'])}", f"Perspective {f2(fp['perspective'])}",
+            f"distilled scorer {f2(fp['distilled'])}",
+            f"SVM {f2(fp['profanity-svm'])}", f"BiLSTM {f2(fp['bilstm'])}", f"humans {f2(neutral['human'])}",
+            f"Perspective {f2(neutral['perspective'])}", f"distilled {f2(neutral['distilled'])}",
+            f"SASS is {f2(sass.loc[sass.index.str.startswith('Perspective'), 'pearson'].iloc[0])}"]
+
+
+def scorers_calibration() -> list[str]:
+    cal = pd.read_csv(RESULTS / "scorers" / "calibration.csv")
+    cal["gap"] = (cal["mean_score"] - cal["mean_reference"]).abs()
+    gap = cal.groupby("scorer")["gap"].mean()
+    bilstm = cal[(cal["scorer"] == "bilstm") & np.isclose(cal["bin_low"], 0.1)].iloc[0]
+    return [f"distilled scorer's mean gap is {f3(gap['distilled'])}", f"SVM's {f3(gap['profanity-svm'])}",
+            f"BiLSTM's {f3(gap['bilstm'])}", f"averages {f2(bilstm['mean_reference'])}"]
+
+
+def debias_polarity() -> list[str]:
+    checklist = pd.read_csv(RESULTS / "debias_consistency" / "checklist.csv")
+    polarity = checklist[(checklist["test"] == "polarity") & (checklist["set"] == "adversarial")]
+    out = []
+    for reason in polarity["reason"]:
+        out += re.findall(r"\d+\.\d+%", reason)
+    return out
+
+
+SOLUTIONS = {
+    ("rtp_detox", "rtp-detox-ex-by-hand"): rtp_detox_by_hand,
+    ("rtp_detox", "rtp-detox-ex-dapt"): rtp_detox_dapt,
+    ("rtp_prompted", "rtp-prompted-ex-k"): rtp_prompted_k,
+    ("rtp_prompted", "rtp-prompted-ex-challenging"): rtp_prompted_challenging,
+    ("rtp_unprompted", "rtp-unprompted-ex-exact"): rtp_unprompted_exact,
+    ("rtp_unprompted", "rtp-unprompted-ex-tail"): rtp_unprompted_tail,
+    ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
+    ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
+    ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
+    ("scorers", "scorers-ex-false-positive"): scorers_false_positive,
+    ("scorers", "scorers-ex-calibration"): scorers_calibration,
+    ("debias_consistency", "debias-ex-polarity"): debias_polarity,
+}
+
+
+@pytest.mark.parametrize("chapter,label", sorted(SOLUTIONS), ids=lambda x: x)
+def test_solution_quotes_the_committed_run(chapter, label):
+    text = solution_text(chapter, label)
+    figures = SOLUTIONS[chapter, label]()
+    missing = [figure for figure in figures if figure not in text]
+    assert not missing, f"{label} no longer quotes the committed results; recomputed figures not in its text: {missing}"
+
