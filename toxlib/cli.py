@@ -144,6 +144,11 @@ def _bench(args) -> int:
     return main_score(args) if args.what == "score" else main_generate(args)
 
 
+RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.models.random_weights): "
+                       "for speed where its weights cannot go; --model may then be a folder with only config.json "
+                       "and the tokenizer files")
+
+
 def parser() -> argparse.ArgumentParser:
 
     top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__)
@@ -214,6 +219,7 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
     gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
     gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
+    gen.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.lm_score) on ToxiGen sentences vs "
                                "the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
@@ -223,6 +229,7 @@ def parser() -> argparse.ArgumentParser:
         sub_parser.add_argument("--quick", action="store_true", help=sizes)
         sub_parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"],
                                 help="model precision (default bfloat16, the chapters')")
+        sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")

@@ -13,7 +13,7 @@ ARCH = {"hidden_size": 64, "intermediate_size": 128, "non_embedding_params": 100
 
 def test_denominator_keeps_the_best_rate_at_either_shape_and_either_time(monkeypatch):
     rates = iter([{"square": 100.0, "workload": 80.0}, {"square": 90.0, "workload": 120.0}])
-    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows: next(rates))
+    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: next(rates))
     d = roofline.Denominator(torch.float32, ARCH, rows=32)
     d.measure()
     d.measure()
@@ -36,6 +36,47 @@ def test_a_percentage_above_100_fails_the_benchmark(capsys):
 
 def test_best_matmul_gflops_is_a_positive_rate():
     assert roofline.best_matmul_gflops(torch.float32, 64, 64, 64, repeats=2) > 0
+
+
+def test_the_denominator_measures_on_the_model_device_at_that_device_square(monkeypatch):
+    """A GPU's rate is measured on the GPU, at 8192 cubed (2048 would leave its matrix units idle)."""
+    calls = []
+
+    def fake_rate(dtype, m, k, n, repeats=7, device="cpu"):
+        calls.append((m, k, n, torch.device(device).type))
+        return 1.0
+
+    monkeypatch.setattr(roofline, "best_matmul_gflops", fake_rate)
+    for device, side in (("cpu", 2048), ("cuda", 8192)):
+        calls.clear()
+        d = roofline.Denominator(torch.bfloat16, ARCH, rows=32, device=device)
+        d.measure()
+        assert calls == [(side, side, side, device), (32, 64, 128, device)]
+        assert d.report()["matmul_square_side"] == side
+
+
+def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
+    """On a GPU the first call at each shape picks and compiles kernels, so the warm-up is the workload itself;
+    on a CPU a two-token call on one prompt is enough."""
+    from types import SimpleNamespace
+
+    from toxlib.generate import RTP_SAMPLING
+    from toxlib.studies import generation_bench
+
+    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: {"square": 1e6, "workload": 1e6})
+    prompts = ["a", "b", "c"]
+    for device, warm_prompts, warm_tokens in (("cpu", ["a"], 2), ("cuda", prompts, RTP_SAMPLING.max_new_tokens)):
+        calls = []
+
+        def fake_generate(lm, ps, config, calls=calls):
+            calls.append((list(ps), config.max_new_tokens))
+            return 10, 1.0
+
+        monkeypatch.setattr(generation_bench, "toxlib_generate", fake_generate)
+        lm = SimpleNamespace(dtype=torch.bfloat16, device=torch.device(device), architecture=lambda: ARCH)
+        result = roofline.timed_generation(lm, prompts, RTP_SAMPLING, rows=32)
+        assert calls == [(warm_prompts, warm_tokens), (prompts, RTP_SAMPLING.max_new_tokens)]
+        assert result["tok_s"] == 10.0
 
 
 def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):

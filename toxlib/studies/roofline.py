@@ -17,7 +17,12 @@ import time
 import pandas as pd
 import torch
 
-SQUARE = 2048
+SQUARE = 2048  # the square shape on a CPU; a GPU needs 8192 to reach its matrix units' rate (``square_size``)
+
+
+def square_size(device: torch.device | str = "cpu") -> int:
+    """Side of the square matmul that measures the machine's rate: 2048 on a CPU, 8192 on a GPU."""
+    return 8192 if torch.device(device).type == "cuda" else SQUARE
 
 
 def flops_per_token(arch: dict) -> float:
@@ -26,35 +31,55 @@ def flops_per_token(arch: dict) -> float:
     return 2.0 * (arch["non_embedding_params"] + arch["vocab_size"] * arch["hidden_size"])
 
 
-def best_matmul_gflops(dtype: torch.dtype, m: int, k: int, n: int, repeats: int = 7) -> float:
-    """Best GFLOP/s over ``repeats`` timed (m, k) @ (k, n) products in ``dtype`` (one untimed warm-up)."""
-    a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
+def best_matmul_gflops(dtype: torch.dtype, m: int, k: int, n: int, repeats: int = 7,
+                       device: torch.device | str = "cpu") -> float:
+    """Best GFLOP/s over ``repeats`` timed (m, k) @ (k, n) products in ``dtype`` on ``device`` (one untimed
+    warm-up). On a GPU each repeat times 20 products between two synchronisations, since one small product takes
+    microseconds and the launch and the host clock would otherwise dominate."""
+    device = torch.device(device)
+    cuda = device.type == "cuda"
+    a, b = torch.randn(m, k, dtype=dtype, device=device), torch.randn(k, n, dtype=dtype, device=device)
+    products = 20 if cuda else 1
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     a @ b
+    sync()
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
+        for _ in range(products):
+            a @ b
+        sync()
+        best = min(best, (time.perf_counter() - start) / products)
     return 2 * m * k * n / best / 1e9
 
 
-def matmul_rates(dtype: torch.dtype, arch: dict, rows: int) -> dict:
-    """{"square": GFLOP/s at 2048^3, "workload": GFLOP/s at (rows, hidden) @ (hidden, MLP width)}."""
+def matmul_rates(dtype: torch.dtype, arch: dict, rows: int, device: torch.device | str = "cpu") -> dict:
+    """{"square": GFLOP/s at ``square_size(device)`` cubed, "workload": GFLOP/s at (rows, hidden) @ (hidden, MLP
+    width)}, on ``device``."""
     width = arch.get("intermediate_size") or 4 * arch["hidden_size"]
-    return {"square": best_matmul_gflops(dtype, SQUARE, SQUARE, SQUARE),
-            "workload": best_matmul_gflops(dtype, rows, arch["hidden_size"], width)}
+    side = square_size(device)
+    return {"square": best_matmul_gflops(dtype, side, side, side, device=device),
+            "workload": best_matmul_gflops(dtype, rows, arch["hidden_size"], width, device=device)}
+
+
+def warms_up_whole(lm) -> bool:
+    """Whether a benchmark's warm-up runs its whole workload once: on a GPU, yes, since kernels are chosen and
+    compiled for each new shape on first use (measured on an H100: greedy decoding of 100 prompts took 6.7 s the
+    first time and 2.6 s the second, under the profiler); on a CPU a small call is enough, and the whole workload
+    would double the run."""
+    return lm.device.type == "cuda"
 
 
 class Denominator:
     """The matmul rate, measured around a workload: call ``measure()`` before and after; ``gflops`` is the best
     rate seen at either shape, ``report()`` every figure (JSON-ready, rounded)."""
 
-    def __init__(self, dtype: torch.dtype, arch: dict, rows: int):
-        self.dtype, self.arch, self.rows = dtype, arch, rows
+    def __init__(self, dtype: torch.dtype, arch: dict, rows: int, device: torch.device | str = "cpu"):
+        self.dtype, self.arch, self.rows, self.device = dtype, arch, rows, torch.device(device)
         self.seen: list[dict] = []
 
     def measure(self) -> None:
-        self.seen.append(matmul_rates(self.dtype, self.arch, self.rows))
+        self.seen.append(matmul_rates(self.dtype, self.arch, self.rows, self.device))
 
     @property
     def gflops(self) -> float:
@@ -67,6 +92,7 @@ class Denominator:
         return {"matmul_gflops": round(self.gflops, 1),
                 "matmul_square_gflops": round(max(r["square"] for r in self.seen), 1),
                 "matmul_workload_gflops": round(max(r["workload"] for r in self.seen), 1),
+                "matmul_square_side": square_size(self.device),
                 "matmul_workload_shape": [self.rows, self.arch["hidden_size"],
                                           self.arch.get("intermediate_size") or 4 * self.arch["hidden_size"]],
                 "roofline_tok_s": round(self.roofline_tok_s(), 1)}
@@ -77,9 +103,12 @@ def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
     measurements of the matmul rate at ``rows`` rows. Returns tok_s, roofline_pct and ``Denominator.report()``."""
     from toxlib.studies.generation_bench import toxlib_generate
 
-    denominator = Denominator(lm.dtype, lm.architecture(), rows)
+    denominator = Denominator(lm.dtype, lm.architecture(), rows, lm.device)
     denominator.measure()
-    toxlib_generate(lm, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
+    if warms_up_whole(lm):
+        toxlib_generate(lm, prompts, config)
+    else:
+        toxlib_generate(lm, prompts[:1], config.with_(num_samples=2, max_new_tokens=2))
     tokens, seconds = toxlib_generate(lm, prompts, config)
     denominator.measure()
     return {"tok_s": round(tokens / seconds, 1),
@@ -105,9 +134,9 @@ def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: st
     texts = toxigen_sentences(sentences or (300 if quick else 2000))
     lm = load(model, dtype=dtype)
     arch = lm.architecture()
-    denominator = Denominator(lm.dtype, arch, SENTENCE_BATCH_TOKENS)
+    denominator = Denominator(lm.dtype, arch, SENTENCE_BATCH_TOKENS, lm.device)
     denominator.measure()
-    sentence_nll(lm, texts[:32])  # warm-up
+    sentence_nll(lm, texts if warms_up_whole(lm) else texts[:32])  # warm-up
     start = time.perf_counter()
     scores = sentence_nll(lm, texts)
     seconds = time.perf_counter() - start
@@ -140,9 +169,13 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     greedy = DecodingConfig(mode="greedy", max_new_tokens=max_new_tokens)
     steering = SelfDebiasing(DEBIASING_PREFIXES, decay_constant=100.0)
     copies = 1 + len(DEBIASING_PREFIXES)
-    denominator = Denominator(lm.dtype, arch, default_batch_rows(lm))
+    denominator = Denominator(lm.dtype, arch, default_batch_rows(lm), lm.device)
     denominator.measure()
-    generate(lm, prompts[:2], greedy.with_(max_new_tokens=2), steering=steering, cache=False, progress=False)
+    if warms_up_whole(lm):
+        for kw in ({"steering": steering}, {}):
+            generate(lm, prompts, greedy, cache=False, progress=False, **kw)
+    else:
+        generate(lm, prompts[:2], greedy.with_(max_new_tokens=2), steering=steering, cache=False, progress=False)
 
     def timed(**kw):
         start = time.perf_counter()
@@ -257,9 +290,24 @@ def finish(result: dict, pct_keys: tuple[str, ...] = ("roofline_pct",)) -> int:
     return 0
 
 
+def bench_model(args) -> str:
+    """The model a benchmark loads: ``args.model``, or with ``--random-weights`` a folder with its architecture and
+    random weights (``toxlib.models.random_weights``)."""
+    if not getattr(args, "random_weights", False):
+        return args.model
+    from toxlib.models.random_weights import random_weights_folder
+
+    return str(random_weights_folder(args.model))
+
+
+def named(result: dict, args) -> dict:
+    """The result under the model's given name, with ``weights``: "random" or "trained"."""
+    return {**result, "model": args.model, "weights": "random" if getattr(args, "random_weights", False) else "trained"}
+
+
 def main_perplexity(args) -> int:
-    return finish(bench_perplexity(args.model, quick=args.quick, dtype=args.dtype))
+    return finish(named(bench_perplexity(bench_model(args), quick=args.quick, dtype=args.dtype), args))
 
 
 def main_self_debias(args) -> int:
-    return finish(bench_self_debias(args.model, quick=args.quick, dtype=args.dtype))
+    return finish(named(bench_self_debias(bench_model(args), quick=args.quick, dtype=args.dtype), args))
