@@ -204,6 +204,85 @@ def debias_polarity() -> list[str]:
     return out
 
 
+def minus(x: float, digits: int) -> str:
+    """A signed figure as the chapters print it, with a true minus sign."""
+    return f"{x:.{digits}f}".replace("-", "\u2212")
+
+
+def datasets_threshold() -> list[str]:
+    stats = pd.read_csv(RESULTS / "datasets" / "rtp_statistics.csv").set_index("subset")
+    sample = stats.loc["sample"]
+    return [f"from {f3(sample['share_toxic_prompts'])} ({count(sample['n_toxic_prompts'])} of "
+            f"{count(sample['n_prompt_scored'])}", f"subset from {f3(stats.loc['challenging', 'share_toxic_prompts'])}",
+            f"records from {f3(stats.loc['all (distinct records)', 'share_toxic_prompts'])}",
+            f"r is still {minus(sample['pearson_r'], 3)}", f"holds at 0.5 ({f3(sample['share_toxic_prompts'])})"]
+
+
+def datasets_correlation() -> list[str]:
+    stats = pd.read_csv(RESULTS / "datasets" / "rtp_statistics.csv").set_index("subset")
+    return [f"non-toxic subset's {f3(stats.loc['nontoxic', 'pearson_r'])}",
+            f"(r = {minus(stats.loc['challenging', 'pearson_r'], 2)})",
+            f"({minus(stats.loc['sample', 'pearson_r'], 2)}, as the paper)"]
+
+
+def generation_top_k() -> list[str]:
+    summary = pd.read_csv(RESULTS / "generation" / "nucleus_summary.csv").set_index("model")
+    over = 1 - summary["<= 256"]
+    assert (summary["same_as_transformers"] == 1.0).all(), "the solution says every inspected step agrees"
+    return [f"{round(100 * over['smollm2-135m'], 2):g}% of SmolLM2's steps",
+            f"{round(100 * over['gemma3-270m'], 2):g}% of Gemma's",
+            f"reach {count(summary.loc['smollm2-135m', 'max_size'])} and "
+            f"{count(summary.loc['gemma3-270m', 'max_size'])}"]
+
+
+def generation_top_p() -> list[str]:
+    """The committed top-p 0.9 side of the comparison (the 0.5 side is a re-run the book does not keep)."""
+    summary = pd.read_csv(RESULTS / "generation" / "nucleus_summary.csv").set_index("model").loc["smollm2-135m"]
+    steps = pd.read_csv(RESULTS / "generation" / "nucleus_steps.csv")
+    single = (steps.loc[steps["model"] == "smollm2-135m", "nucleus_size"] == 1).mean()
+    return [f"instead of {summary['median_size']:g}", f"instead of {count(summary['max_size'])}",
+            f"{int(summary['steps'])} inspected", f"against {pct(single)} at 0.9"]
+
+
+def sass_threshold() -> list[str]:
+    """The committed threshold-0.5 side (the 0.3 side is a re-run)."""
+    table3 = pd.read_csv(RESULTS / "sass" / "table3.csv").set_index("system").loc["PERSPECTIVE"]
+    table6 = pd.read_csv(RESULTS / "sass" / "table6.csv")
+    fp = table6[(table6["system"] == "PERSPECTIVE") & (table6["scope"] == "False Positive category")].iloc[0]
+    flagged = int(table3["n_pred_pos"])
+    true_pos = round(table3["precision"] * flagged)
+    return [f"instead of {flagged}", f"from {f3(table3['precision'])}", f"from {f3(table3['recall'])}",
+            f"from {f3(table3['f1'])}", f"{fp['n_flagged']} of its {flagged} flags",
+            f"from {true_pos} to", f"all {fp['n_both']} comments with a swear word"]
+
+
+def sass_swear_lists() -> list[str]:
+    table6 = pd.read_csv(RESULTS / "sass" / "table6.csv")
+    by_list = [part.drop(columns="word_list").reset_index(drop=True) for _, part in table6.groupby("word_list")]
+    assert len(by_list) == 2 and by_list[0].equals(by_list[1]), "the solution says every row is identical"
+    row = table6[(table6["system"] == "PERSPECTIVE") & (table6["scope"] == "all 250 comments")].iloc[0]
+    return [f"the same {row['n_contains']} of the {row['n']} comments",
+            f"P(swear | flagged) = {f2(row['p_swear_given_toxic'])}",
+            f"swear) = {f2(row['p_toxic_given_swear'])}", f"printed {f2(row['p_swear_given_toxic_paper'])} and "
+            f"{f2(row['p_toxic_given_swear_paper'])}", f"({row['n_flagged'] - row['n_both']} of {row['n_flagged']})"]
+
+
+def debias_power() -> list[str]:
+    from scipy.stats import ttest_ind
+
+    t = pd.read_csv(RESULTS / "debias_consistency" / "attribute_tables.csv")
+    t = t[(t["method"] == "self-debiasing") & (t["model"] == "smollm2-135m") & (t["set"] == "adversarial")
+          & (t["attribute"] == "toxicity")].set_index("condition")
+    n = int(t.loc["default", "n"])
+    toxic = round(t.loc["default", "probability"] * n)
+    default = np.r_[np.ones(toxic), np.zeros(n - toxic)]
+    needed = next(k for k in range(n + 1) if ttest_ind(np.r_[np.ones(k), np.zeros(n - k)], default).pvalue < 0.05
+                  and k / n > t.loc["default", "probability"])
+    p_needed = ttest_ind(np.r_[np.ones(needed), np.zeros(n - needed)], default).pvalue
+    return [f"p-value is {t.loc['opposite', 'p_value']:.4f}", f"default of {int(default.sum())} in {n}",
+            f"needs {needed} of {n}", f"p = {p_needed:.3f}"]
+
+
 SOLUTIONS = {
     ("rtp_detox", "rtp-detox-ex-by-hand"): rtp_detox_by_hand,
     ("rtp_detox", "rtp-detox-ex-dapt"): rtp_detox_dapt,
@@ -217,6 +296,13 @@ SOLUTIONS = {
     ("scorers", "scorers-ex-false-positive"): scorers_false_positive,
     ("scorers", "scorers-ex-calibration"): scorers_calibration,
     ("debias_consistency", "debias-ex-polarity"): debias_polarity,
+    ("debias_consistency", "debias-ex-power"): debias_power,
+    ("datasets", "datasets-ex-threshold"): datasets_threshold,
+    ("datasets", "datasets-ex-correlation"): datasets_correlation,
+    ("generation", "generation-ex-top-k"): generation_top_k,
+    ("generation", "generation-ex-top-p"): generation_top_p,
+    ("sass", "sass-ex-threshold"): sass_threshold,
+    ("sass", "sass-ex-swear-lists"): sass_swear_lists,
 }
 
 
