@@ -20,6 +20,7 @@ import torch
 
 from toxlib import paths
 from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 
@@ -210,6 +211,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     dt = pick_dtype(dtype, dev)
     if dev.type == "cpu":
         configure_cpu_threads(threads)
+        keep_freed_memory()  # each decoding step's large logits reuse mapped pages (toxlib.models.allocator)
     if name in BUNDLED:
         spec = BUNDLED[name]
         folder, source, weights_id = converted_dir(spec), "bundled", f"sha256:{spec.gguf_sha256}"

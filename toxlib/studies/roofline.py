@@ -223,7 +223,7 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
 def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
                      self_debias_model: str = "smollm2-135m") -> pd.DataFrame:
     """The generation chapter's roofline table, each measurement cached (``cached_measurement``, keyed by the
-    version of the code path it times: the engine for generation and Self-Debiasing, the NLL method): per model,
+    version of the code path it times: the engine's timing revision, and the NLL method for perplexity): per model,
     bf16 generation (RealToxicityPrompts' sampling on ``speed_prompts`` prompts), bf16 sentence perplexity
     (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
@@ -246,7 +246,8 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
             "generation (bf16, 25 samples)": cached_measurement(
                 "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_TIMING_REVISION}, generation),
             "perplexity (bf16)": cached_measurement(
-                "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"]},
+                "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"],
+                               "engine": ENGINE_TIMING_REVISION},
                 lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
         }
         if name == self_debias_model:
