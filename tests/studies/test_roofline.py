@@ -109,6 +109,6 @@ def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypa
     monkeypatch.setattr(roofline, "cached_measurement", fake)
     table = roofline.chapter_roofline(["smollm2-135m"])
     assert set(keys) == {"generation", "perplexity", "self-debias"} and len(table) == 3
-    assert keys["generation"]["engine"] == keys["self-debias"]["engine"] == ENGINE_TIMING_REVISION
+    assert {keys[kind]["engine"] for kind in keys} == {ENGINE_TIMING_REVISION}  # allocator changes time all three
     assert keys["perplexity"]["nll"] == METHOD_VERSIONS["causal"]
     assert (table["roofline_pct"] == 50.0).all()
