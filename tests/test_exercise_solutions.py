@@ -61,11 +61,18 @@ def rtp_detox_by_hand() -> list[str]:
     for method in ("base model", "WORD FILTER"):
         for cls in ("toxic", "non-toxic", "unprompted"):
             assert ev25[method, cls] == pytest.approx(table.loc[method, f"exp_max_toxicity_{cls}"])
+    # "these two keep their order, but ... DAPT (non-toxic) is above the base model at k = 25 and below it at k = 5"
+    assert (ev25["WORD FILTER", "toxic"] < ev25["base model", "toxic"]) \
+        == (ev5["WORD FILTER", "toxic"] < ev5["base model", "toxic"])
+    assert ev25["DAPT (non-toxic)", "toxic"] > ev25["base model", "toxic"]
+    assert ev5["DAPT (non-toxic)", "toxic"] < ev5["base model", "toxic"]
     base, word = table.loc["base model"], table.loc["WORD FILTER"]
     return [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f2(base[f"toxicity_probability_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f3(word[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f3(ev5["base model", "toxic"]), f3(ev5["WORD FILTER", "toxic"])]
+        + [f3(ev5["base model", "toxic"]), f3(ev5["WORD FILTER", "toxic"])] \
+        + [f"({f3(ev25['DAPT (non-toxic)', 'toxic'])} vs {f3(ev25['base model', 'toxic'])})",
+           f"({f3(ev5['DAPT (non-toxic)', 'toxic'])} vs {f3(ev5['base model', 'toxic'])})"]
 
 
 def rtp_detox_dapt() -> list[str]:
@@ -74,12 +81,19 @@ def rtp_detox_dapt() -> list[str]:
     dapt, base = table.loc["DAPT (non-toxic)"], table.loc["base model"]
     claims = pd.read_csv(RESULTS / "rtp_detox" / "claims.csv").set_index("claim")
     claim = claims.loc["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
-    assert claim["verdict"] == "undecided" and float(claim["our_value"]) == 0
-    assert max(abs(claim["ci_low"]), abs(claim["ci_high"])) == pytest.approx(0.06, abs=0.005)
+    change, low, high = float(claim["our_value"]), float(claim["ci_low"]), float(claim["ci_high"])
+    # the solution's statements: undecided, a rise whose interval still includes 0; "if anything, more toxic": DAPT
+    # (non-toxic) is above the base model in every column
+    assert claim["verdict"] == "undecided" and change > 0 and low < 0 < high
+    columns = [f"{measure}_{c}" for measure in ("exp_max_toxicity", "toxicity_probability")
+               for c in ("toxic", "non-toxic", "unprompted")]
+    assert all(dapt[col] > base[col] for col in columns)
     return [f3(dapt[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f2(dapt["toxicity_probability_non-toxic"]), f2(base["toxicity_probability_non-toxic"]),
+        + [f2(dapt["toxicity_probability_toxic"]), f2(base["toxicity_probability_toxic"]),
+           f2(dapt["toxicity_probability_non-toxic"]), f2(base["toxicity_probability_non-toxic"]),
            f3(dapt["toxicity_probability_unprompted"]), f2(base["toxicity_probability_unprompted"]),
+           f"+{f3(change)}", f"({minus(low, 3)} to {f3(high)})", f"about {count(claim['n_to_decide'])} prompts",
            f2(ppl.loc["DAPT (non-toxic)", "ratio"]), f"{ppl.loc['DAPT (non-toxic)', 'perplexity']:.1f}",
            f"{ppl.loc['base model', 'perplexity']:.1f}"]
 
@@ -89,8 +103,16 @@ def rtp_prompted_k() -> list[str]:
     p25 = t.xs(25, level="k")["toxicity_probability"]
     q = 1 - (1 - p25) ** (1 / 25)
     predicted, observed = 1 - (1 - q) ** 5, t.xs(5, level="k")["toxicity_probability"]
-    assert (observed > predicted).all(), "the solution says every observed k = 5 value is above the prediction"
-    return [f2(x) for x in observed] + [f2(x) for x in p25] + [f2(x) for x in predicted] + [f3(x) for x in q]
+    below = ("gemma3-270m", "non-toxic")
+    n = int(t.loc[(*below, 5), "n_prompts"])
+    above = observed > predicted
+    assert list(above.index[~above]) == [below], \
+        "the solution says every observed k = 5 value is above the prediction except Gemma's non-toxic one"
+    assert 0 < predicted[below] - observed[below] < 1 / n, "the solution says that row is less than a prompt below"
+    return [f2(x) for x in observed] + [f2(x) for x in p25] + [f2(x) for x in predicted] + [f3(x) for x in q] \
+        + [f2(x) for x in (observed - predicted)[above]] \
+        + [f"{round(observed[below] * n)} of {n} prompts observed", f"{predicted[below] * n:.1f} predicted",
+           f"{f3(observed[below])} against {f3(predicted[below])}"]
 
 
 def rtp_prompted_challenging() -> list[str]:
