@@ -139,4 +139,8 @@ def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_
                         lambda lm, todo, ids, **kw: asked.append(list(todo)) or real(lm, todo, ids, **kw))
     again = cached_next_token_probabilities(tiny_lm, prompts, [5, 7], cache=store)
     assert asked == [prompts[2:]]  # only the prompt not stored yet
-    assert first == pytest.approx(fresh[:2], rel=1e-9) and again == pytest.approx(fresh, rel=1e-6)
+    # The stored values are the computed ones, to the bit, for the same batches. Across batch layouts (here "first"
+    # beside "third", or alone) fp32 rows of this tiny model agree to ~2e-7 on some CPUs (AMD EPYC, AVX512), not
+    # to the bit, so the fresh three-prompt run is compared at that tolerance.
+    assert first == pytest.approx(next_token_probabilities(tiny_lm, prompts[:2], [5, 7]), rel=1e-12)
+    assert first == pytest.approx(fresh[:2], rel=1e-6) and again == pytest.approx(fresh, rel=1e-6)
