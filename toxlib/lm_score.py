@@ -238,6 +238,7 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
         return steered_nll_on_ray(lm, list(texts), steering, batch_size, ray)
     from toxlib.generate.api import encode_prompt
     from toxlib.generate.engine import _call_optional, prefill
+    from toxlib.generate.kv_cache import cache_argument
     from toxlib.steer import Steering
 
     steering = steering or Steering()
@@ -276,6 +277,6 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
             mask = torch.cat([mask, torch.ones_like(token)[:, None]], 1)
             position = position + 1
             logits = lm.model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
-                              past_key_values=cache, use_cache=True).logits[:, -1]
+                              **cache_argument(lm.model, cache), use_cache=True).logits[:, -1]
         nll[rows] = total.cpu().numpy()
     return _score_table(texts, count, nll)

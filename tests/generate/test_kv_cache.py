@@ -67,3 +67,27 @@ def test_concatenated_rows_continue_like_one_cache(tiny_model_dirs):
         mask = torch.ones(4, 7, dtype=torch.long)
         step = model(input_ids=token, attention_mask=mask, past_key_values=joined, use_cache=True).logits[:, -1]
     torch.testing.assert_close(step, whole[1], rtol=0, atol=1e-5)
+
+
+def test_the_cache_goes_in_under_the_name_the_forward_declares():
+    """transformers renamed past_key_values to cache; a name the forward does not declare would vanish into its
+    **kwargs and decode without the cache, so cache_argument reads the name from the signature (or refuses)."""
+    from toxlib.generate.kv_cache import cache_argument
+
+    class NewStyle(torch.nn.Module):
+        def forward(self, input_ids=None, cache=None, **kwargs):
+            return cache
+
+    class OldStyle(torch.nn.Module):
+        def forward(self, input_ids=None, past_key_values=None, **kwargs):
+            return past_key_values
+
+    class Neither(torch.nn.Module):
+        def forward(self, input_ids=None, **kwargs):
+            return None
+
+    marker = object()
+    assert NewStyle()(**cache_argument(NewStyle(), marker)) is marker
+    assert OldStyle()(**cache_argument(OldStyle(), marker)) is marker
+    with pytest.raises(TypeError, match="neither cache nor past_key_values"):
+        cache_argument(Neither(), marker)

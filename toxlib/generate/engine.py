@@ -24,7 +24,7 @@ import torch
 
 from toxlib.batching import pad
 from toxlib.generate.config import DecodingConfig
-from toxlib.generate.kv_cache import preallocated_cache
+from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
@@ -83,16 +83,16 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     position = n_prefix + (mask.cumsum(-1) - 1).clamp(min=0)
     if n_prefix:
         prefix = torch.tensor([prompt_ids[0][:n_prefix]], device=device)
-        model(input_ids=prefix, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        model(input_ids=prefix, **cache_argument(model, cache), use_cache=True, logits_to_keep=1)
         cache.batch_repeat_interleave(rows)
         start = torch.arange(n_prefix, device=device).expand(rows, -1)
         step = model(input_ids=ids, attention_mask=torch.cat([torch.ones_like(start), mask], 1), position_ids=position,
-                     past_key_values=cache, use_cache=True, logits_to_keep=1)
+                     **cache_argument(model, cache), use_cache=True, logits_to_keep=1)
         ids, mask, position = (torch.cat([prefix.expand(rows, -1), ids], 1),
                                torch.cat([torch.ones_like(start), mask], 1), torch.cat([start, position], 1))
     else:
-        step = model(input_ids=ids, attention_mask=mask, position_ids=position, past_key_values=cache, use_cache=True,
-                     logits_to_keep=1)
+        step = model(input_ids=ids, attention_mask=mask, position_ids=position, **cache_argument(model, cache),
+                     use_cache=True, logits_to_keep=1)
     return step.logits[:, -1], cache, ids, mask, position
 
 
@@ -153,8 +153,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
             _call_optional(processors, "select_rows", keep)
             finished = finished[keep]
         # Rows that stopped but were not pruned keep decoding; their extra tokens are cut below.
-        out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position, past_key_values=cache,
-                    use_cache=True)
+        out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
+                    **cache_argument(model, cache), use_cache=True)
         logits = out.logits[:, -1]
     return [_cut(row, stop_ids) for row in new_tokens.tolist()]
 

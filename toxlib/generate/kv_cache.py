@@ -12,8 +12,30 @@ sequence fits their window and fall back to transformers' own behaviour past it.
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+
+
+def cache_argument(model, cache) -> dict:
+    """``{name: cache}`` for ``model(**..., **cache_argument(model, cache))``: transformers renamed the forward
+    argument ``past_key_values`` to ``cache`` (in 5.2x; the old name warns until its removal in 5.40) and older
+    releases take only the old one, which the forward's signature tells apart. Passing a name the forward does not
+    declare would vanish into its ``**kwargs`` and decode without the cache, so the name is never guessed."""
+    return {_cache_keyword(type(model)): cache}
+
+
+@functools.cache
+def _cache_keyword(model_class) -> str:
+    parameters = inspect.signature(model_class.forward).parameters
+    if "cache" in parameters:
+        return "cache"
+    if "past_key_values" in parameters:
+        return "past_key_values"
+    raise TypeError(f"{model_class.__name__}.forward takes neither cache nor past_key_values: toxlib cannot pass it "
+                    "a key/value cache (a transformers release this toxlib does not know; see pyproject.toml)")
 
 
 class _Room:

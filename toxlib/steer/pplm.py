@@ -150,13 +150,16 @@ class PPLMProcessor:
         """One position through the model on a cache built from ``kvs``: (next-token logits (rows, V) fp32, or None
         when not ``logits`` (the LM head is skipped), final hidden state (rows, H) fp32, the cache's per-layer
         tensors afterwards)."""
+        from toxlib.generate.kv_cache import cache_argument
+
         cache = _make_cache(self.model, kvs, length)
         kw = dict(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=position,
-                  past_key_values=cache, use_cache=True)
+                  use_cache=True)
         if not logits:
-            hidden = self.model.get_decoder()(**kw).last_hidden_state[:, -1].float()
+            decoder = self.model.get_decoder()
+            hidden = decoder(**kw, **cache_argument(decoder, cache)).last_hidden_state[:, -1].float()
             return None, hidden, _cache_tensors(cache)
-        out = self.model(**kw, output_hidden_states=True, logits_to_keep=1)
+        out = self.model(**kw, **cache_argument(self.model, cache), output_hidden_states=True, logits_to_keep=1)
         return out.logits[:, -1].float(), out.hidden_states[-1][:, -1].float(), _cache_tensors(cache)
 
     def _start(self, ids, mask, position):
@@ -168,10 +171,13 @@ class PPLMProcessor:
         self.past_len = ids.shape[1] - 1
         if self.past_len == 0:
             return
+        from toxlib.generate.kv_cache import cache_argument
+
         cache = _make_cache(self.model, None, 0)
         with torch.no_grad():
             out = self.model.get_decoder()(input_ids=ids[:, :-1], attention_mask=mask[:, :-1],
-                                           position_ids=position[:, :-1], past_key_values=cache, use_cache=True)
+                                           position_ids=position[:, :-1],
+                                           **cache_argument(self.model.get_decoder(), cache), use_cache=True)
         m = mask[:, :-1].float()
         self.hidden_sum = (out.last_hidden_state.float() * m[..., None]).sum(1)
         self.count = m.sum(1)

@@ -211,7 +211,7 @@ class SelfDebiasingProcessor:
         tokens (a prefix ending in a space merges with the prompt's first word) share nothing: the whole prefixed
         sequence is the rest."""
         from toxlib.batching import bucket_width, pad
-        from toxlib.generate.kv_cache import concatenate_rows, preallocated_cache
+        from toxlib.generate.kv_cache import cache_argument, concatenate_rows, preallocated_cache
 
         model = self.lm.model
         device = next(model.parameters()).device
@@ -237,21 +237,23 @@ class SelfDebiasingProcessor:
             cache = preallocated_cache(model.config, mask.shape[1] + CACHE_RESERVE) if keep_cache else None
             if any(n):  # the P prefixes once, their cache repeated for every row of the chunk
                 model(input_ids=prefix_ids, attention_mask=prefix_mask, position_ids=prefix_position,
-                      past_key_values=cache, use_cache=True, logits_to_keep=1)
+                      **cache_argument(model, cache), use_cache=True, logits_to_keep=1)
                 cache.batch_select_indices(torch.arange(sequences, device=device) % p)
             out = model(input_ids=ids[part], attention_mask=mask[part], position_ids=position[part],
-                        past_key_values=cache, use_cache=keep_cache, logits_to_keep=1)
+                        **cache_argument(model, cache), use_cache=keep_cache, logits_to_keep=1)
             probs.append(self._max_probs(out.logits[:, -1]))
             caches.append(cache)
         return torch.cat(probs), concatenate_rows(caches) if with_cache else None, mask, position
 
     def _forward_step(self, token: torch.Tensor) -> torch.Tensor:
         """p_biased (rows, V) after appending ``token`` (rows,) to every prefixed copy of its row (cached)."""
+        from toxlib.generate.kv_cache import cache_argument
+
         tokens = token.repeat_interleave(len(self.prefixes))[:, None].to(self._mask.device)
         self._mask = torch.cat([self._mask, torch.ones_like(tokens)], dim=1)
         self._position = self._position + 1
         out = self.lm.model(input_ids=tokens, attention_mask=self._mask, position_ids=self._position,
-                            past_key_values=self._cache, use_cache=True)
+                            **cache_argument(self.lm.model, self._cache), use_cache=True)
         return self._max_probs(out.logits[:, -1])
 
     def _parents(self, generated: torch.Tensor) -> torch.Tensor | None:
