@@ -194,16 +194,31 @@ def machine_description() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
+def library_versions() -> str:
+    """The releases of the libraries that decide the numbers, as "torch 2.13.0, transformers 5.24.0, ...": bf16
+    texts can differ across releases as well as across CPUs, so a record names both. A missing one is left out."""
+    from importlib import metadata
+
+    found = []
+    for name in ("torch", "transformers", "numpy", "scipy", "scikit-learn"):
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
 def kernel_facts() -> dict:
-    """What the kernel runs: {"toxlib_version", "commit", "machine"} of the toxlib it imports (run inside it)."""
+    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries"} of the toxlib it imports and the
+    kernel's library releases (run inside it)."""
     try:
         import toxlib as imported
     except Exception as exc:  # a kernel without toxlib still gets a record
         return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
-                "machine": machine_description()}
+                "machine": machine_description(), "libraries": library_versions()}
     root = Path(imported.__file__).resolve().parent.parent
     return {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
-            "machine": machine_description()}
+            "machine": machine_description(), "libraries": library_versions()}
 
 
 FACTS_MARKER = "toxlib-run-facts:"
@@ -214,7 +229,7 @@ def _facts_cell() -> nbformat.NotebookNode:
     """A code cell printing kernel_facts() as JSON; self-contained, so it reports even a toxlib without runner."""
     code = "\n".join(["import os, platform, subprocess", "from pathlib import Path", "",
                       inspect.getsource(git_commit), inspect.getsource(machine_description),
-                      inspect.getsource(kernel_facts)])
+                      inspect.getsource(library_versions), inspect.getsource(kernel_facts)])
     source = (f"import json as _json\n_ns = {{}}\nexec({code!r}, _ns)\n"
               f"print({FACTS_MARKER!r} + _json.dumps(_ns['kernel_facts']()))\ndel _ns, _json")
     cell = nbformat.v4.new_code_cell(source)
@@ -264,10 +279,11 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) if params else "the defaults in the parameters cell"
     profile = record.get("profile", "default")
     which = "" if profile == "default" else f" with the {profile} profile,"
+    libraries = f" with {record['libraries']}" if record.get("libraries") else ""
     text = (
         "```{admonition} Run record\n:class: note\n"
         f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
-        f"on {record['machine']}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
+        f"on {record['machine']}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["toxlib-run-record"]
@@ -360,7 +376,7 @@ def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dic
             raise
     nb = nbformat.read(str(partial), as_version=4)
     facts = _pop_kernel_facts(nb) or {"toxlib_version": toxlib.__version__, "commit": "unknown (no kernel record)",
-                                      "machine": machine_description()}
+                                      "machine": machine_description(), "libraries": library_versions()}
     record = {
         "notebook": path.name,
         "parameters": checked,
@@ -369,6 +385,7 @@ def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dic
         "toxlib_version": facts["toxlib_version"],
         "commit": facts["commit"],
         "machine": facts["machine"],
+        "libraries": facts.get("libraries", ""),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
     }
