@@ -173,11 +173,10 @@ class PPLMProcessor:
             return
         from toxlib.generate.kv_cache import cache_argument
 
-        cache = _make_cache(self.model, None, 0)
+        cache, decoder = _make_cache(self.model, None, 0), self.model.get_decoder()
         with torch.no_grad():
-            out = self.model.get_decoder()(input_ids=ids[:, :-1], attention_mask=mask[:, :-1],
-                                           position_ids=position[:, :-1],
-                                           **cache_argument(self.model.get_decoder(), cache), use_cache=True)
+            out = decoder(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=position[:, :-1],
+                          **cache_argument(decoder, cache), use_cache=True)
         m = mask[:, :-1].float()
         self.hidden_sum = (out.last_hidden_state.float() * m[..., None]).sum(1)
         self.count = m.sum(1)
