@@ -52,8 +52,11 @@ def default_batch_tokens(lm) -> int:
 
 #: Tokens per forward pass of ``sentence_nll``'s decoder (it keeps hidden states, not logits).
 SENTENCE_BATCH_TOKENS = 4096
-#: fp32 logits held at once by ``head_nll`` (rows = this / (4 x vocabulary)).
-HEAD_CHUNK_BYTES = 128 << 20
+#: Rows per LM-head matmul in ``head_nll``: its bf16 logits are rows x vocabulary (128 MiB for Gemma's 262,144).
+HEAD_ROWS = 256
+#: fp32 logits per pass of ``head_nll``'s log-sum-exp: small enough to stay in the CPU's cache between the cast,
+#: the max, the exponentials and the sum, instead of streaming each pass through memory.
+SOFTMAX_CHUNK_BYTES = 4 << 20
 
 
 def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -61,17 +64,22 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
 
     model: a transformers causal LM (its ``get_output_embeddings()`` and ``final_logit_softcapping``, if any, are
     applied as its forward does). hidden: (N, H) final hidden states in the model's dtype; targets: (N,) int64.
-    Returns (N,) float64. Only about ``HEAD_CHUNK_BYTES`` of fp32 logits exist at once, instead of N x V.
+    Returns (N,) float64. The head runs ``HEAD_ROWS`` rows at a time and the log-sum-exp over
+    ``SOFTMAX_CHUNK_BYTES`` of fp32 logits at a time, instead of materialising N x V logits. A row's value depends
+    on that row alone (the head's matmul gives a row the same bits whatever the rows beside it; tested), so the
+    chunk sizes change the speed, not the results.
     """
     head = model.get_output_embeddings()
     cap = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "final_logit_softcapping", None)
-    rows = max(16, HEAD_CHUNK_BYTES // (4 * head.out_features))
+    rows = max(1, SOFTMAX_CHUNK_BYTES // (4 * head.out_features))
     out = torch.empty(len(targets), dtype=torch.float64, device=hidden.device)
-    for s in range(0, len(targets), rows):
-        logits = head(hidden[s:s + rows])
+    for s in range(0, len(targets), HEAD_ROWS):
+        logits = head(hidden[s:s + HEAD_ROWS])
         if cap is not None:
             logits = torch.tanh(logits / cap) * cap
-        out[s:s + rows] = _token_nll(logits, targets[s:s + rows])
+        for t in range(0, len(logits), rows):
+            part = logits[t:t + rows]
+            out[s + t:s + t + len(part)] = _token_nll(part, targets[s + t:s + t + len(part)])
     return out
 
 
@@ -94,7 +102,7 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
         ids = torch.tensor([encoded[r] for r in rows], device=lm.device)  # (B, L), one length: no padding
         if ids.shape[1] < 2:
             continue  # nothing after the start token: n_tokens 0, perplexity NaN
-        hidden = decoder(input_ids=ids).last_hidden_state[:, :-1]
+        hidden = decoder(input_ids=ids, use_cache=False).last_hidden_state[:, :-1]
         token_nll = head_nll(lm.model, hidden.reshape(-1, hidden.shape[-1]), ids[:, 1:].reshape(-1))
         nll[rows] = token_nll.view(len(rows), -1).sum(-1).cpu().numpy()
         count[rows] = ids.shape[1] - 1

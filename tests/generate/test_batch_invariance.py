@@ -146,3 +146,27 @@ def test_next_token_reading_does_not_depend_on_the_other_comments(lm):
     together = next_token_probabilities(lm, prompts, [5, 7], prefix=prefix)
     alone = [next_token_probabilities(lm, [p], [5, 7], prefix=prefix)[0].tolist() for p in prompts]
     assert together.tolist() == alone
+
+
+def test_perplexity_does_not_depend_on_the_heads_chunk_sizes(lm, monkeypatch):
+    """``head_nll`` runs the LM head ``HEAD_ROWS`` rows and the log-sum-exp ``SOFTMAX_CHUNK_BYTES`` at a time for
+    speed: the values must be the bits of one pass over every row (and chunks ending mid-sentence, or a last chunk
+    of one row, must not misalign targets)."""
+    import toxlib.lm_score as lm_score
+
+    sentences = [p + " everything, again and again." for p in PROMPTS]
+    ids = torch.tensor([[1] * 3 + list(range(300, 317))] * 5)
+    with torch.inference_mode():
+        hidden = lm.model.base_model(input_ids=ids, use_cache=False).last_hidden_state.reshape(-1, 576)
+        targets = torch.randint(0, 49152, (len(hidden),), generator=torch.Generator().manual_seed(1))
+        logits = lm.model.get_output_embeddings()(hidden).double()
+        by_hand = torch.logsumexp(logits, -1) - logits.gather(-1, targets[:, None]).squeeze(-1)
+        reference = lm_score.head_nll(lm.model, hidden, targets)
+    torch.testing.assert_close(reference, by_hand, rtol=0, atol=1e-4)  # fp32 exponentials, float64 sums
+    default = sentence_nll(lm, sentences)["nll_sum"].tolist()
+    for rows, chunk_bytes in ((7, 4 * 49152 * 3), (1000, 1 << 30), (1, 4 * 49152)):
+        monkeypatch.setattr(lm_score, "HEAD_ROWS", rows)
+        monkeypatch.setattr(lm_score, "SOFTMAX_CHUNK_BYTES", chunk_bytes)
+        with torch.inference_mode():
+            assert torch.equal(lm_score.head_nll(lm.model, hidden, targets), reference)
+        assert sentence_nll(lm, sentences)["nll_sum"].tolist() == default

@@ -79,7 +79,9 @@ ENGINE_VERSION = 4
 #: the engine's revision for timing caches: it changes when the code gets faster without changing a single text
 #: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).
 #: 4.2: freed memory kept in the process (models/allocator.py), which speeds up perplexity scoring too.
-ENGINE_TIMING_REVISION = "4.2"
+#: 4.3: perplexity's LM head and log-sum-exp in cache-sized chunks (lm_score.head_nll); benchmarks warm up on
+#: every prompt (studies/roofline.WARM_UP_TOKENS).
+ENGINE_TIMING_REVISION = "4.3"
 
 
 def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
