@@ -32,3 +32,13 @@ def test_shifted_exp_gives_log_sum_exp_and_leaves_input_unless_inplace():
     torch.testing.assert_close(expo.double() / total[:, None], copy.double().softmax(-1), atol=1e-7, rtol=1e-5)
     shifted_exp(logits, inplace=True)
     assert not torch.equal(logits, copy)
+
+
+def test_packs_gather_consecutive_items_under_the_budget():
+    from toxlib.batching import packs
+
+    assert packs(list("abcde"), [3, 4, 2, 9, 1], budget=9) == [["a", "b", "c"], ["d"], ["e"]]
+    assert packs(list("abcd"), [1, 1, 1, 1], budget=9, shareable=[True, False, True, True]) == [
+        ["a"], ["b"], ["c", "d"]]
+    assert packs(list("ab"), [20, 1], budget=9) == [["a"], ["b"]]
+    assert packs([], [], budget=9) == []

@@ -80,6 +80,22 @@ def length_batches(lengths: list, budget: int | None = None, max_rows: int | Non
     return batches
 
 
+def packs(items: list, sizes: list[int], budget: int, shareable: list[bool] | None = None) -> list[list]:
+    """Consecutive ``items`` gathered into packs of at most ``budget`` in all (``sizes[i]``: item i's size, e.g.
+    a batch's tokens); an item over the budget, or one whose ``shareable[i]`` is False, is a pack of its own.
+    The items keep their order."""
+    shareable = [True] * len(items) if shareable is None else shareable
+    out, size, open_pack = [], 0, False
+    for item, n, ok in zip(items, sizes, shareable):
+        if out and ok and open_pack and size + n <= budget:
+            out[-1].append(item)
+            size += n
+        else:
+            out.append([item])
+            size, open_pack = n, ok
+    return out
+
+
 def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """exp(logits - row max) and its row sum, for softmax and log-sum-exp over large vocabularies.
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.batching import length_batches, pad, shifted_exp
+from toxlib.batching import length_batches, packs, pad, shifted_exp
 from toxlib.cache import LMScoreStore
 from toxlib.progress import tqdm
 
@@ -90,22 +90,32 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
 
     Texts of equal token count are batched together, up to ``batch_tokens`` tokens (default
     ``SENTENCE_BATCH_TOKENS``): no padding, so a text's score is the same whatever texts share its batch (see
-    ``toxlib.batching``). The decoder returns hidden states and ``head_nll`` turns only the scored positions
-    into log-probabilities, a chunk at a time, instead of materialising every position's logits.
+    ``toxlib.batching``). Batches of several lengths share one decoder pass, up to ``batch_tokens`` in all, each
+    length attending on its own (``toxlib.models.length_groups``: bitwise the values of one pass per length, with
+    larger matmuls). The decoder returns hidden states and ``head_nll`` turns only the scored positions into
+    log-probabilities, a chunk at a time, instead of materialising every position's logits.
     """
+    from toxlib.models.length_groups import can_share_a_pass, hidden_states
+
     encoded = [_with_start(lm, t) for t in texts]
-    batches = length_batches([len(e) for e in encoded], batch_tokens or SENTENCE_BATCH_TOKENS)
+    budget = batch_tokens or SENTENCE_BATCH_TOKENS
+    # nothing after the start token: n_tokens 0, perplexity NaN
+    batches = [b for b in length_batches([len(e) for e in encoded], budget) if len(encoded[b[0]]) >= 2]
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    decoder = lm.model.base_model
-    for rows in tqdm(batches, disable=not progress, desc=f"perplexity {lm.name}", unit="batch"):
-        ids = torch.tensor([encoded[r] for r in rows], device=lm.device)  # (B, L), one length: no padding
-        if ids.shape[1] < 2:
-            continue  # nothing after the start token: n_tokens 0, perplexity NaN
-        hidden = decoder(input_ids=ids, use_cache=False).last_hidden_state[:, :-1]
-        token_nll = head_nll(lm.model, hidden.reshape(-1, hidden.shape[-1]), ids[:, 1:].reshape(-1))
-        nll[rows] = token_nll.view(len(rows), -1).sum(-1).cpu().numpy()
-        count[rows] = ids.shape[1] - 1
+    passes = packs(list(range(len(batches))), [len(b) * len(encoded[b[0]]) for b in batches], budget,
+                   [can_share_a_pass(lm.model, len(encoded[b[0]])) for b in batches])
+    for pack in tqdm(passes, disable=not progress, desc=f"perplexity {lm.name}", unit="pass"):
+        ids = [torch.tensor([encoded[r] for r in batches[i]], device=lm.device) for i in pack]  # (B, L) each
+        hidden = hidden_states(lm.model, ids)
+        token_nll = head_nll(lm.model, torch.cat([h[:, :-1].reshape(-1, h.shape[-1]) for h in hidden]),
+                             torch.cat([g[:, 1:].reshape(-1) for g in ids]))
+        offset = 0
+        for i, g in zip(pack, ids):
+            rows, n = batches[i], g.shape[0] * (g.shape[1] - 1)
+            nll[rows] = token_nll[offset:offset + n].view(g.shape[0], -1).sum(-1).cpu().numpy()
+            count[rows] = g.shape[1] - 1
+            offset += n
     return _score_table(texts, count, nll)
 
 

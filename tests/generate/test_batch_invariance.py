@@ -170,3 +170,18 @@ def test_perplexity_does_not_depend_on_the_heads_chunk_sizes(lm, monkeypatch):
         with torch.inference_mode():
             assert torch.equal(lm_score.head_nll(lm.model, hidden, targets), reference)
         assert sentence_nll(lm, sentences)["nll_sum"].tolist() == default
+
+
+def test_lengths_sharing_a_decoder_pass_get_the_bits_of_their_own_passes(lm):
+    """``toxlib.models.length_groups`` on the bundled model in bf16, groups of one row and of two tokens included;
+    as one plain sequence (no groups) the same tokens give other values."""
+    from toxlib.models.length_groups import flat_inputs, hidden_states
+
+    g = torch.Generator().manual_seed(0)
+    ids = [torch.randint(100, 40000, shape, generator=g) for shape in [(3, 5), (1, 17), (7, 12), (1, 2), (20, 9)]]
+    with torch.inference_mode():
+        alone = [lm.model.base_model(input_ids=x, use_cache=False).last_hidden_state for x in ids]
+        together = hidden_states(lm.model, ids)
+        plain = lm.model.base_model(input_ids=flat_inputs(ids)[0], use_cache=False).last_hidden_state[0]
+    assert all(torch.equal(a, t) for a, t in zip(alone, together))
+    assert not torch.equal(plain[15:32], alone[1][0])

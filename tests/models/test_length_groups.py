@@ -1,0 +1,57 @@
+"""One decoder pass over several lengths (``toxlib.models.length_groups``) gives each length the bits of its own
+pass: tiny Llama and Gemma-3 models in bf16 (the bundled model: tests/generate/test_batch_invariance.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from toxlib.models import load
+from toxlib.models.length_groups import can_share_a_pass, flat_inputs, hidden_states, length_groups
+
+SHAPES = [(3, 5), (1, 17), (7, 12), (2, 40), (1, 2), (5, 9)]
+
+
+def groups(vocab: int) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return [torch.randint(5, vocab, shape, generator=g) for shape in SHAPES]
+
+
+@pytest.mark.parametrize("arch", ["llama", "gemma3"])
+def test_each_group_gets_the_bits_of_its_own_pass(tiny_model_dirs, arch):
+    lm = load(str(tiny_model_dirs[arch]), device="cpu", dtype="bfloat16")
+    ids = groups(lm.model.config.vocab_size)
+    with torch.inference_mode():
+        alone = [lm.model.base_model(input_ids=g, use_cache=False).last_hidden_state for g in ids]
+        together = hidden_states(lm.model, ids)
+        # as one plain sequence, the concatenation attends across texts and gives other values
+        flat, _ = flat_inputs(ids)
+        mixed = lm.model.base_model(input_ids=flat, use_cache=False).last_hidden_state[0]
+    assert [tuple(h.shape[:2]) for h in together] == SHAPES
+    for a, t in zip(alone, together):
+        assert torch.equal(a, t)
+    assert not torch.equal(mixed[15:32], alone[1][0])
+    assert lm.model.config._attn_implementation == "sdpa"
+
+
+def test_the_attention_implementation_comes_back_after_an_error(tiny_model_dirs):
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu")
+    with pytest.raises(RuntimeError, match="inside"), length_groups(lm.model, [(1, 3)]):
+        assert lm.model.config._attn_implementation == "toxlib_length_groups"
+        raise RuntimeError("inside")
+    assert lm.model.config._attn_implementation == "sdpa"
+
+
+def test_only_bf16_lengths_within_a_sliding_window_share_a_pass(tiny_model_dirs):
+    gemma = load(str(tiny_model_dirs["gemma3"]), device="cpu", dtype="bfloat16")  # sliding window 64
+    llama = load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16")
+    assert can_share_a_pass(gemma.model, 64) and not can_share_a_pass(gemma.model, 65)
+    assert can_share_a_pass(llama.model, 1000)
+    # fp32 rows move in the last bits with the rows beside them, so fp32 keeps one pass per length
+    assert not can_share_a_pass(load(str(tiny_model_dirs["llama"]), device="cpu", dtype="float32").model, 10)
+
+
+def test_flat_inputs_restart_positions_in_every_row():
+    ids, positions = flat_inputs([torch.tensor([[7, 8], [9, 10]]), torch.tensor([[1, 2, 3]])])
+    assert ids.tolist() == [[7, 8, 9, 10, 1, 2, 3]]
+    assert positions.tolist() == [[0, 1, 0, 1, 0, 1, 2]]
