@@ -51,6 +51,12 @@ def test_only_bf16_lengths_within_a_sliding_window_share_a_pass(tiny_model_dirs)
     assert not can_share_a_pass(load(str(tiny_model_dirs["llama"]), device="cpu", dtype="float32").model, 10)
 
 
+def test_an_untested_architecture_keeps_a_pass_per_length(tiny_model_dirs, monkeypatch):
+    llama = load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16")
+    monkeypatch.setattr(llama.model.config, "model_type", "gpt2")
+    assert not can_share_a_pass(llama.model, 10)
+
+
 def test_flat_inputs_restart_positions_in_every_row():
     ids, positions = flat_inputs([torch.tensor([[7, 8], [9, 10]]), torch.tensor([[1, 2, 3]])])
     assert ids.tolist() == [[7, 8, 9, 10, 1, 2, 3]]

@@ -56,11 +56,17 @@ def _register() -> None:
         AttentionInterface.register(ATTENTION, _grouped_attention)
 
 
+#: Architectures whose length groups are tested bitwise (the bundled models' and the tests' tiny ones); another
+#: architecture (GPT-2's Conv1D layers, say) keeps a pass per length until it is tested too.
+TESTED_MODEL_TYPES = frozenset({"llama", "gemma3_text"})
+
+
 def supports(model) -> bool:
-    """Whether ``model`` can run length groups: its attention is transformers' SDPA through the
-    ``AttentionInterface`` (the bundled models are)."""
-    return getattr(model.config, "_attn_implementation", None) == "sdpa" and getattr(
-        model, "_supports_attention_backend", False)
+    """Whether ``model`` can run length groups: a tested architecture (``TESTED_MODEL_TYPES``) whose attention is
+    transformers' SDPA through the ``AttentionInterface`` (the bundled models are)."""
+    return (getattr(model.config, "model_type", None) in TESTED_MODEL_TYPES
+            and getattr(model.config, "_attn_implementation", None) == "sdpa"
+            and getattr(model, "_supports_attention_backend", False))
 
 
 def window(model) -> int | None:
