@@ -69,8 +69,10 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
     on that row alone (the head's matmul gives a row the same bits whatever the rows beside it; tested), so the
     chunk sizes change the speed, not the results.
     """
+    from toxlib.models.loading import text_config
+
     head = model.get_output_embeddings()
-    cap = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "final_logit_softcapping", None)
+    cap = getattr(text_config(model), "final_logit_softcapping", None)
     rows = max(1, SOFTMAX_CHUNK_BYTES // (4 * head.out_features))
     out = torch.empty(len(targets), dtype=torch.float64, device=hidden.device)
     for s in range(0, len(targets), HEAD_ROWS):
@@ -103,19 +105,17 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     batches = [b for b in length_batches([len(e) for e in encoded], budget) if len(encoded[b[0]]) >= 2]
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
-    passes = packs(list(range(len(batches))), [len(b) * len(encoded[b[0]]) for b in batches], budget,
+    passes = packs(batches, [len(b) * len(encoded[b[0]]) for b in batches], budget,
                    [can_share_a_pass(lm.model, len(encoded[b[0]])) for b in batches])
     for pack in tqdm(passes, disable=not progress, desc=f"perplexity {lm.name}", unit="pass"):
-        ids = [torch.tensor([encoded[r] for r in batches[i]], device=lm.device) for i in pack]  # (B, L) each
+        ids = [torch.tensor([encoded[r] for r in rows], device=lm.device) for rows in pack]  # (B, L) each
         hidden = hidden_states(lm.model, ids)
         token_nll = head_nll(lm.model, torch.cat([h[:, :-1].reshape(-1, h.shape[-1]) for h in hidden]),
                              torch.cat([g[:, 1:].reshape(-1) for g in ids]))
-        offset = 0
-        for i, g in zip(pack, ids):
-            rows, n = batches[i], g.shape[0] * (g.shape[1] - 1)
-            nll[rows] = token_nll[offset:offset + n].view(g.shape[0], -1).sum(-1).cpu().numpy()
+        per_text = token_nll.split([g[:, 1:].numel() for g in ids])
+        for rows, g, part in zip(pack, ids, per_text):
+            nll[rows] = part.view(len(rows), -1).sum(-1).cpu().numpy()
             count[rows] = g.shape[1] - 1
-            offset += n
     return _score_table(texts, count, nll)
 
 

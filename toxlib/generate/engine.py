@@ -26,6 +26,7 @@ from toxlib.batching import pad
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
+from toxlib.models.length_groups import window as sliding_window
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
 MIN_SHARED_PREFIX = 16  # a common prompt prefix at least this long is run once per batch (see ``prefill``)
@@ -75,7 +76,7 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
         n_prefix = prefix
     else:
         n_prefix = shared_prefix(prompt_ids) if rows > 1 and min_shared else 0
-        window = getattr(getattr(model.config, "get_text_config", lambda: model.config)(), "sliding_window", None)
+        window = sliding_window(model)
         row_span = n_prefix + max(len(p) - n_prefix for p in prompt_ids) + reserve
         n_prefix = n_prefix if min_shared and n_prefix >= min_shared and (not window or row_span <= window) else 0
     ids, mask = pad([p[n_prefix:] for p in prompt_ids], pad_id, device, side="left", width=width)

@@ -72,8 +72,9 @@ def supports(model) -> bool:
 def window(model) -> int | None:
     """The model's smallest sliding window (Gemma-3's local layers: 512), or None: a group longer than it needs
     the window's mask, which length groups do not build."""
-    config = getattr(model.config, "get_text_config", lambda: model.config)()
-    return getattr(config, "sliding_window", None)
+    from toxlib.models.loading import text_config
+
+    return getattr(text_config(model), "sliding_window", None)
 
 
 def flat_inputs(groups: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -155,10 +155,15 @@ def known_models() -> list[str]:
     return list(BUNDLED)
 
 
+def text_config(model: torch.nn.Module):
+    """The config of the language model itself: a multimodal model's text part, otherwise the model's config."""
+    return model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+
+
 def architecture(model: torch.nn.Module) -> dict:
     """Architecture facts of a transformers model: a dict with model_type, layers, heads, kv_heads, hidden_size,
     intermediate_size, vocab_size, params, embedding_params, non_embedding_params (tied LM head counted once)."""
-    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    cfg = text_config(model)
 
     def first(*names):
         return next((getattr(cfg, n) for n in names if getattr(cfg, n, None) is not None), None)
