@@ -137,6 +137,10 @@ def _bench(args) -> int:
         from toxlib.studies.distributed_bench import main_distributed
 
         return main_distributed(args)
+    if args.what == "ceilings":
+        from toxlib.studies.ceilings import main_ceilings
+
+        return main_ceilings(args)
     if args.what in ("perplexity", "self-debias"):
         from toxlib.studies.roofline import main_perplexity, main_self_debias
 
@@ -220,6 +224,12 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
     gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
     gen.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
+    ceil = bench_sub.add_parser("ceilings", help="bf16 generation as is, with a free sampler, and with free sampler "
+                                "and attention, vs the matmul roofline (what limits bench generate)")
+    ceil.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
+    ceil.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
+    ceil.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
+    ceil.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.lm_score) on ToxiGen sentences vs "
                                "the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
