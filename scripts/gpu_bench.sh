@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three roofline benchmarks (generate, perplexity, self-debias) on a CUDA machine, on random-weight copies of
+# The roofline benchmarks (generate, perplexity, self-debias, and the generation ceilings) on a CUDA machine, on random-weight copies of
 # the bundled models' architectures (toxlib.models.random_weights): their weights are too large to send there.
 #
 # Usage: bash scripts/gpu_bench.sh SOURCES OUT
@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED=1 TOXLIB_CACHE_DIR=${TOXLIB_CACHE_DIR:-/tmp/toxlib-cache
 status=0
 for folder in "$src"/*/; do
     name=$(basename "$folder")
-    for bench in ${BENCHES:-perplexity self-debias generate}; do
+    for bench in ${BENCHES:-perplexity self-debias generate ceilings}; do
         args=(-m toxlib bench "$bench" --model "${folder%/}" --random-weights)
         [ "$bench" = generate ] && args+=(${GENERATE_ARGS:-})
         echo "== $name $bench"

@@ -112,7 +112,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     from toxlib.generate.api import default_batch_rows
     from toxlib.models import load
     from toxlib.studies.generation_bench import bench_prompts
-    from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator
+    from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator, warms_up_whole
 
     prompts = bench_prompts(n_prompts or (4 if quick else 16))
     lm = load(model, dtype="bfloat16")
@@ -125,8 +125,8 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
             out = generate(lm, prompts, config.with_(max_new_tokens=max_new_tokens), cache=False, progress=False)
             return int(out["n_new_tokens"].sum()), time.perf_counter() - start
 
-    for name in VARIANTS:
-        run(name, WARM_UP_TOKENS)
+    for name in VARIANTS:  # on a CPU every prompt for a few tokens, on a GPU the whole workload (warms_up_whole)
+        run(name, config.max_new_tokens if warms_up_whole(lm) else WARM_UP_TOKENS)
     denominator.measure()
     best, tokens = {}, {}
     for _ in range(repeats):
