@@ -136,7 +136,8 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     denominator.measure()
     expected = len(prompts) * config.num_samples * config.max_new_tokens
     if set(tokens.values()) != {expected}:
-        raise RuntimeError(f"the variants decoded {tokens} tokens, not {expected} each: a stop token was not turned off")
+        raise RuntimeError(f"the variants decoded {tokens} tokens, not {expected} each: a stop token was not "
+                           "turned off")
     roofline = denominator.roofline_tok_s()
     result = {"model": model, "dtype": "bfloat16", "prompts": len(prompts), "tokens": expected}
     for name in VARIANTS:
