@@ -8,14 +8,20 @@ import torch
 from transformers import AutoModelForCausalLM
 from transformers.cache_utils import DynamicCache
 
-from toxlib.generate.kv_cache import PreallocatedLayer, PreallocatedSlidingLayer, concatenate_rows, preallocated_cache
+from toxlib.generate.kv_cache import (
+    PreallocatedLayer,
+    PreallocatedSlidingLayer,
+    cache_argument,
+    concatenate_rows,
+    preallocated_cache,
+)
 
 
 def decode_logits(model, cache, prompt: torch.Tensor, steps: int, repeat: int = 1, keep=None) -> list[torch.Tensor]:
     """Greedy decoding with ``cache``: the last-position logits of the prompt and of every step."""
     mask = torch.ones_like(prompt)
     with torch.inference_mode():
-        out = model(input_ids=prompt, attention_mask=mask, past_key_values=cache, use_cache=True)
+        out = model(input_ids=prompt, attention_mask=mask, **cache_argument(model, cache), use_cache=True)
         logits = [out.logits[:, -1]]
         if repeat > 1:
             cache.batch_repeat_interleave(repeat)
@@ -26,7 +32,7 @@ def decode_logits(model, cache, prompt: torch.Tensor, steps: int, repeat: int = 
                 mask, logits[-1] = mask[keep], logits[-1][keep]
             token = logits[-1].argmax(-1, keepdim=True)
             mask = torch.cat([mask, torch.ones_like(token)], 1)
-            out = model(input_ids=token, attention_mask=mask, past_key_values=cache, use_cache=True)
+            out = model(input_ids=token, attention_mask=mask, **cache_argument(model, cache), use_cache=True)
             logits.append(out.logits[:, -1])
     return logits
 
@@ -61,11 +67,12 @@ def test_concatenated_rows_continue_like_one_cache(tiny_model_dirs):
     with torch.inference_mode():
         parts = [preallocated_cache(model.config, 16) for _ in range(2)]
         for cache, rows in zip(parts, (prompt[:2], prompt[2:])):
-            model(input_ids=rows, attention_mask=torch.ones_like(rows), past_key_values=cache, use_cache=True)
+            model(input_ids=rows, attention_mask=torch.ones_like(rows), **cache_argument(model, cache), use_cache=True)
         joined = concatenate_rows(parts)
         token = whole[0].argmax(-1, keepdim=True)
         mask = torch.ones(4, 7, dtype=torch.long)
-        step = model(input_ids=token, attention_mask=mask, past_key_values=joined, use_cache=True).logits[:, -1]
+        step = model(input_ids=token, attention_mask=mask, **cache_argument(model, joined), use_cache=True)
+        step = step.logits[:, -1]
     torch.testing.assert_close(step, whole[1], rtol=0, atol=1e-5)
 
 
