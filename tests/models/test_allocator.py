@@ -41,7 +41,10 @@ glibc = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's
 def test_kept_memory_serves_every_later_step_without_page_faults():
     applied, faults = probe("1")
     assert applied
-    assert faults < 1000  # fresh pages for ten steps would be about 145,000 faults
+    # Fresh pages for ten steps are about 96,000-145,000 faults, and kept memory gives 0 on a quiet machine; a few
+    # thousand can come from the kernel reclaiming pages while other processes press on memory (4,800 once, in a
+    # full test run), so the bound is a tenth of the fresh-page count.
+    assert faults < 10_000
 
 
 @glibc
