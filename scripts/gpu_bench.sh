@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The roofline benchmarks (generate, perplexity, self-debias, and the generation ceilings) on a CUDA machine, on random-weight copies of
-# the bundled models' architectures (toxlib.models.random_weights): their weights are too large to send there.
+# The roofline benchmarks (generate, perplexity, self-debias, and the generation ceilings) on a CUDA machine, on
+# random-weight copies of the bundled models' architectures (toxlib.models.random_weights): their weights are too
+# large to send there.
 #
 # Usage: bash scripts/gpu_bench.sh SOURCES OUT
 #   SOURCES: one folder per model, named after it, with config.json and the tokenizer files (tokenizer.json may be

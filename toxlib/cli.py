@@ -219,17 +219,14 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
     bench_sub = bench.add_subparsers(dest="what", required=True)
     gen = bench_sub.add_parser("generate", help="toxlib generation vs one generate() call per prompt, same prompts")
-    gen.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
-    gen.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
-    gen.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
     gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
-    gen.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     ceil = bench_sub.add_parser("ceilings", help="bf16 generation as is, with a free sampler, and with free sampler "
                                 "and attention, vs the matmul roofline (what limits bench generate)")
-    ceil.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
-    ceil.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
-    ceil.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
-    ceil.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
+    for sub_parser in (gen, ceil):
+        sub_parser.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
+        sub_parser.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
+        sub_parser.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
+        sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.lm_score) on ToxiGen sentences vs "
                                "the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "

@@ -49,13 +49,6 @@ def _grouped_attention(module, query, key, value, attention_mask, **kwargs):
     return out, None
 
 
-def _register() -> None:
-    from transformers import AttentionInterface
-
-    if ATTENTION not in AttentionInterface._global_mapping:
-        AttentionInterface.register(ATTENTION, _grouped_attention)
-
-
 #: Architectures whose length groups are tested bitwise (the bundled models' and the tests' tiny ones); another
 #: architecture (GPT-2's Conv1D layers, say) keeps a pass per length until it is tested too.
 TESTED_MODEL_TYPES = frozenset({"llama", "gemma3_text"})
@@ -90,18 +83,17 @@ def length_groups(model, shapes: list[tuple[int, int]]):
     """Within the block, ``model``'s attention treats its one input row as the concatenation of groups of
     ``shapes`` [(rows, length), ...] (in order), each group causal on its own. Restores the model's attention
     implementation on exit."""
-    _register()
+    from toxlib.models.attention import attention_function
+
     layout, offset = [], 0
     for rows, length in shapes:
         layout.append((offset, rows, length))
         offset += rows * length
-    previous = model.config._attn_implementation
     _layouts.append(layout)
-    model.config._attn_implementation = ATTENTION
     try:
-        yield
+        with attention_function(model, ATTENTION, _grouped_attention):
+            yield
     finally:
-        model.config._attn_implementation = previous
         _layouts.pop()
 
 

@@ -20,7 +20,6 @@ nothing is changed.
 from __future__ import annotations
 
 import contextlib
-import time
 
 import torch
 
@@ -54,20 +53,12 @@ def _zero_attention(module, query, key, value, attention_mask, **_):
     return query.new_zeros((rows, q_length, heads, value.shape[-1])), None
 
 
-@contextlib.contextmanager
 def no_attention(model):
-    """Within the block, every attention layer of ``model`` (a transformers model whose attention goes through the
-    ``AttentionInterface``) returns zeros; the model's own attention implementation is restored on exit."""
-    from transformers import AttentionInterface
+    """A context within which every attention layer of ``model`` (a transformers model whose attention goes through
+    the ``AttentionInterface``) returns zeros; the model's own attention implementation is restored on exit."""
+    from toxlib.models.attention import attention_function
 
-    if NO_ATTENTION not in AttentionInterface._global_mapping:
-        AttentionInterface.register(NO_ATTENTION, _zero_attention)
-    previous = model.config._attn_implementation
-    model.config._attn_implementation = NO_ATTENTION
-    try:
-        yield
-    finally:
-        model.config._attn_implementation = previous
+    return attention_function(model, NO_ATTENTION, _zero_attention)
 
 
 @contextlib.contextmanager
@@ -108,10 +99,10 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     and ``<name>_roofline_pct``, the shares of toxlib's time that the sampler and the attention take
     (``sampler_share_pct``: 1 - toxlib's time / free_sampler's; ``attention_share_pct`` likewise between the two
     free variants; ``rest_share_pct``: the remainder), and the denominator's figures."""
-    from toxlib.generate import RTP_SAMPLING, generate
+    from toxlib.generate import RTP_SAMPLING
     from toxlib.generate.api import default_batch_rows
     from toxlib.models import load
-    from toxlib.studies.generation_bench import bench_prompts
+    from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
     from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator, warms_up_whole
 
     prompts = bench_prompts(n_prompts or (4 if quick else 16))
@@ -121,9 +112,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
 
     def run(name: str, max_new_tokens: int) -> tuple[int, float]:
         with variant(lm, name):
-            start = time.perf_counter()
-            out = generate(lm, prompts, config.with_(max_new_tokens=max_new_tokens), cache=False, progress=False)
-            return int(out["n_new_tokens"].sum()), time.perf_counter() - start
+            return toxlib_generate(lm, prompts, config.with_(max_new_tokens=max_new_tokens))
 
     for name in VARIANTS:  # on a CPU every prompt for a few tokens, on a GPU the whole workload (warms_up_whole)
         run(name, config.max_new_tokens if warms_up_whole(lm) else WARM_UP_TOKENS)
