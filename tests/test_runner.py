@@ -83,6 +83,9 @@ def test_run_injects_parameters_and_records_the_run(tmp_path):
     meta = nb.metadata["toxlib"]["last_run"]
     assert meta["parameters"] == {"n_prompts": 7, "subsets": ["z"]} and meta["wall_s"] > 0
     assert meta["machine"] and meta["commit"] and meta["toxlib_version"]
+    from toxlib.models.cpu_kernels import cpu_model
+    assert meta["cpu"].startswith(cpu_model()) and "AMX" in meta["cpu"] and "MKL" in meta["cpu"]
+    assert meta["cpu"] in last.source  # the reader sees the CPU, its kernel features and MKL's mode
     # re-running the output replaces the record instead of stacking a second one
     run_notebook(out, {}, progress=False)
     assert sum("toxlib-run-record" in c.metadata.get("tags", []) for c in nbformat.read(out, as_version=4).cells) == 1
@@ -206,7 +209,7 @@ def test_run_record_describes_the_toxlib_the_kernel_imported(tmp_path):
     assert str(other / "toxlib") in out.cells[-2].outputs[0]["text"]  # the kernel did import the other toxlib
     assert record["toxlib_version"] == "9.9.9-other" and record["commit"] == commit + "+dirty"
     assert set(record) == {"notebook", "parameters", "profile", "smoke", "toxlib_version", "commit", "machine",
-                           "libraries", "finished", "wall_s"}
+                           "cpu", "libraries", "finished", "wall_s"}
     assert "torch " in record["libraries"] and record["libraries"] in out.cells[-1].source  # the kernel's releases
     assert not any("toxlib-run-facts" in c.metadata.get("tags", []) for c in out.cells)  # the probe cell is gone
     assert "9.9.9-other" in out.cells[-1].source

@@ -234,8 +234,8 @@ def parser() -> argparse.ArgumentParser:
     for sub_parser, sizes in ((ppl, "300 sentences instead of 2,000"), (sd, "20 prompts instead of 100")):
         sub_parser.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
         sub_parser.add_argument("--quick", action="store_true", help=sizes)
-        sub_parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"],
-                                help="model precision (default bfloat16, the chapters')")
+        sub_parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                                help="model precision (default float32, the chapters')")
         sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")

@@ -217,8 +217,14 @@ def kernel_facts() -> dict:
         return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
                 "machine": machine_description(), "libraries": library_versions()}
     root = Path(imported.__file__).resolve().parent.parent
-    return {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
-            "machine": machine_description(), "libraries": library_versions()}
+    facts = {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
+             "machine": machine_description(), "libraries": library_versions()}
+    try:  # the CPU model, the instruction sets that change kernels and MKL's mode: they decide a row's bits
+        from toxlib.models.cpu_kernels import describe_cpu
+        facts["cpu"] = describe_cpu()
+    except Exception as exc:  # an older toxlib, or no torch
+        facts["cpu"] = f"unknown ({type(exc).__name__})"
+    return facts
 
 
 FACTS_MARKER = "toxlib-run-facts:"
@@ -280,10 +286,11 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     profile = record.get("profile", "default")
     which = "" if profile == "default" else f" with the {profile} profile,"
     libraries = f" with {record['libraries']}" if record.get("libraries") else ""
+    cpu = f" ({record['cpu']})" if record.get("cpu") else ""
     text = (
         "```{admonition} Run record\n:class: note\n"
         f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
-        f"on {record['machine']}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
+        f"on {record['machine']}{cpu}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["toxlib-run-record"]
@@ -385,6 +392,7 @@ def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dic
         "toxlib_version": facts["toxlib_version"],
         "commit": facts["commit"],
         "machine": facts["machine"],
+        "cpu": facts.get("cpu", ""),
         "libraries": facts.get("libraries", ""),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,

@@ -1,9 +1,17 @@
-"""Same parameters, same numbers: on a bundled model in bf16, a prompt's continuations and a sentence's perplexity
-do not depend on the cache's contents, on ``batch_rows`` or on which texts share a batch (issue 14, item 6).
+"""Same parameters, same numbers: on a bundled model, a prompt's continuations and a sentence's perplexity do not
+depend on the cache's contents, on ``batch_rows`` or on which texts share a batch.
 
-These fail with padding to the longest prompt of a batch, and (the step-level tests) with a prompt decoded alone
-in its batch: in bf16 either moves a row's logits (see ``toxlib.batching``), and which prompts share a batch
-depends on what the cache already held.
+Every test runs in both precisions:
+- float32, the book's precision, is asserted on every CPU. It holds because MKL runs in its strict reproducible
+  mode (``toxlib.models.cpu_kernels``); without it these tests fail on an Intel Xeon with AVX-512 (run them with
+  ``MKL_CBWR=AUTO`` to see it), where MKL picks its kernel by the number of rows.
+- bfloat16 is asserted where the CPU's bf16 kernels do not tile by the number of rows
+  (``bf16_row_invariant_expected``: no AMX). With AMX the bf16 tests are expected to fail and are reported as
+  xfail with the CPU's description, never skipped; ``tests/models/test_cpu_kernels.py`` checks that expectation
+  against a measurement, so a CPU where it is wrong fails there.
+
+They also fail with padding to the longest prompt of a batch, and (the step-level tests) in bf16 with a prompt
+decoded alone in its batch (see ``toxlib.batching``).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from toxlib.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.lm_score import sentence_nll
 from toxlib.models import load
+from toxlib.models.cpu_kernels import bf16_row_invariant_expected, describe_cpu
 
 pytestmark = pytest.mark.models
 
@@ -26,25 +35,43 @@ PROMPTS = ["I hate it when people", "The weather today is", "You are such a", "M
 CONFIG = DecodingConfig(num_samples=6, max_new_tokens=10, top_p=0.9, seed=3)
 
 
+@pytest.fixture(scope="module", params=["float32", "bfloat16"])
+def precision(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def lm():
-    return load("smollm2-135m", dtype="bfloat16")
+def lm(precision):
+    return load("smollm2-135m", dtype=precision)
+
+
+@pytest.fixture(autouse=True)
+def bf16_only_where_its_kernels_allow(request, precision):
+    """bf16 invariance is a property of some CPUs: expected to fail (xfail, reported with the CPU) where AMX is."""
+    if precision == "bfloat16" and not bf16_row_invariant_expected():
+        request.applymarker(pytest.mark.xfail(
+            reason=f"bf16 rows depend on their batch on this CPU ({describe_cpu()}): oneDNN's AMX kernels tile by "
+                   "the number of rows; the book computes in float32", strict=False))
 
 
 def texts(frame: pd.DataFrame) -> list[str]:
     return frame.sort_values(["prompt_id", "sample_idx"])["continuation"].tolist()
 
 
-def test_bf16_rows_do_not_depend_on_the_rows_beside_them(lm):
-    """The property the batching relies on: without padding, a row's logits are the same in any batch size."""
-    ids = torch.randint(100, 40000, (16, 12), generator=torch.Generator().manual_seed(0))
+@pytest.mark.parametrize("length", [1, 12])
+def test_rows_do_not_depend_on_the_rows_beside_them(lm, length):
+    """The property the batching relies on: without padding, a row's logits are the same in any batch size, for a
+    decoding step (length 1) and a prefill. On an Intel Xeon with MKL's default mode, float32 batches of 1-15 rows
+    differ from 16 (length 1), and 1-4 from 5 or more (length 12)."""
+    ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(0))
     with torch.inference_mode():
         full = lm.model(input_ids=ids).logits
-        for rows in (1, 5, 15):
-            assert torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])
+        differ = [rows for rows in (1, 2, 3, 4, 5, 8, 15, 16, 33, 50)
+                  if not torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])]
+    assert differ == [], f"{lm.dtype} rows differ from a 64-row batch at these batch sizes ({describe_cpu()})"
 
 
-def test_padding_does_change_bf16_logits(lm):
+def test_padding_does_change_logits(lm):
     """Why batches hold one length only: right padding past 16 columns changes the real tokens' logits."""
     ids = torch.randint(100, 40000, (4, 12), generator=torch.Generator().manual_seed(0))
     seqs = [row.tolist() for row in ids] + [list(range(200, 240))]

@@ -91,14 +91,14 @@ def test_bf16_scores_stay_close_to_fp32(texts, scorer):
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("avx512_bf16, amx, expected", [(True, False, "float32"), (True, True, "bfloat16"),
-                                                         (False, False, "float32")])
-def test_auto_dtype_takes_bf16_only_where_amx_makes_it_faster(monkeypatch, avx512_bf16, amx, expected):
-    # measured on a 2-core AVX512-BF16 CPU without AMX: bf16 227-288 texts/s, fp32 396-470
+@pytest.mark.parametrize("avx512_bf16, amx", [(True, False), (True, True), (False, False)])
+def test_auto_dtype_is_float32_on_any_cpu(monkeypatch, avx512_bf16, amx):
+    """No CPU feature picks the precision: bf16 scores differ between CPUs (0.0059 for one text between an AMX and a
+    non-AMX machine), so "auto" is float32 on every CPU, AMX or not."""
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
     chosen = DistilledScorer(device="cpu")
-    assert chosen.dtype == expected and chosen.version.endswith(expected)
+    assert chosen.dtype == "float32" and chosen.version.endswith("float32")
 
 
 @pytest.fixture(scope="module")

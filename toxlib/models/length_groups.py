@@ -3,19 +3,22 @@
 Why: sentence scoring batches texts of one token count (no padding: in bf16, padding changes the real tokens'
 logits, see ``toxlib.batching``). Most lengths are rare, so most batches are small: on 2,000 ToxiGen sentences,
 28 of SmolLM2's 48 batches held fewer than 1,000 tokens and ran at two thirds of the big batches' speed. Every
-layer except attention works row by row, and a bf16 matmul on this CPU gives a row the same bits whatever the rows
-beside it (tested; not so in fp32), so the groups can share one pass: their tokens go through the model as one
-sequence of T tokens, and a registered attention function (``ATTENTION``) cuts queries, keys and values back into
-each group's (rows, heads, length, dim) views, in the same memory layout, and calls transformers' own SDPA
-attention on each, as the model would for that group alone. Position ids restart at 0 in every text. The result
-is bitwise the hidden states of one pass per group (tested on both bundled models).
+layer except attention works row by row, and a CPU matmul gives a row the same bits whatever the rows beside it
+(float32 in MKL's strict mode, bf16 without AMX: ``toxlib.models.cpu_kernels``), so the groups can share one
+pass: their tokens go through the model as one sequence of T tokens, and a registered attention function
+(``ATTENTION``) cuts queries, keys and values back into each group's (rows, heads, length, dim) views, in the same
+memory layout, and calls transformers' own SDPA attention on each, as the model would for that group alone.
+Position ids restart at 0 in every text. The result is bitwise the hidden states of one pass per group (tested
+on both bundled models).
 
     with length_groups(model, [(rows, length), ...]):     # groups in the order their tokens are concatenated
         hidden = model.base_model(input_ids=ids, position_ids=positions, use_cache=False).last_hidden_state
 
 Only for decoders whose attention goes through transformers' ``AttentionInterface`` (``supports(model)``), with
-causal attention and no attention mask (no padding), each length at most the model's sliding window, and only in
-bf16 on a CPU (``can_share_a_pass``): elsewhere a row's matmul bits depend on the rows beside it.
+causal attention and no attention mask (no padding), each length at most the model's sliding window, and only on a
+CPU whose kernels are row invariant in the model's precision (``can_share_a_pass``): elsewhere (a GPU's kernels,
+chosen per shape; bf16 with AMX) a row's matmul bits depend on the rows beside it, so each length keeps a pass of
+its own.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
+
+from toxlib.models.cpu_kernels import rows_are_batch_invariant
 
 #: the name this attention function is registered under in transformers' ``AttentionInterface``
 ATTENTION = "toxlib_length_groups"
@@ -114,16 +119,10 @@ def hidden_states(model, groups: list[torch.Tensor]) -> list[torch.Tensor]:
     return out
 
 
-#: Where a matmul gives a row the same bits whatever the rows beside it (measured: bf16 on a CPU). fp32 on this
-#: CPU does not (a row moves by ~1e-7 with the row count), nor do GPU kernels chosen per shape, so there each
-#: length keeps a pass of its own and its values stay those of the earlier code.
-ROW_INVARIANT = {("cpu", torch.bfloat16)}
-
-
 def can_share_a_pass(model, length: int) -> bool:
     """Whether texts of ``length`` tokens may go into a shared pass of ``hidden_states``: the model supports
-    length groups, runs where its rows are batch invariant (``ROW_INVARIANT``), and the length fits its sliding
-    window (if any)."""
+    length groups, runs where its rows are batch invariant (``cpu_kernels.rows_are_batch_invariant``), and the
+    length fits its sliding window (if any)."""
     limit = window(model)
-    place = (model.device.type, model.dtype)
-    return supports(model) and place in ROW_INVARIANT and (limit is None or length <= limit)
+    invariant = rows_are_batch_invariant(model.device, model.dtype)
+    return supports(model) and invariant and (limit is None or length <= limit)

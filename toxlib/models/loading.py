@@ -22,6 +22,7 @@ from toxlib import paths
 from toxlib.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
+from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -215,6 +216,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     if dev.type == "cpu":
+        check_strict_gemm()  # warns when float32 rows could depend on their batch (toxlib.models.cpu_kernels)
         configure_cpu_threads(threads)
         keep_freed_memory()  # each decoding step's large logits reuse mapped pages (toxlib.models.allocator)
     if name in BUNDLED:

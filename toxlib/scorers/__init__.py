@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 
 from toxlib.errors import UnknownNameError
+from toxlib.models.cpu_kernels import use_strict_gemm
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
 #: name -> ("module:Class", one-line description). Modules are imported on first use (torch models load lazily).
@@ -37,6 +38,8 @@ DETOXIFY = {
     "detoxify-multilingual": "unitary/multilingual-toxic-xlm-roberta",
 }
 DEFAULT_SCORER = "distilled"
+
+use_strict_gemm()  # before the scorers' first matmul: scores independent of their batch (toxlib.models.cpu_kernels)
 
 _loaded: dict[tuple, Scorer] = {}
 

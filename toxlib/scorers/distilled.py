@@ -151,20 +151,12 @@ def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_token
     return out
 
 
-def fast_bf16_cpu() -> bool:
-    """True when this CPU has AMX tiles, the one CPU feature on which bf16 scoring beats fp32.
-
-    AVX512-BF16 alone is not enough: on a 2-core AVX512-BF16 machine without AMX the scorer ran 227-288 texts/s in
-    bf16 against 396-470 in fp32 (``python -m toxlib bench score``, 2,000 RTP texts), because the encoder's small
-    matrices and bf16 conversions cost more than the bf16 dot products save. With AMX, bf16 matmuls run several
-    times faster than fp32."""
-    check = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    return bool(check()) if check is not None else False
-
-
 class DistilledScorer(Scorer):
-    """The default scorer. dtype: "auto" (bf16 on a GPU with bf16 or a CPU with AMX, else fp32: ``fast_bf16_cpu``),
-    "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16 scores are cached apart.
+    """The default scorer. dtype: "auto" (float32 on a CPU, whatever its features, so a score is the same on any
+    CPU; bf16 on a GPU with bf16), "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16
+    scores are cached apart. bf16 is faster on a CPU with AMX (several times) and slower without it (227-288 against
+    396-470 texts/s on a 2-core AVX512-BF16 machine, ``python -m toxlib bench score``), and its scores differ between
+    CPUs (0.0059 apart for one text between an AMX and a non-AMX machine).
     calibrated: map the network's scores through the calibrators shipped beside the weights (the default; False
     gives the raw network, version suffix "-raw"; weights without calibrators give the network's scores with a
     warning). Columns: ``TARGETS``.
@@ -182,8 +174,8 @@ class DistilledScorer(Scorer):
         if self.device.type == "cpu":
             configure_cpu_threads(threads)
         if dtype == "auto":
-            native = torch.cuda.is_bf16_supported() if self.device.type == "cuda" else fast_bf16_cpu()
-            dtype = "bfloat16" if native else "float32"
+            # never by CPU features: bf16 scores differ between CPUs
+            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
         dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16}
         if dtype not in dtypes:
             raise UnknownNameError(

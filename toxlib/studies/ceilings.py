@@ -103,7 +103,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     from toxlib.generate.api import default_batch_rows
     from toxlib.models import load
     from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
-    from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator, warms_up_whole
+    from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator, percent, warms_up_whole
 
     prompts = bench_prompts(n_prompts or (4 if quick else 16))
     lm = load(model, dtype="bfloat16")
@@ -131,7 +131,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     result = {"model": model, "dtype": "bfloat16", "prompts": len(prompts), "tokens": expected}
     for name in VARIANTS:
         result[f"{name}_tok_s"] = round(expected / best[name], 1)
-        result[f"{name}_roofline_pct"] = round(100 * expected / best[name] / roofline, 1)
+        result[f"{name}_roofline_pct"] = percent(expected / best[name], roofline)
     t, t_sampler, t_both = (best[name] for name in VARIANTS)
     result.update({"sampler_share_pct": round(100 * (t - t_sampler) / t, 1),
                    "attention_share_pct": round(100 * (t_sampler - t_both) / t, 1),

@@ -17,7 +17,6 @@ The last line printed is one JSON object with every figure.
 
 from __future__ import annotations
 
-import platform
 import resource
 import time
 
@@ -27,7 +26,8 @@ import torch
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION
-from toxlib.studies.roofline import Denominator, cached_measurement, finish, timed_generation, warms_up_whole
+from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.studies.roofline import Denominator, cached_measurement, finish, percent, timed_generation, warms_up_whole
 
 
 def peak_rss_mb() -> float:
@@ -129,9 +129,9 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     result = {
         "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
         "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32",
-        "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
+        "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": describe_cpu(),
         **speed, **fp32.report(),
-        "roofline_pct": round(100 * speed["toxlib_tok_s"] / fp32.roofline_tok_s(), 1),
+        "roofline_pct": percent(speed["toxlib_tok_s"], fp32.roofline_tok_s()),
         "sampling_share_pct": round(100 * stats.seconds / speed["toxlib_s"], 1),
         "nucleus_resolved_at": stats.shares(),
         "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_baseline": round(peak_rss_mb()),

@@ -25,6 +25,12 @@ def square_size(device: torch.device | str = "cpu") -> int:
     return 8192 if torch.device(device).type == "cuda" else SQUARE
 
 
+def percent(part: float, whole: float) -> float:
+    """100 * part / whole to 3 significant digits (not decimals: a tiny model on a fast machine is 0.0123%, not
+    0.0%)."""
+    return float(f"{100 * part / whole:.3g}")
+
+
 def flops_per_token(arch: dict) -> float:
     """Matmul flops to produce one new token: 2 x (non-embedding params + vocab x hidden for the LM head).
     Attention over the short context (< 100 tokens here) adds under 1% and is left out."""
@@ -117,7 +123,7 @@ def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
     tokens, seconds = toxlib_generate(lm, prompts, config)
     denominator.measure()
     return {"tok_s": round(tokens / seconds, 1),
-            "roofline_pct": round(100 * tokens / seconds / denominator.roofline_tok_s(), 1), **denominator.report()}
+            "roofline_pct": percent(tokens / seconds, denominator.roofline_tok_s()), **denominator.report()}
 
 
 def toxigen_sentences(n: int) -> list[str]:
@@ -128,7 +134,7 @@ def toxigen_sentences(n: int) -> list[str]:
     return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
 
 
-def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "bfloat16", log=print,
+def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32", log=print,
                      sentences: int | None = None) -> dict:
     """``toxlib.lm_score.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
     ``sentences``), no cache.
@@ -150,13 +156,13 @@ def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: st
     result = {"model": model, "dtype": dtype, "sentences": len(texts), "tokens": tokens,
               "seconds": round(seconds, 2), "tok_s": round(tokens / seconds, 1), **denominator.report(),
               "threads": torch.get_num_threads()}
-    result["roofline_pct"] = round(100 * result["tok_s"] / denominator.roofline_tok_s(), 1)
+    result["roofline_pct"] = percent(result["tok_s"], denominator.roofline_tok_s())
     log(f"perplexity {model} {dtype}: {tokens} tokens in {seconds:.1f} s = {result['tok_s']} tok/s; matmul "
         f"{result['matmul_gflops']} GFLOP/s -> roofline {result['roofline_tok_s']} tok/s ({result['roofline_pct']}%)")
     return result
 
 
-def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: str = "bfloat16",
+def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32",
                       max_new_tokens: int = 20, log=print, prompts: int | None = None) -> dict:
     """Self-Debiasing (the paper's six prefixes, λ 100) and plain greedy decoding on the debiasing paper's first
     100 adversarial prompts (20 quick; or ``prompts``), 20 new tokens, no cache. row_tok_s counts every prefixed
@@ -200,11 +206,11 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
               "row_tok_s": round(sd_tokens * copies / sd_s, 1), "self_debias_tok_s": round(sd_tokens / sd_s, 1),
               "greedy_tok_s": round(plain_tokens / plain_s, 1), "overhead_vs_greedy": round(sd_s / plain_s, 2),
               **denominator.report(), "threads": torch.get_num_threads()}
-    result["roofline_pct"] = round(100 * result["row_tok_s"] / denominator.roofline_tok_s(), 1)
+    result["roofline_pct"] = percent(result["row_tok_s"], denominator.roofline_tok_s())
     prefill_tokens = copies * sum(len(encode_prompt(lm, p)) for p in prompts)
     work = prefill_tokens * 2.0 * arch["non_embedding_params"] + sd_tokens * copies * flops_per_token(arch)
     result.update({"prefill_tokens": prefill_tokens,
-                   "work_roofline_pct": round(100 * work / sd_s / (denominator.gflops * 1e9), 1)})
+                   "work_roofline_pct": percent(work / sd_s, denominator.gflops * 1e9)})
     log(f"self-debiasing {model} {dtype}: {result['row_tok_s']} row-tok/s ({result['roofline_pct']}% of "
         f"{result['roofline_tok_s']}; prefills counted too: {result['work_roofline_pct']}%); greedy "
         f"{result['greedy_tok_s']} tok/s; overhead {result['overhead_vs_greedy']}x")
@@ -217,14 +223,14 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
     taken in ``measured``; later calls return it, so a warm re-run of a chapter re-times nothing. Delete the
     folder (or change a parameter) to measure again."""
     import datetime
-    import platform
 
     from toxlib.cache import written_atomically
     from toxlib.generate.config import stable_hash
+    from toxlib.models.cpu_kernels import describe_cpu
     from toxlib.paths import cache_dir
     from toxlib.runner import machine_description
 
-    full = {"kind": kind, **key, "machine": machine_description(), "cpu": platform.processor(),
+    full = {"kind": kind, **key, "machine": machine_description(), "cpu": describe_cpu(),
             "torch": torch.__version__, "threads": torch.get_num_threads()}
     path = cache_dir() / "timings" / f"{kind}-{stable_hash(full)[:16]}.json"
     if path.exists():
@@ -236,10 +242,11 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
 
 
 def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
-                     self_debias_model: str = "smollm2-135m") -> pd.DataFrame:
+                     self_debias_model: str = "smollm2-135m", dtype: str = "float32") -> pd.DataFrame:
     """The generation chapter's roofline table, each measurement cached (``cached_measurement``, keyed by the
     version of the code path it times: the engine's timing revision, and the NLL method for perplexity): per model,
-    bf16 generation (RealToxicityPrompts' sampling on ``speed_prompts`` prompts), bf16 sentence perplexity
+    in ``dtype`` (the chapters' float32 by default), generation (RealToxicityPrompts' sampling on ``speed_prompts``
+    prompts), sentence perplexity
     (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
     matmul_gflops, measured."""
@@ -251,29 +258,30 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     from toxlib.steer.self_debias import PREFIX_LAYOUT
     from toxlib.studies.generation_bench import bench_prompts
 
-    rows = []
+    rows, label = [], {"float32": "fp32", "bfloat16": "bf16"}.get(dtype, dtype)
     for name in models:
         def generation(name=name):
-            lm = load(name, dtype="bfloat16")
+            lm = load(name, dtype=dtype)
             return timed_generation(lm, bench_prompts(speed_prompts), RTP_SAMPLING, default_batch_rows(lm))
 
         measured = {
-            "generation (bf16, 25 samples)": cached_measurement(
-                "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_TIMING_REVISION}, generation),
-            "perplexity (bf16)": cached_measurement(
+            f"generation ({label}, 25 samples)": cached_measurement(
+                "generation", {"model": name, "prompts": speed_prompts, "engine": ENGINE_TIMING_REVISION,
+                               "dtype": dtype}, generation),
+            f"perplexity ({label})": cached_measurement(
                 "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"],
-                               "engine": ENGINE_TIMING_REVISION},
-                lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences)),
+                               "engine": ENGINE_TIMING_REVISION, "dtype": dtype},
+                lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences, dtype=dtype)),
         }
         if name == self_debias_model:
-            measured["Self-Debiasing (bf16, row-tokens)"] = cached_measurement(
+            measured[f"Self-Debiasing ({label}, row-tokens)"] = cached_measurement(
                 "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_TIMING_REVISION,
-                                "layout": PREFIX_LAYOUT},
-                lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts))
+                                "layout": PREFIX_LAYOUT, "dtype": dtype},
+                lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts, dtype=dtype))
         for path, m in measured.items():
             tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
             rows.append({"model": name, "path": path, "tok_s": tok_s, "roofline_tok_s": m["roofline_tok_s"],
-                         "roofline_pct": round(100 * tok_s / m["roofline_tok_s"], 1),
+                         "roofline_pct": percent(tok_s, m["roofline_tok_s"]),
                          "matmul_gflops": m["matmul_gflops"], "measured": m["measured"]})
     return pd.DataFrame(rows)
 
