@@ -31,8 +31,10 @@ def test_publish_refuses_an_empty_table_before_writing(results_dir, shown):
 
 
 def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
-    rows = [results.claim("x holds", 1.0, 1.0, verdict="holds")]
+    rows = [results.claim("x holds", 1.0, 1.0, verdict="holds", kind="our models")]
     results.publish_claims("chapter", rows, "Claims")
     written = pd.read_csv(results_dir / "chapter" / "claims.csv")
     assert written["claim"].tolist() == ["x holds"] and written["verdict"].tolist() == ["holds"]
-    assert "Claims" in shown[0].to_html()
+    html = shown[0].to_html()
+    assert "Claims" in html and "our models" in html and "holds" in html
+    assert ">shown<" not in html and ">ci_low<" not in html  # the narrow reader's form, not every column

@@ -19,10 +19,11 @@ from toxlib import plots, results, scorecard  # noqa: E402
 def claims(results_dir):
     results.write_claims("chap", [
         results.claim("A method lowers toxicity", "-5%", -0.106, interval=(-0.1446, -0.0714), n=100, threshold=0.0,
-                      direction="below", note="paired bootstrap over prompts"),
+                      direction="below", note="paired bootstrap over prompts", kind="our models"),
         results.claim("Matches the paper", "0.52", 0.51, interval=(0.49, 0.53), n=100, threshold=(0.48, 0.56),
-                      direction="within"),
-        results.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table"),
+                      direction="within", kind="our models"),
+        results.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table",
+                      kind="our models"),
     ])
     return results.collect_claims()
 
@@ -42,7 +43,8 @@ def test_compact_table_has_the_four_reader_columns(claims):
 def test_styled_table_is_narrow_and_escaped(claims):
     page = scorecard.show_claims(claims, "Claims").to_html()
     assert "table-layout: fixed" in page and "width: 100%" in page
-    assert "Precision &lt;and&gt; recall" in page and "paper: -5% · paired bootstrap over prompts" in page
+    assert "Precision &lt;and&gt; recall" in page
+    assert "paper: -5% · our models; paired bootstrap over prompts" in page  # the kind leads the note
     assert len(re.findall(r"<th[ >]", page)) == 5  # chapter, claim, value with interval, n, verdict: nothing wider
     with pytest.raises(ValueError, match="empty claims table"):
         scorecard.show_claims(claims.iloc[:0], "none")

@@ -1,11 +1,15 @@
 """Where notebooks put what they show: tables (CSV), figures (PNG) and claims, under results_dir()/<notebook-stem>/.
 
 Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
-claim, paper_value, our_value, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
-``verdict`` is one of holds / fails / undecided / not judged (toxlib.metrics.uncertainty.VERDICTS); ci_low and
-ci_high are the 95% interval of our value (empty for exact facts), n the units it was estimated from, n_to_decide
-the units that would resolve an undecided claim, threshold the value (or "low..high" band) separating holding from
-failing. ``collect_claims`` also reads the earlier form (claim, paper_value, our_value, holds, note).
+claim, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
+``kind`` is the evidence the verdict rests on (``KINDS``): "our models" (an analogue run here, on other models,
+data or scale), "recorded predictions" (the authors' stored outputs, re-scored) or "paper arithmetic" (recomputed
+from the paper's own printed numbers). ``our_value`` is the number (empty when the value is not a number) and
+``shown`` its text as the reader sees it. ``verdict`` is one of holds / fails / undecided / not judged
+(toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval; ci_low and ci_high are the 95% interval
+of our value (empty for exact facts; stored to 4 significant digits), n the units it was estimated from,
+n_to_decide the units that would resolve an undecided claim, threshold the value (or "low..high" band) separating
+holding from failing. ``collect_claims`` also reads the earlier forms (without kind and shown; or with holds).
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_inte
 from toxlib.metrics.uncertainty import verdict as interval_verdict
 from toxlib.shown_path import ShownPath
 
-CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "ci_low", "ci_high", "n", "verdict", "note", "n_to_decide",
-                 "threshold"]
+CLAIM_COLUMNS = ["claim", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n", "verdict", "note",
+                 "n_to_decide", "threshold"]
+#: the evidence a claim's verdict rests on, in the order the scorecard reports them
+KINDS = ("our models", "recorded predictions", "paper arithmetic")
 LEGACY_CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "holds", "note"]
 _UNSET = object()
 
@@ -56,12 +62,14 @@ def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int
 
 
 def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
-    """Write the chapter's claims (as ``write_claims``) and display them under ``caption``."""
+    """Write the chapter's claims (every column, as ``write_claims``) and display the reader's narrow form under
+    ``caption`` (``scorecard.show_claims``: claim with paper value, kind and note beneath, our value with its
+    interval, n, verdict)."""
     from IPython.display import display
 
-    from toxlib.tables import show
+    from toxlib.scorecard import show_claims
 
-    display(show(write_claims(stem, rows), caption))
+    display(show_claims(write_claims(stem, rows), caption))
 
 
 def save_figure(stem: str, name: str, fig) -> Path:
@@ -93,11 +101,17 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _bound(v) -> float | None:
-    """An interval bound as stored: 4 significant digits, None when missing."""
+def _raw_bound(v) -> float | None:
+    """An interval bound as a float, None when missing."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
-    return float(f"{float(v):.4g}")
+    return float(v)
+
+
+def _bound(v) -> float | None:
+    """An interval bound as stored: 4 significant digits, None when missing."""
+    v = _raw_bound(v)
+    return None if v is None else float(f"{v:.4g}")
 
 
 def _threshold_text(threshold) -> str:
@@ -114,12 +128,13 @@ def _legacy_verdict(holds) -> str:
     return "holds" if bool(holds) else "fails"
 
 
-def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, interval=None, n: int | None = None,
-          threshold=None, direction: str = "above", verdict: str | None = None, n_to_decide: int | None = None
-          ) -> dict:
-    """One row of a claims table (a dict with CLAIM_COLUMNS). Values are formatted as strings so numbers and ranges
-    mix in one column.
+def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, kind: str, interval=None,
+          n: int | None = None, threshold=None, direction: str = "above", verdict: str | None = None,
+          n_to_decide: int | None = None) -> dict:
+    """One row of a claims table (a dict with CLAIM_COLUMNS). ``our_value`` is kept as a number where it is one
+    (``shown`` holds its text, so numbers and ranges mix in the shown column); ``paper_value`` as text.
 
+    kind: the evidence the verdict rests on, one of ``KINDS``.
     interval: a ``toxlib.metrics.uncertainty.Interval`` (its n is used unless ``n`` is given) or (low, high).
     threshold, direction: the value separating holding from failing and which side holds ("above", "below", or
     "within" a (low, high) band); the verdict is then read from the interval (``uncertainty.verdict``), or for a
@@ -134,13 +149,15 @@ def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, i
                       DeprecationWarning, stacklevel=2)
         if verdict is None:
             verdict = _legacy_verdict(holds)
+    if kind not in KINDS:
+        raise ValueError(f"claim {claim!r}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     low = high = None
     if isinstance(interval, Interval):
         low, high = interval.low, interval.high
         n = interval.n if n is None else n
     elif interval is not None:
         low, high = interval
-    low, high = _bound(low), _bound(high)
+    low, high = _raw_bound(low), _raw_bound(high)  # the verdict reads the unrounded bounds
     if verdict is None:
         if threshold is None:
             verdict = "not judged"
@@ -161,12 +178,15 @@ def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, i
     if verdict == "undecided" and n_to_decide is not None:
         decide = f"about {n_to_decide:,} units would decide it (power 0.8, alpha 0.05, observed variance)"
         note = f"{note}; {decide}" if note else decide
+    numeric = isinstance(our_value, (int, float)) and not isinstance(our_value, bool)
     return {
         "claim": claim,
+        "kind": kind,
         "paper_value": _fmt(paper_value),
-        "our_value": _fmt(our_value),
-        "ci_low": low,
-        "ci_high": high,
+        "our_value": float(our_value) if numeric else None,
+        "shown": _fmt(our_value),
+        "ci_low": _bound(low),
+        "ci_high": _bound(high),
         "n": None if n is None else int(n),
         "verdict": verdict,
         "note": note,
@@ -191,41 +211,50 @@ def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:
-    """Claims columns with their types: ci_low/ci_high floats, n/n_to_decide nullable integers, the rest text."""
+    """Claims columns with their types: our_value, ci_low, ci_high floats, n/n_to_decide nullable integers, the
+    rest text."""
     table = table.copy()
-    for col in ("ci_low", "ci_high"):
+    for col in ("our_value", "ci_low", "ci_high"):
         table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").astype(float)
     for col in ("n", "n_to_decide"):
         table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").round().astype("Int64")
-    for col in ("threshold", "note"):
+    for col in ("threshold", "note", "shown", "kind"):
         table[col] = table[col].fillna("").astype(str)
     return table
 
 
-def claims_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per chapter, how many claims hold, fail, are undecided or were not judged.
+def claims_summary(claims: pd.DataFrame, by: str = "chapter") -> pd.DataFrame:
+    """Per chapter (or per ``by`` column, e.g. "kind"), how many claims hold, fail, are undecided or were not
+    judged.
 
-    claims: the frame of collect_claims(). Columns: chapter, holds, fails, undecided, not judged, total.
+    claims: the frame of collect_claims(). Columns: ``by``, holds, fails, undecided, not judged, total; kinds in
+    the order of ``KINDS`` (our models first), chapters by name.
     """
-    counts = pd.crosstab(claims["chapter"], pd.Categorical(claims["verdict"], categories=list(VERDICTS)),
-                         dropna=False)
+    counts = pd.crosstab(claims[by], pd.Categorical(claims["verdict"], categories=list(VERDICTS)), dropna=False)
     summary = counts.reindex(columns=list(VERDICTS), fill_value=0).astype(int)
     summary.columns = list(VERDICTS)
     summary["total"] = summary.sum(axis=1)
-    summary.index.name = "chapter"
+    summary.index.name = by
+    if by == "kind":
+        order = [k for k in KINDS if k in summary.index] + sorted(set(summary.index) - set(KINDS))
+        return summary.reindex(order).reset_index()
     return summary.sort_index().reset_index()
 
 
 def read_claims(path: str | Path) -> pd.DataFrame:
-    """One claims.csv, in the current form (CLAIM_COLUMNS) or the earlier one (claim, paper_value, our_value,
-    holds, note: holds True -> holds, False -> fails, empty -> not judged; no intervals). ValueError naming the
-    file when it has neither set of columns."""
+    """One claims.csv, in the current form (CLAIM_COLUMNS) or an earlier one: without kind and shown (kind empty,
+    shown the text of our_value), or with holds (claim, paper_value, our_value, holds, note: holds True -> holds,
+    False -> fails, empty -> not judged; no intervals). ValueError naming the file when it has none of them."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if "verdict" not in table.columns and set(LEGACY_CLAIM_COLUMNS) <= set(table.columns):
         holds = table["holds"].str.lower().map({"true": True, "false": False})
         table["verdict"] = [_legacy_verdict(h) for h in holds]
         for col in ("ci_low", "ci_high", "n", "n_to_decide", "threshold"):
             table[col] = ""
+    if "shown" not in table.columns and "our_value" in table.columns:
+        table["shown"] = table["our_value"]
+    if "kind" not in table.columns:
+        table["kind"] = ""
     missing = set(CLAIM_COLUMNS) - set(table.columns)
     if missing:
         raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")

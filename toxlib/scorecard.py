@@ -24,16 +24,17 @@ def value_with_interval(our_value, low, high, digits: int = 3) -> str:
 
 def compact_claims(claims: pd.DataFrame) -> pd.DataFrame:
     """The four columns a reader needs, from claims with the contract's columns (``results.collect_claims`` or
-    one chapter's ``write_claims``): claim, "our value [95% CI]", n, verdict, plus paper_value and note for the
-    second line. Rows in the given order."""
+    one chapter's ``write_claims``): claim, "our value [95% CI]" (the shown value), n, verdict, plus paper_value
+    and note (led by the claim's kind of evidence) for the second line. Rows in the given order."""
     out = pd.DataFrame({
         "claim": claims["claim"].astype(str),
         "our value [95% CI]": [value_with_interval(v, lo, hi) for v, lo, hi in
-                               zip(claims["our_value"], claims["ci_low"], claims["ci_high"])],
+                               zip(claims["shown"], claims["ci_low"], claims["ci_high"])],
         "n": [("" if pd.isna(n) else f"{int(n):,}") for n in claims["n"]],
         "verdict": claims["verdict"].astype(str),
         "paper_value": claims["paper_value"].astype(str),
-        "note": claims["note"].fillna("").astype(str),
+        "note": [f"{kind}; {note}" if kind and note else kind or note
+                 for kind, note in zip(claims["kind"].fillna("").astype(str), claims["note"].fillna("").astype(str))],
     })
     if "chapter" in claims.columns:
         out.insert(0, "chapter", claims["chapter"].astype(str))
@@ -97,3 +98,18 @@ def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
         plt.close(fig)
         drawn.append(str(chapter))
     return drawn
+
+
+def headline(claims: pd.DataFrame) -> str:
+    """One sentence per kind of evidence, our models first: "On our models, 20 of 45 claims hold, 5 fail, 15 are
+    undecided and 5 are not judged." (``results.KINDS`` order; claims without a kind last)."""
+    from toxlib.results import claims_summary
+
+    lines = []
+    for counts in claims_summary(claims, by="kind").to_dict("records"):
+        where = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
+                 "paper arithmetic": "From the papers' own printed numbers"}.get(counts["kind"],
+                                                                                f"Of kind '{counts['kind']}'")
+        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {counts['fails']} fail, "
+                     f"{counts['undecided']} are undecided and {counts['not judged']} are not judged.")
+    return " ".join(lines)

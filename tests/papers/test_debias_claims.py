@@ -40,15 +40,15 @@ def test_debias_claims_per_model():
     rows = debias.claims(checks, tables, ["m"], 100.0, "greedy")
     lowers, sd_polarity, sd_importance, id_polarity, opposite, all_three = rows
     assert lowers["paper_value"] == "GPT-2 Large: default 22.2%, original 9.7%, opposite 13.0%"
-    assert lowers["our_value"] == "default 20.0%, original 10.0%, opposite 15.0%" and lowers["verdict"] == "holds"
+    assert lowers["shown"] == "default 20.0%, original 10.0%, opposite 15.0%" and lowers["verdict"] == "holds"
     assert lowers["note"] == "t-test of original vs default, p = 0.001; λ = 100; adversarial set; greedy"
-    assert sd_polarity["paper_value"] == "fails (Table 5)" and sd_polarity["our_value"] == "fails"
+    assert sd_polarity["paper_value"] == "fails (Table 5)" and sd_polarity["shown"] == "fails"
     assert sd_polarity["verdict"] == "holds" and sd_polarity["note"] == "self-debiasing polarity reason"
-    assert sd_importance["our_value"] == "as applied: passes; as stated: not decided"
+    assert sd_importance["shown"] == "as applied: passes; as stated: not decided"
     assert id_polarity["verdict"] == "holds"
     assert opposite["paper_value"] == "GPT-3: 32.6% vs 11.9%; GPT-2: 32.7% vs 22.2%"
-    assert opposite["our_value"] == "30.0% vs 10.0%" and opposite["verdict"] == "holds"
-    assert all_three["our_value"] == ("polarity passes (holds), importance_as_applied passes (holds), "
+    assert opposite["shown"] == "30.0% vs 10.0%" and opposite["verdict"] == "holds"
+    assert all_three["shown"] == ("polarity passes (holds), importance_as_applied passes (holds), "
                                       "transferability_as_applied fails (fails)")
     assert all_three["verdict"] == "fails"
     assert all(row["ci_low"] is None for row in rows)  # decided by t-tests, no interval
@@ -66,7 +66,7 @@ def test_null_effects_are_undecided_and_reversed_effects_fail():
                            (ID, "transferability_as_applied"): True})
     lowers, sd_polarity, _, _, opposite, all_three = debias.claims(checks, null, ["m"], 50.0, "beam")
     assert lowers["verdict"] == "undecided" and opposite["verdict"] == "undecided"
-    assert sd_polarity["our_value"] == "not decided" and sd_polarity["verdict"] == "undecided"
+    assert sd_polarity["shown"] == "not decided" and sd_polarity["verdict"] == "undecided"
     assert all_three["verdict"] == "undecided"
     reversed_ = {key: _table({"default": 0.2, "original": 0.3, "opposite": 0.1}, {"original": 0.01, "opposite": 0.01})
                  for key in null}

@@ -39,7 +39,13 @@ def _scored():
 def test_table2_by_hand_including_the_first_k_samples_only():
     t = rtp.table2(_scored(), 3).set_index(["model", "prompt_class"])
     assert t.loc[("a", "toxic"), "exp_max_toxicity"] == pytest.approx(0.95)
-    assert t.loc[("a", "non-toxic"), "toxicity_probability"] == 0.0
+    # a's non-toxic prompt has 2 of its 3 samples scored, under the floor (0.8 x 3): left out and counted
+    a_nontoxic = t.loc[("a", "non-toxic")]
+    assert pd.isna(a_nontoxic["toxicity_probability"]) and a_nontoxic["n_prompts"] == 0
+    assert a_nontoxic["n_unscored_prompts"] == 1 and a_nontoxic["n_unscored"] == 1 and a_nontoxic["k"] == 3
+    assert t.loc[("b", "toxic"), "k_scored_min"] == 3 and t.loc[("b", "toxic"), "k_scored_mean"] == 3.0
+    two = rtp.table2(_scored(), 2).set_index(["model", "prompt_class"])  # both of p2's first two are scored
+    assert two.loc[("a", "non-toxic"), "toxicity_probability"] == 0.0 and two.loc[("a", "non-toxic"), "n_prompts"] == 1
     assert t.loc[("b", "non-toxic"), "toxicity_probability"] == 1.0
     first = rtp.table2(_scored(), 1).set_index(["model", "prompt_class"])
     assert first.loc[("a", "toxic"), "exp_max_toxicity"] == pytest.approx(0.2)  # sample 0 only

@@ -33,7 +33,20 @@ def test_unprompted_claims_hold_fail_and_stay_undecided():
     assert at_100["c"]["ci_low"] < 0.5 < at_100["c"]["ci_high"] and at_100["c"]["verdict"] == "undecided"
     assert at_100["c"]["n_to_decide"] > 0 and "would decide it" in at_100["c"]["note"]
     assert at_100["a"]["paper_value"] == "all 5 models (GPT-2: 0.65)"
-    assert [r["threshold"] for r in rows] == ["0.5"] * 3 + ["0.9"] * 3
+    # a pool of 300 caps the expected maximum of 1,000 draws at the pool's maximum: not judged, whatever the data
+    assert [r["threshold"] for r in rows] == ["0.5"] * 3 + [""] * 3
+    assert all(r["verdict"] == "not judged" and "caps the estimate" in r["note"] for r in rows[3:])
+
+
+def test_the_1k_claim_can_come_out_either_way_from_a_large_enough_pool():
+    rng = np.random.default_rng(2)
+    toxic = np.r_[rng.uniform(0.0, 0.5, 1900), rng.uniform(0.95, 1.0, 100)]  # E[max of 1,000] is about 1
+    mild = rng.uniform(0.0, 0.6, 2000)  # never reaches 0.9
+    pools = pd.concat([_pool("a", toxic), _pool("b", mild)])
+    rows = rtp.claims_unprompted(pools, ["a", "b"], 2000, "distilled")
+    at_1k = {r["claim"].split()[0]: r for r in rows[2:]}
+    assert at_1k["a"]["verdict"] == "holds" and at_1k["b"]["verdict"] == "fails"
+    assert at_1k["a"]["threshold"] == "0.9" and at_1k["a"]["n"] == 2000
 
 
 def _scored(model: str, cls: str, maxima, k: int = 3) -> pd.DataFrame:
@@ -56,11 +69,12 @@ def test_prompted_claims_hold_fail_and_stay_undecided():
     assert higher["b"]["verdict"] == "undecided" and higher["b"]["ci_low"] < 0 < higher["b"]["ci_high"]
     assert higher["a"]["n"] == 80
     near = rows[3]  # a: no non-toxic prompt reaches 0.5: 0 of 40, exact interval [0, 0.088]
-    assert near["our_value"] == "0" and near["ci_high"] == pytest.approx(0.08811, abs=1e-4)
+    assert near["shown"] == "0" and near["ci_high"] == pytest.approx(0.08811, abs=1e-4)
     assert near["verdict"] == "fails"
     some = rows[-1]
-    assert some["paper_value"] == rtp.PAPER["challenging_all_models"].value == "327 of 1,225 (27%)"
-    assert some["our_value"] == "0.3" and some["verdict"] == "holds" and some["n"] == 10
+    assert some["paper_value"] == rtp.PAPER["challenging_all_models"].value
+    assert "327" in some["paper_value"] and "1,225" in some["paper_value"] and "27%" not in some["paper_value"]
+    assert some["shown"] == "0.3" and some["verdict"] == "holds" and some["n"] == 10
     assert some["note"].startswith("3 of 10 prompts")
 
 
@@ -100,7 +114,7 @@ def test_detox_claims_paired_over_prompts():
     failsafe = by_claim["WORD FILTER is not failsafe: some toxic prompts still yield toxicity >= 0.5"]
     assert failsafe["verdict"] == "holds" and failsafe["ci_low"] > 0
     ppl = by_claim["The detoxified models remain reasonable language models (perplexity)"]
-    assert ppl["our_value"] == "VOCAB-SHIFT: x1.20; DAPT (toxic): x1.10" and ppl["verdict"] == "holds"
+    assert ppl["shown"] == "VOCAB-SHIFT: x1.20; DAPT (toxic): x1.10" and ppl["verdict"] == "holds"
     assert ppl["ci_low"] is None
 
 
@@ -137,3 +151,21 @@ def test_worst_continuations_and_prompt_overview():
                             "prompt_toxicity": [0.6, 0.8, 0.1]})
     overview = rtp.prompt_overview(prompts).set_index("prompt_class")
     assert overview.loc["toxic", "prompts"] == 2 and overview.loc["toxic", "mean_prompt_toxicity"] == pytest.approx(0.7)
+
+
+def test_the_challenging_prompt_counts_are_the_papers_two_counts():
+    """RealToxicityPrompts §4 gives two counts out of 100K prompts (327 reach 0.9 under every model, detoxified
+    ones included; 1,225 under the out-of-the-box models alone), not a ratio of one to the other."""
+    from pathlib import Path
+
+    import toxlib
+
+    paper = Path(toxlib.__file__).parents[2] / "shared" / "papers" / "001_33a70ad1d7e9ec77.txt"
+    if not paper.exists():
+        pytest.skip(f"the paper's text is not at {paper}")
+    text = " ".join(paper.read_text().split())
+    assert "there are 327 prompts that yielded at least one generation with 0.9 TOXICITY from all models, and " \
+           "1,225 prompts when considering only the out-of-the-box language models" in text
+    quoted = rtp.PAPER["challenging_all_models"]
+    assert "327" in quoted.value and "1,225" in quoted.value and "all models" in quoted.value
+    assert "Prompts That Challenge All Models" in quoted.source

@@ -99,7 +99,10 @@ def test_table3_groups_by_method():
     table = table2(scored, k=2, by="method").set_index("method")
     assert table.loc["a", "exp_max_toxicity"] == pytest.approx(0.45)  # maxima 0.6 and 0.3
     assert table.loc["a", "toxicity_probability"] == pytest.approx(0.5)
-    assert table.loc["b", "exp_max_toxicity"] == pytest.approx(0.3)  # maxima 0.2 and 0.4 (NaN skipped)
+    # b's prompt 2 has 1 of 2 samples scored, under the floor (0.8 x 2): left out and counted, not shortened to 0.4
+    assert table.loc["b", "exp_max_toxicity"] == pytest.approx(0.2)
+    b = table.loc["b"]
+    assert (b["n_prompts"], b["n_unscored_prompts"], b["n_unscored"]) == (1, 1, 1)
 
 
 @pytest.mark.data

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toxlib import results
 from toxlib.papers import sass
 
 
@@ -46,16 +47,16 @@ def test_recorded_part_reproduces_the_papers_values():
     rows = sass.claims(*_recorded_tables(), *_local_tables(), 250, 1000, 0.5)
     by_claim = {r["claim"]: r for r in rows}
     prf = by_claim["Table 3 (SASS): GPT-3-FEW precision/recall/F1"]
-    assert prf["paper_value"] == "0.73/0.52/0.61" and prf["our_value"] == "0.730/0.520/0.610"
+    assert prf["paper_value"] == "0.73/0.52/0.61" and prf["shown"] == "0.730/0.520/0.610"
     assert prf["verdict"] == "holds"
     assert by_claim["GPT-3-FEW beats Perspective on SASS (F1)"]["paper_value"] == "0.61 vs 0.08"
     fp = by_claim["Perspective rates False Positive comments highest of all categories"]
-    assert fp["paper_value"] == "0.809" and fp["our_value"] == "0.8" and fp["verdict"] == "holds"
-    assert by_claim["Perspective: Sexual Harassment 21.9% vs humans 80%"]["our_value"] == "0.219 vs 0.800"
+    assert fp["paper_value"] == "0.809" and fp["shown"] == "0.8" and fp["verdict"] == "holds"
+    assert by_claim["Perspective: Sexual Harassment 21.9% vs humans 80%"]["shown"] == "0.219 vs 0.800"
     swear = by_claim["Perspective flags every comment containing a swear word"]
     # the rtp list, all comments: 12 of 12 flagged, but the exact interval [0.735, 1] still reaches below 0.8;
     # 0.025 ** (1 / n) > 0.8 needs n = 17 comments
-    assert swear["our_value"] == "1" and swear["verdict"] == "undecided"
+    assert swear["shown"] == "1" and swear["verdict"] == "undecided"
     assert swear["ci_low"] == pytest.approx(0.7354, abs=2e-4) and swear["n_to_decide"] == 17
     assert swear["note"].startswith("12 of 12 comments with an LDNOOBW swear word flagged (the paper counts 18)")
     given = by_claim["p(swear word | Perspective flags toxic)"]  # 12 of 24 = 0.50, [0.29, 0.71]: not within 0.48..0.58
@@ -75,16 +76,16 @@ def test_local_part_reads_the_best_lm_and_each_scorer():
     rows = sass.claims(*_recorded_tables(), *_local_tables(), 100, 500, 0.5)
     by_claim = {r["claim"]: r for r in rows}
     best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
-    assert best["our_value"] == "m FEW (next-token): 0.400 vs 0.100" and best["verdict"] == "holds"
+    assert best["shown"] == "m FEW (next-token): 0.400 vs 0.100" and best["verdict"] == "holds"
     assert best["note"].startswith("100 comments; Perspective recomputed on the same comments")
     few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: m, next-token reading"]
-    assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["our_value"] == "0.40 vs 0.30 / 0.20"
+    assert few["paper_value"] == "0.61 vs 0.31 / 0.19" and few["shown"] == "0.40 vs 0.30 / 0.20"
     scorer = by_claim["Perspective flags every comment with a swear word; here: the distilled scorer"]
-    assert scorer["our_value"] == "0.75" and scorer["verdict"] == "undecided"  # 9 of 12: [0.43, 0.95] contains 0.8
+    assert scorer["shown"] == "0.75" and scorer["verdict"] == "undecided"  # 9 of 12: [0.43, 0.95] contains 0.8
     reversed_ = by_claim["Perspective flags every comment with a swear word; here: the bilstm scorer"]
     assert reversed_["verdict"] == "fails" and reversed_["ci_high"] < 0.8  # 20 of 100: [0.13, 0.29]
     tweets = by_claim["On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM"]
-    assert tweets["our_value"] == "m FEW (next-token): 0.450 vs 0.480" and tweets["verdict"] == "holds"
+    assert tweets["shown"] == "m FEW (next-token): 0.450 vs 0.480" and tweets["verdict"] == "holds"
 
 
 def test_best_lm_system_filters_by_reading():
@@ -119,3 +120,27 @@ def test_a_scorer_without_swear_comments_is_not_judged():
     rows = sass.claims(*_recorded_tables(), classifiers, table6_local, table7_local, 30, 40, 0.5)
     bilstm = {r["claim"]: r for r in rows}["Perspective flags every comment with a swear word; here: the bilstm scorer"]
     assert bilstm["verdict"] == "not judged" and bilstm["ci_low"] is None
+
+
+def test_a_share_of_nothing_is_not_judged():
+    """0 of 0 comments is no evidence: no interval and "not judged", not the 0 of 1 it used to read as."""
+    from toxlib.papers.sass import _share, share_interval
+
+    assert share_interval(0, 0) is None
+    none = results.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(0, 0)))
+    assert none["verdict"] == "not judged" and none["ci_low"] is None and none["shown"] == "NaN"
+    some = results.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(9, 10)))
+    assert some["our_value"] == 0.9 and some["n"] == 10 and some["verdict"] == "undecided"
+
+
+def test_the_bootstrap_f1_is_scikit_learns_with_nan_where_undefined():
+    from sklearn.metrics import f1_score
+
+    from toxlib.papers.sass import _f1
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        labels, predicted = rng.integers(0, 2, 30), rng.integers(0, 2, 30)
+        assert _f1(labels, predicted) == pytest.approx(f1_score(labels, predicted, zero_division=np.nan))
+    empty = np.zeros(5, dtype=int)
+    assert np.isnan(_f1(empty, empty)) and np.isnan(f1_score(empty, empty, zero_division=np.nan))

@@ -20,16 +20,16 @@ def test_datasets_claims():
     share, pearson, size, both, design, toxic, balanced = datasets.claims(rtp_stats, pd.DataFrame(index=range(6541)),
                                                                           groups, sass, implicit)
     # 1,248 of 4,990 toxic: the exact interval [0.238, 0.262] lies inside 0.22 +- 0.05
-    assert share["paper_value"] == "0.22" and share["our_value"] == "0.25" and share["verdict"] == "holds"
+    assert share["paper_value"] == "0.22" and share["shown"] == "0.25" and share["verdict"] == "holds"
     assert share["ci_low"] == pytest.approx(0.2381, abs=2e-4) and share["n"] == 4990
     # Fisher z: tanh(atanh(-0.1) +- 1.96 / sqrt(4797)) = [-0.128, -0.072], below 0
     assert pearson["verdict"] == "holds" and "n = 4800" in pearson["note"]
     assert pearson["ci_low"] == pytest.approx(-0.1280, abs=2e-4) and pearson["ci_high"] == pytest.approx(-0.0719,
                                                                                                         abs=2e-4)
-    assert size["our_value"] == "6541" and size["verdict"] == "holds"
-    assert both["our_value"] == "12" and both["verdict"] == "fails"  # g0 has no benign sentence
-    assert design["our_value"] == "10 x (15-15 + 10-10)" and design["verdict"] == "holds"
-    assert toxic["our_value"] == "0.724" and toxic["verdict"] == "holds"  # 181 / 250
+    assert size["shown"] == "6541" and size["verdict"] == "holds"
+    assert both["shown"] == "12" and both["verdict"] == "fails"  # g0 has no benign sentence
+    assert design["shown"] == "10 x (15-15 + 10-10)" and design["verdict"] == "holds"
+    assert toxic["shown"] == "0.724" and toxic["verdict"] == "holds"  # 181 / 250
     assert balanced["verdict"] == "holds"
     assert all(r["ci_low"] is None for r in (size, both, design, toxic, balanced))  # exact facts
 
@@ -54,7 +54,7 @@ def test_datasets_claims_without_the_rtp_sample():
                            pd.DataFrame({"category": ["a", "a"], "tag": ["filtered", "unfiltered"],
                                          "human_label": [1.0, 0.0]}), pd.DataFrame({"harmful": [1, 1]}))
     assert rows[0]["claim"] == "ToxiGen evaluation set size" and len(rows) == 5
-    assert rows[2]["our_value"] == "1 x (1-1 + 1-1)" and rows[2]["verdict"] == "fails"
+    assert rows[2]["shown"] == "1 x (1-1 + 1-1)" and rows[2]["verdict"] == "fails"
 
 
 def test_label_balance():
@@ -66,15 +66,15 @@ def test_label_balance():
 def test_generation_claims():
     nucleus = pd.DataFrame({"same_as_transformers": [True] * 199 + [False]})
     decoding, same, start = generation.claims(0.9, 20, 25, nucleus, {"a": "<s>", "b": "<bos>"})
-    assert decoding["our_value"] == "p=0.9, 20 tokens, k=25" and decoding["verdict"] == "holds"
+    assert decoding["shown"] == "p=0.9, 20 tokens, k=25" and decoding["verdict"] == "holds"
     # 199 of 200: the exact interval [0.9725, 0.9999] contains the 0.99 threshold
-    assert same["our_value"] == "0.995" and same["verdict"] == "undecided" and same["n"] == 200
+    assert same["shown"] == "0.995" and same["verdict"] == "undecided" and same["n"] == 200
     assert same["ci_low"] == pytest.approx(0.9725, abs=2e-4) and same["n_to_decide"] > 200
     assert generation.claims(0.9, 20, 25, pd.DataFrame({"same_as_transformers": [True] * 800}), {})[1]["verdict"] \
         == "holds"  # 800 of 800: lower bound 0.025 ** (1 / 800) = 0.9954
     assert generation.claims(0.9, 20, 25, pd.DataFrame({"same_as_transformers": [True, False] * 100}), {})[1][
         "verdict"] == "fails"
-    assert start["our_value"] == "a: <s>; b: <bos>" and start["verdict"] == "not judged"
+    assert start["shown"] == "a: <s>; b: <bos>" and start["verdict"] == "not judged"
     assert generation.claims(0.95, 20, 25, nucleus.head(5), {})[0]["verdict"] == "fails"
 
 
@@ -101,12 +101,12 @@ def test_scorer_claims():
     # contains the 0.97 target
     assert auc["verdict"] == "undecided" and auc["ci_low"] == pytest.approx(0.9488, abs=3e-4)
     assert auc["n_to_decide"] > 2000
-    assert speed["our_value"] == "250" and speed["verdict"] == "fails"
+    assert speed["shown"] == "250" and speed["verdict"] == "fails"
     assert recall["paper_value"] == "0.05" and recall["verdict"] == "holds"  # 18 of 180: [0.060, 0.153] < 0.2
     assert recall["ci_high"] == pytest.approx(0.1533, abs=5e-4) and recall["n"] == 180
     assert fp["paper_value"] == "0.809" and fp["verdict"] == "holds"
-    assert bilstm["our_value"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails" and bilstm["ci_low"] is None
-    assert retrain["our_value"] == "0.02" and retrain["verdict"] == "fails"
+    assert bilstm["shown"] == "0.900 vs 0.920" and bilstm["verdict"] == "fails" and bilstm["ci_low"] is None
+    assert retrain["shown"] == "0.02" and retrain["verdict"] == "fails"
     not_judged = scorer_comparison.claims(_agreement({"distilled": 0.9}), throughput, sass_prf, categories, 2000,
                                           0.001, False)
     assert len(not_judged) == 6 and not_judged[-1]["verdict"] == "not judged"
@@ -122,7 +122,7 @@ def test_scorer_claims_calibration_error_target():
         agreement = _agreement({"distilled": 0.95}).assign(calibration_error=error)
         rows = scorer_comparison.claims(agreement, throughput, sass_prf, categories, 2000)
         calibration = next(r for r in rows if "calibration error" in r["claim"])
-        assert calibration["verdict"] == verdict and calibration["our_value"] == f"{error:.3g}"
+        assert calibration["verdict"] == verdict and calibration["shown"] == f"{error:.3g}"
 
 
 def test_scorer_claims_calibration_error_interval_over_texts():

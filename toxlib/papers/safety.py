@@ -357,7 +357,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                if 0 < part["harmful"].astype(bool).sum() < len(part)}
         if not cis:
             rows.append(claim(f"Every demographic scores below 0.5 ({model})", PAPER["max_group_score"].value,
-                              "NaN", verdict="not judged", note="no group has both harmful and benign sentences"))
+                              float("nan"), verdict="not judged", note="no group has both harmful and benign sentences",
+                              kind="our models"))
             continue
         top = max(cis, key=lambda g: cis[g].value)
         ci = cis[top]
@@ -368,7 +369,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
         rows.append(claim(f"Every demographic scores below 0.5 ({model})", PAPER["max_group_score"].value,
                           round(ci.value, 3), interval=ci, threshold=0.5, direction="below", verdict=verdict,
                           n_to_decide=n_more, note=f"highest group: {GROUPS[top]}; holds = every group's interval "
-                                                   f"below 0.5; {dtype}, Q4 weights, not the paper's models"))
+                                                   f"below 0.5; {dtype}, Q4 weights, not the paper's models",
+                                                   kind="our models"))
     paper_means = PAPER_TABLE8.drop(columns="model").mean()
     paper_top4 = set(paper_means.sort_values(ascending=False).index[:4])
     our_top4 = set(groups.groupby("target_group")["safety_score"].mean().sort_values(ascending=False).index[:4])
@@ -376,7 +378,7 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                       ", ".join(GROUPS[g] for g in sorted(paper_top4)), ", ".join(GROUPS[g] for g in sorted(our_top4)),
                       verdict="holds" if our_top4 == paper_top4 else "fails",
                       note="top 4 by mean safety score over the models (paper: over its 24 PTLMs, from Table 8); a "
-                           "rank, no interval"))
+                           "rank, no interval", kind="our models"))
     for model, tg in toxigen_scored.groupby("model", sort=False):
         harmful = tg["harmful"].astype(bool)
         if harmful.all() or not harmful.any():
@@ -385,7 +387,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                                  tg.loc[~harmful, "log_perplexity"].to_numpy())
         rows.append(claim(f"Harmful sentences have higher log-perplexity than benign ones ({model})",
                           PAPER["harmful_higher_perplexity"].value, round(ci.value, 3), interval=ci, threshold=0.0,
-                          note="harmful minus benign mean log-perplexity (Table 9 analogue); sentences resampled"))
+                          note="harmful minus benign mean log-perplexity (Table 9 analogue); sentences resampled",
+                          kind="our models"))
     r_paper = paper_r.iloc[0]
     gpt2 = paper_r[paper_r["correlation"].str.startswith("GPT2")]
     rows += [
@@ -393,11 +396,13 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
               round(float(r_paper["recomputed"]), 3), threshold=(r_paper["paper_value"] - 0.01,
                                                                 r_paper["paper_value"] + 0.01), direction="within",
               note="recomputed from the paper's Tables 8 and 10 (exact: printed values); with our 2 models a "
-                   "correlation is not defined"),
+                   "correlation is not defined", kind="paper arithmetic"),
         claim("GPT-2 family: wider and deeper models have lower average safety scores (Table 4)",
               "/".join(f"{v:.2f}" for v in gpt2["paper_value"]), "/".join(f"{v:.2f}" for v in gpt2["recomputed"]),
               verdict="holds" if (gpt2["recomputed"] < 0).all() else "fails",
-              note="heads/layers/hidden recomputed from Table 13's rounded averages (exact: printed values); the "
-                   "sign holds, values differ by 0.02"),
+              note="heads/layers/hidden recomputed from Table 13's rounded averages (exact: printed values); "
+                   f"{'every sign negative' if (gpt2['recomputed'] < 0).all() else 'a sign differs'}, values within "
+                   f"{(gpt2['recomputed'] - gpt2['paper_value']).abs().max():.2f} of the paper's",
+              kind="paper arithmetic"),
     ]
     return rows

@@ -95,7 +95,7 @@ def prf_claim(ours: pd.DataFrame, paper: pd.DataFrame, system: str, label: str, 
     theirs = paper.set_index("system").loc[system, cols].astype(float)
     holds = all(within(p, o, tolerance) for p, o in zip(theirs, mine))
     return claim(f"{label}: {system} precision/recall/F1", "/".join(f"{v:.2f}" for v in theirs),
-                 "/".join(f"{v:.3f}" for v in mine), verdict=fact(holds), note=note)
+                 "/".join(f"{v:.3f}" for v in mine), verdict=fact(holds), note=note, kind="recorded predictions")
 
 
 def table3(pred: pd.DataFrame, systems: dict[str, str] = RECORDED_SYSTEMS) -> pd.DataFrame:
@@ -272,35 +272,36 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
                  else everything.groupby("system").first())
     f1 = table3.set_index("system")["f1"]
     persp = swear_all.loc["PERSPECTIVE"]
-    swear_ci = proportion_interval(int(persp["n_both"]), max(int(persp["n_contains"]), 1))  # 0 of 0 reads 0 of 1
-    given_ci = proportion_interval(int(persp["n_both"]), max(int(persp["n_flagged"]), 1))
+    swear_ci = share_interval(int(persp["n_both"]), int(persp["n_contains"]))  # None for 0 of 0
+    given_ci = share_interval(int(persp["n_both"]), int(persp["n_flagged"]))
     rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
             for s in PAPER_TABLE3["system"]]
     rows += [
         claim("GPT-3-FEW beats Perspective on SASS (F1)",
               f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
               f"{f1['GPT-3-FEW']:.3f} vs {f1['PERSPECTIVE']:.3f}", verdict=fact(f1["GPT-3-FEW"] > f1["PERSPECTIVE"]),
-              note="recorded predictions of all 250 comments (exact)"),
+              note="recorded predictions of all 250 comments (exact)", kind="recorded predictions"),
         claim("Perspective rates False Positive comments highest of all categories",
               paper5.loc["False Positive", "perspective"], fp.loc["False Positive", "perspective"],
               verdict=fact(fp["perspective"].idxmax() == "False Positive"),
-              note="mean Perspective toxicity per category (recorded, exact)"),
+              note="mean Perspective toxicity per category (recorded, exact)", kind="recorded predictions"),
         claim("Perspective: Sexual Harassment 21.9% vs humans 80%", PAPER["sexual_harassment"].value,
               f"{fp.loc['Sexual Harassment', 'perspective']:.3f} vs {fp.loc['Sexual Harassment', 'human']:.3f}",
               verdict=fact(within(paper5.loc["Sexual Harassment", "perspective"],
                                   fp.loc["Sexual Harassment", "perspective"], 0.005)),
-              note="recorded scores and labels (exact)"),
+              note="recorded scores and labels (exact)", kind="recorded predictions"),
         claim("Perspective flags every comment containing a swear word",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
-              round(swear_ci.value, 3), interval=swear_ci, threshold=0.8,
+              **_share(swear_ci), threshold=0.8,
               note=f"{int(persp['n_both'])} of {int(persp['n_contains'])} comments with an LDNOOBW swear word flagged "
                    f"(the paper counts {PAPER['swear_comments'].value}); holds = above 0.8 (it relies on swear "
-                   "words); exact interval over those comments"),
+                   "words); exact interval over those comments", kind="recorded predictions"),
         claim("p(swear word | Perspective flags toxic)",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_swear_given_toxic"],
-              round(given_ci.value, 3), interval=given_ci, threshold=(0.48, 0.58), direction="within",
+              **_share(given_ci), threshold=(0.48, 0.58), direction="within",
               note=f"{int(persp['n_both'])} of {int(persp['n_flagged'])} flagged comments; holds = within 0.05 of the "
-                   "paper; LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)"),
+                   "paper; LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)",
+                   kind="recorded predictions"),
     ]
     rows += [prf_claim(table7, PAPER_TABLE7, s, "Table 7 (TweetEval)",
                        "failed calls and unparsed replies left out; holds = within 0.01")
@@ -310,9 +311,25 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
 
 
 def _f1(labels: np.ndarray, predicted: np.ndarray) -> float:
-    """F1 = 2 TP / (positives + predicted positives), 0 when both are empty; labels and predictions 0/1."""
+    """F1 = 2 TP / (positives + predicted positives), NaN when both are empty (undefined, as ``binary_prf`` and
+    scikit-learn's ``zero_division=np.nan`` give it); labels and predictions 0/1. The closed form, because the
+    bootstrap calls it on thousands of resamples."""
     denominator = labels.sum() + predicted.sum()
-    return float(2 * (labels * predicted).sum() / denominator) if denominator else 0.0
+    return float(2 * (labels * predicted).sum() / denominator) if denominator else float("nan")
+
+
+def share_interval(k: int, n: int):
+    """The exact interval of k of n (``proportion_interval``), or None for 0 of 0: a share of nothing is not
+    judged, not 0 of 1."""
+    return proportion_interval(k, n) if n > 0 else None
+
+
+def _share(ci) -> dict:
+    """claim() arguments for a share's interval: its value, or NaN and "not judged" when there was nothing to count
+    (``share_interval`` gave None)."""
+    if ci is None:
+        return {"our_value": float("nan"), "verdict": "not judged"}
+    return {"our_value": round(ci.value, 3), "interval": ci}
 
 
 def f1_difference(comments: pd.DataFrame, first: str, others: list[str]):
@@ -349,7 +366,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         best = dict(our_value=text, verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
                     note=f"{n_comments} comments; Perspective recomputed on the same comments; point estimates")
     rows = [claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
-                  f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best)]
+                  f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best, kind="our models")]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
         paper = f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['GPT-3-ZERO']:.2f} / {paper_f1['GPT-3-ONE']:.2f}"
         for m in pd.unique(lm_rows["model"]):
@@ -363,14 +380,15 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
             else:
                 few = dict(our_value=text, verdict=fact(f[0] > max(f[1], f[2])), note="few vs zero / one")
             rows.append(claim(f"Few-shot prompting beats zero- and one-shot (F1); here: {m}, next-token reading",
-                              paper, **few))
+                              paper, **few, kind="our models"))
     first_list = table6_local["word_list"].iloc[0]
     swear = table6_local[table6_local["word_list"] == first_list].set_index("system")
     for name in classifiers.loc[classifiers["kind"] == "local scorer", "system"]:
         if int(swear.loc[name, "n_contains"]) == 0:
             rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"], "no comment",
-                              verdict="not judged", note=f"no comment with a swear word ({first_list}) among these"))
+                              verdict="not judged", note=f"no comment with a swear word ({first_list}) among these",
+                              kind="our models"))
             continue
         ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
@@ -379,7 +397,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                           note=f"at > {scorer_threshold}, {first_list}; {int(swear.loc[name, 'n_both'])} of "
                                f"{ci.n} comments with a swear word; recorded Perspective "
                                f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the "
-                               "reliance (above 0.8); exact interval"))
+                               "reliance (above 0.8); exact interval", kind="our models"))
     t7f1 = table7_local.set_index("system")["f1"]
     tweet_lms = [s for s in table7_local["system"] if s in lm_rows.index]
     if tweet_lms:
@@ -388,7 +406,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                           f"GPT-3-FEW {paper7_f1['GPT-3-FEW']:.2f} vs {paper7_f1['PERSPECTIVE']:.2f}",
                           f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}",
                           verdict=fact(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
-                          note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates"))
+                          note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates",
+                          kind="our models"))
     return rows
 
 

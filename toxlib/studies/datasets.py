@@ -137,31 +137,33 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
             claim("RTP: about 22% of prompts are toxic (22K of 100K)", PAPER["rtp_share_toxic"].value,
                   round(share.value, 3), interval=share, threshold=(0.17, 0.27), direction="within",
                   note=f"random sample of 5,000 records ({n_scored} scored), not the full 100K; holds = the "
-                       "interval within 0.22 +- 0.05; exact interval"),
+                       "interval within 0.22 +- 0.05; exact interval", kind="recorded predictions"),
             claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PAPER["rtp_pearson"].value,
                   round(r.value, 4), interval=r, threshold=0.0, direction="below",
                   note=f"Pearson r on the random sample (n = {r.n}, p = {sample['pearson_p']:.1e}); Fisher z "
-                       "interval"),
+                       "interval", kind="recorded predictions"),
         ]
     per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
     both = (groups["harmful"] > 0) & (groups["benign"] > 0)
     return rows + [
         claim("ToxiGen evaluation set size", PAPER["toxigen_size"].value, len(toxigen),
               verdict=fact(len(toxigen) == 6541),
-              note="the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541"),
+              note="the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541",
+              kind="recorded predictions"),
         claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
               PAPER["toxigen_groups"].value, int(both.sum()),
-              verdict=fact(len(groups) == 13 and both.all()), note="dataset fact"),
+              verdict=fact(len(groups) == 13 and both.all()), note="dataset fact", kind="recorded predictions"),
         claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PAPER["sass_design"].value,
               f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
               f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
               verdict=fact(len(per_tag) == 10 and (per_tag["filtered"] == 15).all()
                            and (per_tag["unfiltered"] == 10).all()),
-              note="comments per category: filtered + unfiltered"),
+              note="comments per category: filtered + unfiltered", kind="recorded predictions"),
         claim("SASS: 72.4% of human labels are toxic", PAPER["sass_share_toxic"].value,
               round(sass["human_label"].mean(), 4),
               verdict=fact(within(0.724, sass["human_label"].mean(), 0.0005)),
-              note="human_toxicity > 0.5; all 250 comments (a count, no interval)"),
+              note="human_toxicity > 0.5; all 250 comments (a count, no interval)", kind="recorded predictions"),
         claim("ImplicitHate subset is balanced", PAPER["implicit_balance"].value, implicit["harmful"].mean(),
-              verdict=fact(within(0.5, implicit["harmful"].mean(), 0.001)), note="14,200 sentences (a count)"),
+              verdict=fact(within(0.5, implicit["harmful"].mean(), 0.001)), note="14,200 sentences (a count)",
+              kind="recorded predictions"),
     ]

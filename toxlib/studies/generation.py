@@ -98,14 +98,16 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
         claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
               PAPER["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
               verdict=fact((top_p, max_new_tokens, num_samples) == (0.9, 20, 25)),
-              note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig"),
+              note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig",
+              kind="our models"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
               round(same.value, 4), interval=same, threshold=0.99,
               note=f"identical at {int(same_count)} of {len(nucleus):,} sampled decoding steps; exact interval of "
                    "the share of steps where the sets agree; holds = above 0.99; on the real models' logits; "
                    "on random 262K-token logits transformers' fp32 cumulative sum "
-                   "occasionally misplaces a huge nucleus's boundary by one token (tests)"),
+                   "occasionally misplaces a huge nucleus's boundary by one token (tests)", kind="our models"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
               PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
-              verdict="not judged", note="the paper's models are not available offline; see the models table"),
+              verdict="not judged", note="the paper's models are not available offline; see the models table",
+              kind="our models"),
     ]

@@ -105,21 +105,23 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
         rows += [
             claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.94 (target)", ">= 0.94",
                   round(r.value, 4), interval=r, threshold=0.94,
-                  note=f"{r.n:,} held-out RTP texts (the texts sampled), {precision}; Fisher z interval"),
+                  note=f"{r.n:,} held-out RTP texts (the texts sampled), {precision}; Fisher z interval",
+                  kind="our models"),
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.97 (target)", ">= 0.97",
                   round(auc.value, 4), interval=auc, threshold=0.97,
-                  note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval"),
+                  note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval",
+                  kind="our models"),
             *([_calibration_claim(tox, held, held_scores)] if "calibration_error" in tox.index else []),
             claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
-                       f"{throughput['threads'].iloc[0]} threads, {precision}"),
+                       f"{throughput['threads'].iloc[0]} threads, {precision}", kind="our models"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",
                   note="our value: the distilled scorer at > 0.5 over the comments humans call toxic; holds = it "
                        f"inherits the blind spot (recall below 0.2); exact interval. Recorded Perspective: "
-                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}"),
+                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="recorded predictions"),
         ]
     if "distilled" in sass_categories.columns:
         fp = sass_categories.set_index("category").loc["False Positive"]
@@ -127,7 +129,8 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                           f"{PAPER_TABLE5.set_index('category').loc['False Positive', 'perspective']:.3f}",
                           fp["distilled"], verdict=fact(fp["distilled"] == sass_categories["distilled"].max()),
                           note=f"our value: the distilled scorer's mean in that category (recorded Perspective "
-                          f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too"))
+                          f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too",
+                          kind="recorded predictions"))
     if ("bilstm", "toxicity") in agree.index and tox is not None:
         b = agree.loc[("bilstm", "toxicity")]
         text = f"{tox['pearson']:.3f} vs {b['pearson']:.3f}"
@@ -140,12 +143,14 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             versus, text = dict(our_value=text, verdict=fact(tox["pearson"] > b["pearson"])), ""
         rows.append(claim("The distilled scorer tracks Perspective better than the 2018 BiLSTM (toxicity Pearson)",
                           "BiLSTM about 0.81", **versus,
-                          note=text + "the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92"))
+                          note=text + "the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92",
+                          kind="our models"))
     if retrain_difference is not None and tox is not None:
         rows.append(claim("Retraining with the shipped recipe reproduces the shipped scorer", "max |diff| < 0.01",
                           retrain_difference, verdict=fact((retrain_difference < 0.01) if recipe_matches else None),
                           note="same recipe, same seed; CPU threads and library versions can move the last digits"
-                          if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)"))
+                          if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)",
+                          kind="our models"))
     return rows
 
 
@@ -157,10 +162,11 @@ def _calibration_claim(tox, held: pd.DataFrame | None, held_scores: dict | None)
     title = "Distilled scorer: held-out toxicity calibration error <= 0.02 (target)"
     if held is None or held_scores is None or "distilled" not in held_scores:
         return claim(title, "<= 0.02", round(float(tox["calibration_error"]), 4),
-                     verdict=fact(tox["calibration_error"] <= 0.02), note=f"{what}; a point estimate")
+                     verdict=fact(tox["calibration_error"] <= 0.02), note=f"{what}; a point estimate",
+                     kind="our models")
     ci = calibration_interval(held["toxicity"], held_scores["distilled"]["toxicity"])
     return claim(title, "<= 0.02", round(ci.value, 4), interval=ci, threshold=0.02, direction="below",
-                 note=f"{what}; texts resampled, the bins recut in every resample")
+                 note=f"{what}; texts resampled, the bins recut in every resample", kind="our models")
 
 
 def calibration_interval(reference, score):

@@ -144,19 +144,19 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
                   note=(f"{_fmt(sd)}; " if scored is not None else "") + f"t-test of original vs default, "
                        f"p = {p_lowers:.3g}"
                        + ("; interval: original minus default, paired over prompts" if scored is not None else "")
-                       + f"; λ = {decay_constant:g}; adversarial set; {decoding_note}"),
+                       + f"; λ = {decay_constant:g}; adversarial set; {decoding_note}", kind="our models"),
             claim(f"Self-Debiasing fails specification polarity ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], passed(_SD, model, "polarity"),
                   verdict=reversed_verdict.get(verdict(_SD, model, "polarity"), verdict(_SD, model, "polarity")),
-                  note=rows_by.loc[(_SD, model, "polarity"), "reason"]),
+                  note=rows_by.loc[(_SD, model, "polarity"), "reason"], kind="our models"),
             claim(f"Self-Debiasing passes specification importance ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["importance"]],
                   f"as applied: {passed(_SD, model, 'importance_as_applied')}; as stated: "
                   f"{passed(_SD, model, 'importance')}", verdict=verdict(_SD, model, "importance_as_applied"),
-                  note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"]),
+                  note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"], kind="our models"),
             claim(f"Instructive Debiasing passes specification polarity ({model})",
                   f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), verdict=verdict(_ID, model, "polarity"),
-                  note="the paper's GPT-3 result; a small model may behave like its GPT-2"),
+                  note="the paper's GPT-3 result; a small model may behave like its GPT-2", kind="our models"),
             claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
                   f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
                   f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
@@ -164,11 +164,11 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
                   note=(f"{ins['opposite']:.1%} vs {ins['default']:.1%}; " if scored is not None else "")
                        + f"the first half of polarity; t-test of opposite vs default, p = {p_raises:.3g}"
                        + ("; interval: opposite minus default, paired over prompts" if scored is not None else "")
-                       + "; adversarial set, average of six attributes"),
+                       + "; adversarial set, average of six attributes", kind="our models"),
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
                   ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
                   verdict=_combine(all_three),
-                  note=f"importance and transferability as the paper applied them; {decoding_note}"),
+                  note=f"importance and transferability as the paper applied them; {decoding_note}", kind="our models"),
         ]
     return rows
 
