@@ -178,7 +178,7 @@ def written_atomically(path: Path):
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
     try:
         yield partial
-        partial.replace(path)
+        paths.replace_keeping_mode(partial, path)
     finally:
         partial.unlink(missing_ok=True)
 

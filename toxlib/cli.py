@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 
 from toxlib.errors import InputFileError, ToxlibError
@@ -61,16 +62,26 @@ def _book(args) -> int:
     return 0
 
 
+#: byte order marks of encodings that are not UTF-8, longest first (UTF-8's own mark is read and dropped)
+BYTE_ORDER_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"), (b"\xff\xfe", "UTF-16LE"),
+                    (b"\xfe\xff", "UTF-16BE"))
+
+
 def read_text_lines(data: bytes, where: str) -> list[str]:
     """One text per line of ``data``: split on "\\n" (a "\\r" before it dropped) and nothing else, so a Unicode line
     or paragraph separator or a form feed stays inside its text; a final newline ends the last line.
     Raises InputFileError naming ``where`` when the bytes are not UTF-8."""
+    for bom, encoding in BYTE_ORDER_MARKS:  # longest first: a UTF-32LE mark starts like UTF-16LE's
+        if data.startswith(bom):
+            raise InputFileError(f"{where} is {encoding} text (it starts with the {encoding} byte order mark), not "
+                                 f"UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8 FILE > FILE.utf8")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise InputFileError(f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); convert it, "
-                             f"e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8") from None
+        raise InputFileError(f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); convert it "
+                             "from its encoding, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8 for Latin-1 (file -i "
+                             "FILE may tell which encoding it is)") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -96,7 +107,9 @@ def _score(args) -> int:
     table = score(texts, scorer=args.scorer, cache=not args.no_cache)
     table.insert(0, "text", texts)
     table.insert(0, "line", range(1, len(texts) + 1))
-    table.to_csv(sys.stdout, index=False)
+    # every text field quoted: a text holding "\r" (one line: lines split on "\n" only) or a comma reads back as
+    # one field with pandas and the csv module alike
+    table.to_csv(sys.stdout, index=False, quoting=csv.QUOTE_NONNUMERIC)
     failed = int(table["error"].notna().sum())
     if failed == len(table):
         print(f"error: every one of the {failed} text(s) failed to score; first error: {table['error'].iloc[0]}",

@@ -71,3 +71,18 @@ def smoke_dir() -> Path:
 def smoke_results_dir() -> Path:
     """Results of smoke runs: the smoke book's staging results folder, <project>/_build/smoke/src/data/results."""
     return smoke_dir() / "src" / "data" / "results"
+
+
+def replace_keeping_mode(partial: str | Path, target: str | Path) -> None:
+    """``os.replace(partial, target)`` (atomic), giving ``partial`` first the permission bits of the file it
+    replaces, or for a new file the umask's default (0o666 less the umask). A temporary file from
+    ``tempfile.mkstemp`` is 0600, so without this a rewritten notebook or data file would lose group and other
+    read access."""
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(partial, mode)
+    os.replace(partial, target)

@@ -402,7 +402,7 @@ def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dic
     nb.metadata.setdefault("toxlib", {})["last_run"] = record
     _set_papermill_paths(nb, path, output)
     nbformat.write(nb, str(partial))
-    os.replace(partial, output)
+    paths.replace_keeping_mode(partial, output)
     return record
 
 
@@ -419,4 +419,4 @@ def _finish(partial: Path, target: Path, path: Path, output: Path) -> None:
     _pop_kernel_facts(nb)
     _set_papermill_paths(nb, path, output)
     nbformat.write(nb, str(partial))
-    os.replace(partial, target)
+    paths.replace_keeping_mode(partial, target)

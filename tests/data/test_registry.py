@@ -180,7 +180,7 @@ def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
 
 
 @pytest.mark.data
-def test_a_present_file_is_rehashed_only_when_its_size_or_mtime_changed(tmp_path, mirror, monkeypatch):
+def test_a_present_file_is_hashed_before_every_use(tmp_path, mirror, monkeypatch):
     import os
 
     from toxlib.data import sources
@@ -189,13 +189,20 @@ def test_a_present_file_is_rehashed_only_when_its_size_or_mtime_changed(tmp_path
     hashed = []
     real = sources.sha256_of_file
     monkeypatch.setattr(sources, "sha256_of_file", lambda p: hashed.append(p) or real(p))
-    assert fetch("sass_benchmark", data_dir=tmp_path) == path and hashed == []  # stamp matches: no re-hash
+    assert fetch("sass_benchmark", data_dir=tmp_path) == path and hashed == [path]
+    fetch("sass_benchmark", data_dir=tmp_path)
+    assert hashed == [path, path]
+
+    # an edit that keeps the size, with the modification time put back (touch -r): still refused
     st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched, same bytes: re-hashed and accepted
-    fetch("sass_benchmark", data_dir=tmp_path)
-    assert hashed == [path]
-    fetch("sass_benchmark", data_dir=tmp_path)
-    assert hashed == [path]  # stamped again
+    raw = bytearray(path.read_bytes())
+    raw[-2] = ord("X") if raw[-2] != ord("X") else ord("Y")
+    path.write_bytes(bytes(raw))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.raises(ChecksumMismatchError, match="changed since it was fetched"):
+        fetch("sass_benchmark", data_dir=tmp_path)
+    path.write_bytes(bytes(raw))  # and without the touch
 
     raw = bytearray(path.read_bytes())
     raw[-2] = ord("X") if raw[-2] != ord("X") else ord("Y")  # same size, different bytes

@@ -57,7 +57,8 @@ def test_happy_path_reads_summary_scores(server, store):
         assert table.loc[i, "toxicity"] != pytest.approx(span_score(text, "TOXICITY"))
     assert table["error"].isna().all()
     attrs = ",".join(a.upper() for a in ATTRIBUTES)
-    assert (table["version"] == f"127.0.0.1/v1alpha1;attrs={attrs};lang=en").all()
+    port = server.url.split(":")[2].split("/")[0]
+    assert (table["version"] == f"http://127.0.0.1:{port}/v1alpha1/comments:analyze;attrs={attrs};lang=en").all()
 
     assert len(server.requests) == 2  # duplicates are scored once
     for request in server.requests:
@@ -74,8 +75,8 @@ def test_attribute_subset_and_languages(server, store):
     scorer = scorer_for(server, attributes=("insult", "toxicity"), languages=("de",), do_not_store=False)
     table = scorer.score(["hallo"], cache=store, progress=False)
     assert scorer.attributes == ("toxicity", "insult")
-    # the host is in the version: a mock never shares cache rows with the API
-    assert scorer.version == "127.0.0.1/v1alpha1;attrs=TOXICITY,INSULT;lang=de"
+    # the whole endpoint is in the version: a mock never shares cache rows with the API
+    assert scorer.version == f"{server.url};attrs=TOXICITY,INSULT;lang=de"
     assert table.loc[0, "insult"] == pytest.approx(fake_score("hallo", "INSULT"))
     body = server.requests[0]["body"]
     assert set(body["requestedAttributes"]) == {"TOXICITY", "INSULT"}
@@ -225,6 +226,26 @@ def test_key_never_leaks(server, tmp_path, caplog):
 def test_error_text_is_redacted(server):
     scorer = scorer_for(server)
     assert scorer._redact(f"boom {KEY} and {KEY}") == "boom *** and ***"
+
+
+@pytest.mark.parametrize("offset", [150, 195, 230, 238])
+def test_a_long_error_is_redacted_before_it_is_cut(server, offset):
+    """A key that starts near the cut used to leak its first characters (cut at 200, then redacted)."""
+    import requests
+
+    response = requests.Response()
+    response.status_code, response._content = 500, ("x" * offset + KEY + " trailing").encode()
+    _, text, _ = scorer_for(server)._http_error(response)
+    assert KEY[:4] not in text and "xxxx" in text
+
+
+def test_two_servers_on_one_host_do_not_share_cached_scores(server, store):
+    """Another port (another server, say another scorer behind `toxlib serve`) is another cache key."""
+    with FakePerspective(key=KEY) as other:
+        first = scorer_for(server).score(["hello there"], cache=store, progress=False)
+        second = scorer_for(other).score(["hello there"], cache=store, progress=False)
+    assert len(server.requests) == 1 and len(other.requests) == 1
+    assert first.loc[0, "version"] != second.loc[0, "version"]
 
 
 def test_missing_key_is_a_clear_error(monkeypatch):

