@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import time
+import warnings
 from pathlib import Path
 
 from toxlib import paths
@@ -44,19 +45,42 @@ def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _cache_warning(path: Path, what: str, exc: BaseException) -> None:
+    warnings.warn(f"the cache {path} could not be {what} ({type(exc).__name__}: {exc}); the results of this run are "
+                  "kept and returned, but not cached. Free disk space or make the directory writable, or point "
+                  "TOXLIB_CACHE_DIR at a writable directory.", RuntimeWarning, stacklevel=3)
+
+
 class SqliteStore:
-    """A SQLite file opened with WAL journaling; ``path=None`` uses ``cache_dir()/<default_name>``."""
+    """A SQLite file opened with WAL journaling; ``path=None`` uses ``cache_dir()/<default_name>``.
+
+    A cache never costs a run its results: a file that cannot be opened (a read-only or full disk, a path that is
+    not a directory) gives a store that keeps nothing (an in-memory database), and a write that fails (a full disk,
+    a database locked past the time-out) is dropped; each says so once, with the directory and the fix
+    (a RuntimeWarning), and the computed rows are returned all the same."""
 
     default_name = "store.sqlite"
     schema = ""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else paths.cache_dir() / self.default_name
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._con = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; not power loss
-        self._con.executescript(self.schema)
+        self.persistent = True
+        existed = self.path.exists()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._con = sqlite3.connect(self.path, timeout=120, isolation_level=None)
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; not power loss
+            self._con.executescript(self.schema)
+        except (OSError, sqlite3.Error) as exc:
+            _cache_warning(self.path, "opened", exc)
+            if not existed:
+                with contextlib.suppress(OSError):  # no 0-byte file left behind
+                    if self.path.is_file() and self.path.stat().st_size == 0:
+                        self.path.unlink()
+            self.persistent = False
+            self._con = sqlite3.connect(":memory:", isolation_level=None)
+            self._con.executescript(self.schema)
 
     def close(self) -> None:
         self._con.close()
@@ -85,10 +109,17 @@ class SqliteStore:
         return found
 
     def _write(self, sql: str, rows: list[tuple]) -> None:
-        """Insert many rows in one transaction: all of them land or none does."""
-        with self._con:
-            self._con.execute("BEGIN IMMEDIATE")
-            self._con.executemany(sql, rows)
+        """Insert many rows in one transaction: all of them land or none does. A failed write (a full disk, a locked
+        database) warns once and is dropped: the caller keeps its rows."""
+        if not self.persistent:
+            return
+        try:
+            with self._con:
+                self._con.execute("BEGIN IMMEDIATE")
+                self._con.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            self.persistent = False
+            _cache_warning(self.path, "written", exc)
 
 
 class GenerationStore(SqliteStore):
