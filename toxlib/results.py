@@ -39,11 +39,26 @@ def chapter_dir(stem: str) -> Path:
     return out
 
 
+#: floats in written tables keep this many significant digits: the last bits of a float64 statistic (a SIMD sum's
+#: order) and of a float32 score (another CPU's kernels) differ between machines, and must not reach the tables
+SIGNIFICANT_DIGITS = 6
+
+
+def _float_text(x: float) -> str:
+    """A float as written: a whole number in full (a count stored as float beside a NaN), else to
+    ``SIGNIFICANT_DIGITS`` significant digits."""
+    if x == x and abs(x) < 1e15 and float(x).is_integer():
+        return str(int(x))
+    return f"{x:.{SIGNIFICANT_DIGITS}g}"
+
+
 def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
     """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
-    of tens of thousands of rows) and return the path (shown relative to the repository)."""
+    of tens of thousands of rows; floats to ``SIGNIFICANT_DIGITS`` significant digits) and return the path (shown
+    relative to the repository)."""
     path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
-    table.to_csv(path, index=False, **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
+    table.to_csv(path, index=False, float_format=_float_text,
+                 **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
     return ShownPath(path)
 
 

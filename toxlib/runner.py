@@ -163,7 +163,9 @@ def coerce(name: str, value, default):
 
 
 def check_parameters(path: str | Path, given: dict) -> dict:
-    """``given`` with each value coerced to its parameter's type; unknown names raise UnknownNameError."""
+    """``given`` with each value coerced to its parameter's type and checked for meaning against the chapter's
+    declared rules (``parameter_rules``); unknown names raise UnknownNameError, a value outside its rule
+    ParameterError naming the parameter, the value and what is allowed."""
     known = notebook_parameters(path)
     unknown = sorted(set(given) - set(known))
     if unknown:
@@ -171,7 +173,88 @@ def check_parameters(path: str | Path, given: dict) -> dict:
         raise UnknownNameError(
             f"unknown parameter(s) {', '.join(unknown)} for notebook {Path(path).name}; valid parameters: {listing}"
         )
-    return {name: coerce(name, value, known[name]["default"]) for name, value in given.items()}
+    values = {name: coerce(name, value, known[name]["default"]) for name, value in given.items()}
+    rules = parameter_rules(path)
+    for name, value in values.items():
+        if name in rules:
+            check_meaning(name, value, rules[name], Path(path).name)
+    return values
+
+
+#: what each rule a chapter may declare (metadata toxlib.checks: {parameter: rule}) allows
+RULES = {
+    "count": "a whole number of at least 1",
+    "count or 0 for all": "a whole number of at least 1, or 0 for all",
+    "count or None for all": "a whole number of at least 1, or None for all",
+    "count or 0 to skip": "a whole number of at least 1, or 0 to skip it",
+    "seed": "a whole number of at least 0",
+    "probability": "a number from 0 to 1",
+    "nucleus mass": "a number above 0 and at most 1",
+    "positive": "a finite number above 0",
+    "number": "a finite number",
+    "non-empty list": "a list with at least one entry",
+    "models": "a list of at least one model (bundled name, local directory or hub id)",
+    "scorer": "a known scorer name (python -m toxlib score --help lists them) or hf:<id or dir>",
+    "scorers": "a list of at least one known scorer name",
+}
+
+
+def parameter_rules(path: str | Path) -> dict:
+    """The chapter's declared rules: metadata toxlib.checks, {parameter: a ``RULES`` name, or {"choices": [...]}
+    (one of them) or {"subset": [...]} (a non-empty list of them)}."""
+    rules = read_notebook(path).metadata.get("toxlib", {}).get("checks", {})
+    for name, rule in rules.items():
+        if not ((isinstance(rule, str) and rule in RULES)
+                or (isinstance(rule, dict) and rule and set(rule) <= {"choices", "subset"})):
+            raise ParameterError(f"{Path(path).name}: metadata toxlib.checks.{name} is {rule!r}, not a known rule "
+                                 f"({', '.join(RULES)}, or {{'choices': [...]}} or {{'subset': [...]}})")
+    return rules
+
+
+def _is_count(value, minimum: int = 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _is_number(value) -> bool:
+    import math
+
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _known_scorer(name) -> bool:
+    from toxlib.scorers import known_scorers
+
+    return isinstance(name, str) and (name in known_scorers() or name.startswith("hf:"))
+
+
+def check_meaning(name: str, value, rule, notebook: str = "") -> None:
+    """ParameterError unless ``value`` is allowed by ``rule`` (see ``RULES``), naming the parameter, the value and
+    what is allowed."""
+    if isinstance(rule, dict):
+        allowed = rule.get("choices") or rule.get("subset")
+        ok = (value in allowed if "choices" in rule
+              else isinstance(value, list) and bool(value) and all(v in allowed for v in value))
+        what = ("one of " if "choices" in rule else "a non-empty list of ") + ", ".join(map(repr, allowed))
+    else:
+        checks = {
+            "count": lambda v: _is_count(v),
+            "count or 0 for all": lambda v: _is_count(v, 0),
+            "count or None for all": lambda v: v is None or _is_count(v),
+            "count or 0 to skip": lambda v: _is_count(v, 0),
+            "seed": lambda v: _is_count(v, 0),
+            "probability": lambda v: _is_number(v) and 0 <= v <= 1,
+            "nucleus mass": lambda v: _is_number(v) and 0 < v <= 1,
+            "positive": lambda v: _is_number(v) and v > 0,
+            "number": _is_number,
+            "non-empty list": lambda v: isinstance(v, list) and bool(v),
+            "models": lambda v: isinstance(v, list) and bool(v) and all(isinstance(m, str) and m for m in v),
+            "scorer": _known_scorer,
+            "scorers": lambda v: isinstance(v, list) and bool(v) and all(_known_scorer(s) for s in v),
+        }
+        ok, what = checks[rule](value), RULES[rule]
+    if not ok:
+        where = f" of {notebook}" if notebook else ""
+        raise ParameterError(f"parameter {name!r}{where} is {value!r}: it must be {what}")
 
 
 def git_commit(repo: Path) -> str:
