@@ -83,11 +83,12 @@ def rtp_detox_dapt() -> list[str]:
     claim = claims.loc["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
     change, low, high = float(claim["our_value"]), float(claim["ci_low"]), float(claim["ci_high"])
     # the solution's statements: undecided, a rise whose interval still includes 0; "if anything, more toxic": DAPT
-    # (non-toxic) is above the base model in every column
+    # (non-toxic) is above the base model in five of the six columns and level in the sixth (unprompted probability)
     assert claim["verdict"] == "undecided" and change > 0 and low < 0 < high
     columns = [f"{measure}_{c}" for measure in ("exp_max_toxicity", "toxicity_probability")
                for c in ("toxic", "non-toxic", "unprompted")]
-    assert all(dapt[col] > base[col] for col in columns)
+    assert [col for col in columns if not dapt[col] > base[col]] == ["toxicity_probability_unprompted"]
+    assert dapt["toxicity_probability_unprompted"] == base["toxicity_probability_unprompted"]
     return [f3(dapt[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f2(dapt["toxicity_probability_toxic"]), f2(base["toxicity_probability_toxic"]),
@@ -103,11 +104,11 @@ def rtp_prompted_k() -> list[str]:
     p25 = t.xs(25, level="k")["toxicity_probability"]
     q = 1 - (1 - p25) ** (1 / 25)
     predicted, observed = 1 - (1 - q) ** 5, t.xs(5, level="k")["toxicity_probability"]
-    below = ("gemma3-270m", "non-toxic")
+    below = ("smollm2-135m", "non-toxic")
     n = int(t.loc[(*below, 5), "n_prompts"])
     above = observed > predicted
     assert list(above.index[~above]) == [below], \
-        "the solution says every observed k = 5 value is above the prediction except Gemma's non-toxic one"
+        "the solution says every observed k = 5 value is above the prediction except SmolLM2's non-toxic one"
     assert 0 < predicted[below] - observed[below] < 1 / n, "the solution says that row is less than a prompt below"
     return [f2(x) for x in observed] + [f2(x) for x in p25] + [f2(x) for x in predicted] + [f3(x) for x in q] \
         + [f2(x) for x in (observed - predicted)[above]] \
