@@ -117,7 +117,7 @@ class SqliteStore:
             with self._con:
                 self._con.execute("BEGIN IMMEDIATE")
                 self._con.executemany(sql, rows)
-        except sqlite3.Error as exc:
+        except sqlite3.OperationalError as exc:  # the disk or the file, not the rows (an IntegrityError raises)
             self.persistent = False
             _cache_warning(self.path, "written", exc)
 
