@@ -59,3 +59,11 @@ def test_forest_draws_every_numeric_claim_against_its_threshold(claims):
     assert any(line.get_xdata()[0] == 0.56 for line in band.get_lines())  # both edges of the band
     assert plots.claims_forest(claims.iloc[[2]], "none") is None
     assert pd.isna(claims.loc[2, "ci_low"])
+
+
+def test_the_headline_leads_with_our_models_and_counts_by_kind():
+    claims = pd.DataFrame({"chapter": ["a"] * 4, "verdict": ["holds", "fails", "undecided", "holds"],
+                           "kind": ["paper arithmetic", "our models", "our models", "recorded predictions"]})
+    text = scorecard.headline(claims)
+    assert text.startswith("On our models, 0 of 2 claims hold, 1 fails, 1 is undecided and 0 are not judged.")
+    assert text.index("recorded predictions") < text.index("printed numbers")

@@ -110,6 +110,8 @@ def headline(claims: pd.DataFrame) -> str:
         where = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
                  "paper arithmetic": "From the papers' own printed numbers"}.get(counts["kind"],
                                                                                 f"Of kind '{counts['kind']}'")
-        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {counts['fails']} fail, "
-                     f"{counts['undecided']} are undecided and {counts['not judged']} are not judged.")
+        fails, undecided, unjudged = counts["fails"], counts["undecided"], counts["not judged"]
+        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {fails} "
+                     f"{'fails' if fails == 1 else 'fail'}, {undecided} {'is' if undecided == 1 else 'are'} undecided "
+                     f"and {unjudged} {'is' if unjudged == 1 else 'are'} not judged.")
     return " ".join(lines)
