@@ -17,6 +17,7 @@ import ast
 import datetime as dt
 import inspect
 import json
+import math
 import os
 import platform
 import subprocess
@@ -181,21 +182,37 @@ def check_parameters(path: str | Path, given: dict) -> dict:
     return values
 
 
-#: what each rule a chapter may declare (metadata toxlib.checks: {parameter: rule}) allows
+def _is_count(value, minimum: int = 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _known_scorer(name) -> bool:
+    from toxlib.scorers import known_scorers
+
+    return isinstance(name, str) and (name in known_scorers() or name.startswith("hf:"))
+
+
+#: the rules a chapter may declare (metadata toxlib.checks: {parameter: rule}): name -> (what it allows, its test)
 RULES = {
-    "count": "a whole number of at least 1",
-    "count or 0 for all": "a whole number of at least 1, or 0 for all",
-    "count or None for all": "a whole number of at least 1, or None for all",
-    "count or 0 to skip": "a whole number of at least 1, or 0 to skip it",
-    "seed": "a whole number of at least 0",
-    "probability": "a number from 0 to 1",
-    "nucleus mass": "a number above 0 and at most 1",
-    "positive": "a finite number above 0",
-    "number": "a finite number",
-    "non-empty list": "a list with at least one entry",
-    "models": "a list of at least one model (bundled name, local directory or hub id)",
-    "scorer": "a known scorer name (python -m toxlib score --help lists them) or hf:<id or dir>",
-    "scorers": "a list of at least one known scorer name",
+    "count": ("a whole number of at least 1", _is_count),
+    "count or 0 for all": ("a whole number of at least 1, or 0 for all", lambda v: _is_count(v, 0)),
+    "count or None for all": ("a whole number of at least 1, or None for all", lambda v: v is None or _is_count(v)),
+    "count or 0 to skip": ("a whole number of at least 1, or 0 to skip it", lambda v: _is_count(v, 0)),
+    "seed": ("a whole number of at least 0", lambda v: _is_count(v, 0)),
+    "probability": ("a number from 0 to 1", lambda v: _is_number(v) and 0 <= v <= 1),
+    "nucleus mass": ("a number above 0 and at most 1", lambda v: _is_number(v) and 0 < v <= 1),
+    "positive": ("a finite number above 0", lambda v: _is_number(v) and v > 0),
+    "number": ("a finite number", _is_number),
+    "non-empty list": ("a list with at least one entry", lambda v: isinstance(v, list) and bool(v)),
+    "models": ("a list of at least one model (bundled name, local directory or hub id)",
+               lambda v: isinstance(v, list) and bool(v) and all(isinstance(m, str) and m for m in v)),
+    "scorer": ("a known scorer name (python -m toxlib score --help lists them) or hf:<id or dir>", _known_scorer),
+    "scorers": ("a list of at least one known scorer name",
+                lambda v: isinstance(v, list) and bool(v) and all(_known_scorer(s) for s in v)),
 }
 
 
@@ -211,22 +228,6 @@ def parameter_rules(path: str | Path) -> dict:
     return rules
 
 
-def _is_count(value, minimum: int = 1) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-def _is_number(value) -> bool:
-    import math
-
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _known_scorer(name) -> bool:
-    from toxlib.scorers import known_scorers
-
-    return isinstance(name, str) and (name in known_scorers() or name.startswith("hf:"))
-
-
 def check_meaning(name: str, value, rule, notebook: str = "") -> None:
     """ParameterError unless ``value`` is allowed by ``rule`` (see ``RULES``), naming the parameter, the value and
     what is allowed."""
@@ -236,22 +237,8 @@ def check_meaning(name: str, value, rule, notebook: str = "") -> None:
               else isinstance(value, list) and bool(value) and all(v in allowed for v in value))
         what = ("one of " if "choices" in rule else "a non-empty list of ") + ", ".join(map(repr, allowed))
     else:
-        checks = {
-            "count": lambda v: _is_count(v),
-            "count or 0 for all": lambda v: _is_count(v, 0),
-            "count or None for all": lambda v: v is None or _is_count(v),
-            "count or 0 to skip": lambda v: _is_count(v, 0),
-            "seed": lambda v: _is_count(v, 0),
-            "probability": lambda v: _is_number(v) and 0 <= v <= 1,
-            "nucleus mass": lambda v: _is_number(v) and 0 < v <= 1,
-            "positive": lambda v: _is_number(v) and v > 0,
-            "number": _is_number,
-            "non-empty list": lambda v: isinstance(v, list) and bool(v),
-            "models": lambda v: isinstance(v, list) and bool(v) and all(isinstance(m, str) and m for m in v),
-            "scorer": _known_scorer,
-            "scorers": lambda v: isinstance(v, list) and bool(v) and all(_known_scorer(s) for s in v),
-        }
-        ok, what = checks[rule](value), RULES[rule]
+        what, test = RULES[rule]
+        ok = test(value)
     if not ok:
         where = f" of {notebook}" if notebook else ""
         raise ParameterError(f"parameter {name!r}{where} is {value!r}: it must be {what}")

@@ -11,6 +11,9 @@ import math
 
 import pandas as pd
 
+#: how the scorecard's headline opens the sentence of each kind of evidence (``results.KINDS``)
+KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
+                 "paper arithmetic": "From the papers' own printed numbers"}
 VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not judged": "#6e7781"}
 
 
@@ -107,9 +110,7 @@ def headline(claims: pd.DataFrame) -> str:
 
     lines = []
     for counts in claims_summary(claims, by="kind").to_dict("records"):
-        where = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
-                 "paper arithmetic": "From the papers' own printed numbers"}.get(counts["kind"],
-                                                                                f"Of kind '{counts['kind']}'")
+        where = KIND_OPENINGS.get(counts["kind"], f"Of kind '{counts['kind']}'")
         fails, undecided, unjudged = counts["fails"], counts["undecided"], counts["not judged"]
         lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {fails} "
                      f"{'fails' if fails == 1 else 'fail'}, {undecided} {'is' if undecided == 1 else 'are'} undecided "

@@ -62,11 +62,13 @@ def texts(frame: pd.DataFrame) -> list[str]:
 def test_rows_do_not_depend_on_the_rows_beside_them(lm, length):
     """The property the batching relies on: without padding, a row's logits are the same in any batch size, for a
     decoding step (length 1) and a prefill. On an Intel Xeon with MKL's default mode, float32 batches of 1-15 rows
-    differ from 16 (length 1), and 1-4 from 5 or more (length 12)."""
+    differ from 16 (length 1), and 1-4 from 5 or more (length 12). A one-row bf16 decoding step is left out: it takes
+    other kernels on an AMD EPYC, which is why the engine never decodes a lone row (``toxlib.batching``)."""
     ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(0))
+    lone_row = not (length == 1 and lm.dtype == torch.bfloat16)
     with torch.inference_mode():
         full = lm.model(input_ids=ids).logits
-        differ = [rows for rows in (1, 2, 3, 4, 5, 8, 15, 16, 33, 50)
+        differ = [rows for rows in (1, 2, 3, 4, 5, 8, 15, 16, 33, 50)[0 if lone_row else 1:]
                   if not torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])]
     assert differ == [], f"{lm.dtype} rows differ from a 64-row batch at these batch sizes ({describe_cpu()})"
 

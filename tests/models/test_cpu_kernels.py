@@ -45,10 +45,18 @@ def test_float32_matmul_rows_do_not_depend_on_the_row_count(shape):
 
 
 def bf16_rows_invariant(lm) -> bool:
-    ids = torch.randint(100, 40000, (32, 1), generator=torch.Generator().manual_seed(0))
+    """Whether every batch of 2-50 rows gives each row the bits it gets among 64, for a decoding step (length 1)
+    and a prefill (length 12): the shapes where AMX's kernels were seen to differ. One row is left out: the engine
+    never decodes a lone row, because a one-row bf16 step takes other kernels on an AMD EPYC too
+    (``toxlib.batching``)."""
     with torch.inference_mode():
-        full = lm.model(input_ids=ids).logits
-        return all(torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows]) for rows in (2, 3, 5, 16))
+        for length in (1, 12):
+            ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(length))
+            full = lm.model(input_ids=ids).logits
+            if not all(torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])
+                       for rows in (2, 3, 5, 8, 15, 16, 33, 50)):
+                return False
+    return True
 
 
 @pytest.mark.models

@@ -7,15 +7,17 @@ AVX-512 (2 cores, torch 2.13.0, MKL 2024.2, 2026-11-25): a row's output bits dif
 rows, and for Gemma's (2048 -> 640) between 16-56, 57-256 and 257+. So no minimum row count (companion rows) makes a
 decoding step's rows independent of how many rows share it. MKL's *strict conditional numerical reproducibility*
 mode (``MKL_CBWR=AUTO,STRICT``) gave the same bits for every row count from 1 to 400 on every shape of both bundled
-models, at the same speed (283-303 GFLOP/s at 300 rows, 96-185 at 16 rows, against 52-152 without it).
+models, at the same speed (on that Xeon: 212-303 GFLOP/s at 300 rows against 214-304 without it; 95-185 at 16 rows
+against 52-153).
 No library call does this from Python, hence this module: a ctypes call into the MKL that torch links
 (``mkl_serv_cbwr_set``, what MKL's documented ``mkl_cbwr_set`` calls).
 
-MKL reads the mode once, before its first computation in the process, so ``use_strict_gemm`` runs when toxlib is
-imported (``toxlib/__init__.py``); a process that ran a matmul before importing toxlib keeps MKL's default mode,
-and ``load`` warns (``check_strict_gemm``). ``MKL_CBWR`` set in the environment is left as it is (for example
-``AVX2,STRICT`` to ask every x86 CPU for the same code branch). A torch without MKL (aarch64, macOS) has no such
-mode: ``gemm_mode()`` says so, and the float32 batch-invariance tests say whether its kernels need one.
+MKL reads the mode once, before its first computation in the process, so ``use_strict_gemm`` runs when
+``toxlib.models`` or ``toxlib.scorers`` is imported, before anything computes; a process that ran a matmul before
+importing toxlib keeps MKL's default mode, and ``load`` warns (``check_strict_gemm``). ``MKL_CBWR`` set in the
+environment is left as it is (for example ``AVX2,STRICT`` to ask every x86 CPU for the same code branch). A torch
+without MKL (aarch64, macOS) has no such mode: ``gemm_mode()`` says so, and the float32 batch-invariance tests say
+whether its kernels need one.
 
 bf16 matmuls go to oneDNN, which this mode does not touch: on a CPU with AMX its bf16 kernels tile by the number of
 rows, so bf16 rows depend on their batch there (see ``bf16_row_invariant_expected``).
@@ -35,9 +37,8 @@ CBWR_AUTO = 2
 CBWR_STRICT = 0x10000
 CBWR_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
                  10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}
-MODE_CHANGE_FAILURE = -8  # MKL_CBWR_ERR_MODE_CHANGE_FAILURE: MKL has already computed in this process
 
-_state = {"set_result": None}
+_warned = []  # check_strict_gemm warns once per process
 
 
 @lru_cache(maxsize=1)
@@ -60,13 +61,12 @@ def _mkl():
 
 def use_strict_gemm() -> int | None:
     """Ask MKL for its strict reproducible mode (AUTO branch) unless ``MKL_CBWR`` is set; call before any matmul.
-    Returns MKL's answer (0: done; -8: too late, MKL already ran) or None (no MKL, or the environment decides)."""
+    Returns MKL's answer (0: done or already so; -8, MKL_CBWR_ERR_MODE_CHANGE_FAILURE: too late, MKL already ran) or
+    None (no MKL, or the environment decides)."""
     lib = _mkl()
     if lib is None or os.environ.get("MKL_CBWR"):
         return None
-    if not strict_gemm():
-        _state["set_result"] = lib.mkl_serv_cbwr_set(CBWR_AUTO | CBWR_STRICT)
-    return _state["set_result"]
+    return 0 if strict_gemm() else lib.mkl_serv_cbwr_set(CBWR_AUTO | CBWR_STRICT)
 
 
 def strict_gemm() -> bool:
@@ -88,8 +88,8 @@ def gemm_mode() -> str:
 
 def check_strict_gemm() -> None:
     """Warn once when float32 CPU matmuls are not row invariant although they could be (MKL present, not strict)."""
-    if _mkl() is not None and not strict_gemm() and not _state.get("warned"):
-        _state["warned"] = True
+    if _mkl() is not None and not strict_gemm() and not _warned:
+        _warned.append(True)
         warnings.warn(
             "MKL is not in its strict reproducible mode (" + gemm_mode() + "), so a float32 row's values can depend "
             "on how many rows share its batch. Import toxlib before running any torch matmul in the process, or "
@@ -97,28 +97,27 @@ def check_strict_gemm() -> None:
 
 
 @lru_cache(maxsize=1)
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags (/proc/cpuinfo on Linux; empty elsewhere)."""
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of /proc/cpuinfo ({} where there is none)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return frozenset()
-    line = next((ln for ln in text.splitlines() if ln.startswith(("flags", "Features"))), "")
-    return frozenset(line.partition(":")[2].split())
+        return {}
+    first = text.split("\n\n", 1)[0]
+    return {key.strip(): value.strip() for key, _, value in (ln.partition(":") for ln in first.splitlines())}
 
 
-@lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (/proc/cpuinfo on Linux; empty elsewhere)."""
+    info = _cpuinfo()
+    return frozenset((info.get("flags") or info.get("Features") or "").split())
+
+
 def cpu_model() -> str:
     """The CPU's model name ("AMD EPYC 9R14", "Intel(R) Xeon(R) Processor", ...), or the platform's answer."""
     import platform
 
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
 
 
 def kernel_features() -> dict[str, bool]:

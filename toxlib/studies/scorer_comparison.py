@@ -121,7 +121,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                   interval=recall, threshold=0.2, direction="below",
                   note="our value: the distilled scorer at > 0.5 over the comments humans call toxic; holds = it "
                        f"inherits the blind spot (recall below 0.2); exact interval. Recorded Perspective: "
-                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="recorded predictions"),
+                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="our models"),
         ]
     if "distilled" in sass_categories.columns:
         fp = sass_categories.set_index("category").loc["False Positive"]
@@ -130,7 +130,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                           fp["distilled"], verdict=fact(fp["distilled"] == sass_categories["distilled"].max()),
                           note=f"our value: the distilled scorer's mean in that category (recorded Perspective "
                           f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too",
-                          kind="recorded predictions"))
+                          kind="our models"))
     if ("bilstm", "toxicity") in agree.index and tox is not None:
         b = agree.loc[("bilstm", "toxicity")]
         text = f"{tox['pearson']:.3f} vs {b['pearson']:.3f}"
