@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The roofline benchmarks (generate, perplexity, self-debias, and the generation ceilings) on a CUDA machine, on
-# random-weight copies of the bundled models' architectures (toxlib.models.random_weights): their weights are too
+# random-weight copies of the bundled models' architectures (toxlib.benchmarks.random_weights): their weights are too
 # large to send there.
 #
 # Usage: bash scripts/gpu_bench.sh SOURCES OUT

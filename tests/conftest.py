@@ -16,7 +16,7 @@ def pytest_configure(config):
         os.environ["TOXLIB_DATA_MIRROR"] = str(DEFAULT_MIRROR)
     # Converted bundled models are reused across test runs (converting Gemma takes a minute); every other cache
     # (generations, scores) goes to a per-session directory below.
-    from toxlib import paths
+    from toxlib.store import paths
 
     os.environ.setdefault("TOXLIB_MODEL_CACHE", str(paths.model_cache_dir()))
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib import adapt as adapt_module
-from toxlib.adapt import (
+from toxlib.steer import adapt as adapt_module
+from toxlib.steer.adapt import (
     ATTRIBUTE_TOKENS,
     META_FILE,
     AdaptConfig,
@@ -127,7 +127,7 @@ def test_cache_keys_differ_by_config_corpus_and_base(tiny_lm, tiny_model_dirs):
 
 
 def test_adapted_model_in_another_dtype_reuses_the_training(tiny_lm, monkeypatch):
-    import toxlib.adapt as adapt_module
+    import toxlib.steer.adapt as adapt_module
 
     data = corpus()
     trained = adapt(tiny_lm, data, FAST, progress=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from toxlib.batching import budget_batches, pad, shifted_exp
+from toxlib.models.batching import budget_batches, pad, shifted_exp
 
 
 def test_pad_left_and_right():
@@ -35,7 +35,7 @@ def test_shifted_exp_gives_log_sum_exp_and_leaves_input_unless_inplace():
 
 
 def test_packs_gather_consecutive_items_under_the_budget():
-    from toxlib.batching import packs
+    from toxlib.models.batching import packs
 
     assert packs(list("abcde"), [3, 4, 2, 9, 1], budget=9) == [["a", "b", "c"], ["d"], ["e"]]
     assert packs(list("abcd"), [1, 1, 1, 1], budget=9, shareable=[True, False, True, True]) == [

@@ -17,10 +17,10 @@ import nbformat
 import pandas as pd
 import pytest
 
-from toxlib import paths
-from toxlib import results as results_contract
-from toxlib.book import build_book, toc_files, toc_notebooks
-from toxlib.errors import BookBuildError
+from toxlib.store import paths
+from toxlib.report import results as results_contract
+from toxlib.build.book import build_book, toc_files, toc_notebooks
+from toxlib.common.errors import BookBuildError
 
 ROOT = paths.project_root()
 pytestmark = pytest.mark.slow
@@ -159,7 +159,7 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
 
 
 def test_a_broken_reference_fails_the_build(tmp_path):
-    from toxlib.book import build_html, stage_sources
+    from toxlib.build.book import build_html, stage_sources
 
     source = stage_sources(ROOT, tmp_path / "src")
     page = source / "book" / "methods.md"

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import toxlib.generate.api as api
-from toxlib.cache import GenerationStore
+from toxlib.store.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.steer import LogitsSteering
 
@@ -66,7 +66,7 @@ def test_cached_rows_are_not_generated_again(tiny_lm, tmp_path, decoded_prompts)
 
 CHILD = textwrap.dedent('''
     import sys, time
-    from toxlib.cache import GenerationStore
+    from toxlib.store.cache import GenerationStore
     from toxlib.generate import DecodingConfig, generate
     from toxlib.models import load
     from toxlib.steer import LogitsSteering
@@ -120,7 +120,7 @@ def test_kill_9_mid_run_then_resume(tiny_model_dirs, tiny_lm, tmp_path, decoded_
 def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path, monkeypatch):
     import pandas as pd
 
-    from toxlib.cache import cached_frame
+    from toxlib.store.cache import cached_frame
 
     monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path))
     calls = []
@@ -138,7 +138,7 @@ def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path,
 
 
 def test_written_atomically_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
-    from toxlib.cache import written_atomically
+    from toxlib.store.cache import written_atomically
 
     target = tmp_path / "deep" / "table.json"
     with pytest.raises(RuntimeError), written_atomically(target) as partial:

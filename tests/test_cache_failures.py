@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from toxlib.cache import ScoreStore
+from toxlib.store.cache import ScoreStore
 from toxlib.scorers import score
 
 

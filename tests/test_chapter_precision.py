@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from toxlib.book import toc_notebooks
-from toxlib.paths import project_root
-from toxlib.runner import notebook_parameters
+from toxlib.build.book import toc_notebooks
+from toxlib.store.paths import project_root
+from toxlib.build.runner import notebook_parameters
 
 CHAPTERS = toc_notebooks(project_root())
 

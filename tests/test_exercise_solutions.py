@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy.stats import fisher_exact, mannwhitneyu, spearmanr
 
-from toxlib import paths
+from toxlib.store import paths
 
 ROOT = paths.project_root()
 RESULTS = ROOT / "data" / "results"

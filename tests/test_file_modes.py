@@ -7,8 +7,8 @@ import os
 import stat
 import tempfile
 
-from toxlib import paths
-from toxlib.cache import written_atomically
+from toxlib.store import paths
+from toxlib.store.cache import written_atomically
 
 
 def _mode(path) -> int:
@@ -51,7 +51,7 @@ def test_a_notebook_run_in_place_and_a_fetched_data_file_keep_their_mode(tmp_pat
     import nbformat
 
     from toxlib.data.sources import _atomic_write
-    from toxlib.runner import run_notebook
+    from toxlib.build.runner import run_notebook
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell("x")]

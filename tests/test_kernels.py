@@ -6,8 +6,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from toxlib import kernels
-from toxlib.runner import run_notebook
+from toxlib.build import kernels
+from toxlib.build.runner import run_notebook
 
 PROBE = ("import os, sys\n"
          "print('colorsys' in sys.modules, 'colorsys' in dir(), os.getcwd(), os.environ.get('TOXLIB_PROBE'))")

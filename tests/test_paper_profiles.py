@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toxlib import runner
+from toxlib.build import runner
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + [ROOT / "book" / "scorecard.ipynb"]

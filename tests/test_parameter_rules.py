@@ -8,10 +8,10 @@ import math
 import nbformat
 import pytest
 
-from toxlib.book import toc_notebooks
-from toxlib.errors import ParameterError
-from toxlib.paths import project_root
-from toxlib.runner import (
+from toxlib.build.book import toc_notebooks
+from toxlib.common.errors import ParameterError
+from toxlib.store.paths import project_root
+from toxlib.build.runner import (
     RULES,
     check_meaning,
     check_parameters,

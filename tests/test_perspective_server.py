@@ -1,4 +1,4 @@
-"""The local Perspective-compatible endpoint (toxlib.perspective_server) on 127.0.0.1: toxlib's own Perspective
+"""The local Perspective-compatible endpoint (toxlib.scorers.serve) on 127.0.0.1: toxlib's own Perspective
 client pointed at it gives the scores of direct scoring; Perspective's response and error shapes; bounds."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import requests
 import uvicorn
 
-from toxlib.perspective_server import ANALYZE_PATH, MAX_TEXT_BYTES, make_app
+from toxlib.scorers.serve import ANALYZE_PATH, MAX_TEXT_BYTES, make_app
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.perspective import PerspectiveScorer
 

@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from toxlib import plots
+from toxlib.report import plots
 
 
 def _png(fig) -> bytes:

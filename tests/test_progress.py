@@ -1,4 +1,4 @@
-"""Progress bars (toxlib.progress) and the paths notebooks show (toxlib.shown_path)."""
+"""Progress bars (toxlib.common.progress) and the paths notebooks show (toxlib.report.shown_path)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import nbformat
 import pytest
 from tqdm import std
 
-from toxlib import paths, progress
-from toxlib.shown_path import ShownPath
+from toxlib.store import paths
+from toxlib.common import progress
+from toxlib.report.shown_path import ShownPath
 
 BAR_GRAPHIC = re.compile(r"\|[█▏▎▍▌▋▊▉ ]+\|")
 
@@ -83,7 +84,7 @@ def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
         "import toxlib\nimport huggingface_hub.utils as hub\nfrom transformers.utils import logging as hf_logging\n"
         "hf_logging.disable_progress_bar()\nhf_logging.enable_progress_bar()  # as a quiet load restores them\n"
         "print(hub.are_progress_bars_disabled())",
-        "from toxlib.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\nbar.update(2)\n"
+        "from toxlib.common.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\nbar.update(2)\n"
         "bar.close()",
     )]
     nbformat.write(nb, tmp_path / "in.ipynb")
@@ -116,7 +117,7 @@ def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from toxlib import results
+    from toxlib.report import results
 
     monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
     fig, ax = plt.subplots()
@@ -130,7 +131,7 @@ def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
 def test_write_table_returns_a_shown_path(tmp_path, monkeypatch):
     import pandas as pd
 
-    from toxlib import results
+    from toxlib.report import results
 
     monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
     path = results.write_table("chapter", "numbers", pd.DataFrame({"a": [1, 2]}))

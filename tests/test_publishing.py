@@ -14,8 +14,8 @@ import nbformat
 import pytest
 import yaml
 
-from toxlib import paths
-from toxlib.book import toc_files, toc_notebooks
+from toxlib.store import paths
+from toxlib.build.book import toc_files, toc_notebooks
 
 ROOT = paths.project_root()
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from toxlib import results
+from toxlib.report import results
 from toxlib.metrics.uncertainty import Interval
 
 

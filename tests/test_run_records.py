@@ -1,4 +1,4 @@
-"""One clean published run: every committed notebook's run record names one clean commit (toxlib.run_records)."""
+"""One clean published run: every committed notebook's run record names one clean commit (toxlib.build.run_records)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import subprocess
 import nbformat
 import pytest
 
-from toxlib import paths
-from toxlib.book import toc_notebooks
-from toxlib.errors import ToxlibError
-from toxlib.run_records import check_one_clean_run, record_problems
-from toxlib.runner import _run_record_cell
+from toxlib.store import paths
+from toxlib.build.book import toc_notebooks
+from toxlib.common.errors import ToxlibError
+from toxlib.build.run_records import check_one_clean_run, record_problems
+from toxlib.build.runner import _run_record_cell
 
 ROOT = paths.project_root()
 

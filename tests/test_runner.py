@@ -8,8 +8,8 @@ import sys
 import nbformat
 import pytest
 
-from toxlib.errors import ParameterError, UnknownNameError
-from toxlib.runner import check_parameters, coerce, notebook_parameters, run_notebook
+from toxlib.common.errors import ParameterError, UnknownNameError
+from toxlib.build.runner import check_parameters, coerce, notebook_parameters, run_notebook
 
 PARAMS = '''n_prompts = 3  # how many prompts
 model = "smollm2-135m"  # model name
@@ -112,7 +112,7 @@ def test_python_values_are_type_checked_too(value, default):
 
 
 def test_a_failing_notebook_names_the_cell_and_keeps_the_output(tmp_path):
-    from toxlib.errors import NotebookExecutionError
+    from toxlib.common.errors import NotebookExecutionError
 
     path = _notebook(tmp_path, body="raise RuntimeError('boom in cell')")
     with pytest.raises(NotebookExecutionError, match="RuntimeError: boom in cell") as err:
@@ -136,7 +136,7 @@ def _write(tmp_path, name, cells, smoke=None):
 
 
 def test_single_chapter_smoke_run_never_writes_the_committed_results(tmp_path, monkeypatch):
-    from toxlib import paths
+    from toxlib.store import paths
 
     monkeypatch.delenv("TOXLIB_RESULTS_DIR", raising=False)
     monkeypatch.setattr(paths, "smoke_dir", lambda: tmp_path / "smoke")
@@ -177,7 +177,7 @@ def test_killed_in_place_run_leaves_the_notebook_untouched(tmp_path):
 
 
 def test_failed_in_place_run_keeps_the_notebook_and_the_failed_copy(tmp_path):
-    from toxlib.errors import NotebookExecutionError
+    from toxlib.common.errors import NotebookExecutionError
 
     path = _write(tmp_path, "fails.ipynb", ["raise ValueError('broken')"])
     before = path.read_bytes()
@@ -216,7 +216,7 @@ def test_run_record_describes_the_toxlib_the_kernel_imported(tmp_path):
 
 
 def test_papermill_paths_are_stored_relative_to_the_repository(tmp_path, monkeypatch):
-    from toxlib import paths
+    from toxlib.store import paths
 
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     path = _write(tmp_path / "notebooks", "rel.ipynb", ["print(n)"])
@@ -260,7 +260,7 @@ PAPER = {"n": 1199, "lam": [10.0, 50.0, 100.0], "beams": 3}
 
 
 def test_profiles_are_read_from_metadata_and_the_old_smoke_key(tmp_path):
-    from toxlib.runner import notebook_profiles, profile_parameters
+    from toxlib.build.runner import notebook_profiles, profile_parameters
 
     path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
     assert notebook_profiles(path) == {"default": {}, "smoke": {"n": 1}, "paper": PAPER}
@@ -275,7 +275,7 @@ def test_profiles_are_read_from_metadata_and_the_old_smoke_key(tmp_path):
 
 
 def test_run_with_each_profile_and_p_overrides(tmp_path, monkeypatch):
-    from toxlib import paths
+    from toxlib.store import paths
 
     monkeypatch.setattr(paths, "smoke_dir", lambda: tmp_path / "smoke")
     path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
@@ -312,7 +312,8 @@ def test_cli_profile_and_smoke_alias(tmp_path):
 
 
 def test_book_profile_is_checked_for_every_chapter_before_any_runs(tmp_path, monkeypatch):
-    from toxlib import book, paths
+    from toxlib.build import book
+    from toxlib.store import paths
 
     root = tmp_path / "proj"
     (root / "notebooks").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""The reader's view of the claims: the compact table and the interval figure (toxlib.scorecard,
+"""The reader's view of the claims: the compact table and the interval figure (toxlib.report.scorecard,
 plots.claims_forest)."""
 
 from __future__ import annotations

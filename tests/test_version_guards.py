@@ -21,10 +21,10 @@ import pytest
 #: version string (module:attribute, a dict key after "[") -> (its value, the modules it describes, their digest)
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
-        4, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.batching", "toxlib.generate.kv_cache"],
+        4, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
         "fc2754467cd88a86"),
-    "toxlib.lm_score:METHOD_VERSIONS[causal]": (
-        "causal-nll-v3", ["toxlib.lm_score", "toxlib.models.length_groups"], "b1903eae8bfa066b"),
+    "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
+        "causal-nll-v3", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "b1903eae8bfa066b"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v2", ["toxlib.papers.prompt_classifier"], "fd17c607fe3342ad"),
     "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "3688cc7983396b57"),
@@ -34,7 +34,7 @@ GUARDS = {
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "02e71be36d1a2061"),
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "2436e3955edf16dc"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "398aaa34abce9fca"),
-    "toxlib.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.adapt"], "ff4a2632fb64d59e"),
+    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "ff4a2632fb64d59e"),
 }
 
 
@@ -79,11 +79,11 @@ def test_a_version_string_changes_with_the_code_it_describes(where):
 
 
 def test_the_guard_sees_a_code_change_but_not_a_docstring(monkeypatch):
-    import toxlib.adapt as module
+    import toxlib.steer.adapt as module
 
     source = inspect.getsource(module)
-    before = code_digest(["toxlib.adapt"])
+    before = code_digest(["toxlib.steer.adapt"])
     monkeypatch.setattr(inspect, "getsource", lambda m: source.replace('"""', '"""Edited. ', 1))
-    assert code_digest(["toxlib.adapt"]) == before
+    assert code_digest(["toxlib.steer.adapt"]) == before
     monkeypatch.setattr(inspect, "getsource", lambda m: source + "\nEXTRA = 1\n")
-    assert code_digest(["toxlib.adapt"]) != before
+    assert code_digest(["toxlib.steer.adapt"]) != before

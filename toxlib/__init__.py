@@ -5,15 +5,15 @@ Where things live:
   toxlib.models    language models by name (bundled, local directory, hub id), architecture facts
   toxlib.generate  batched, cached generation with exact nucleus sampling (generate, DecodingConfig)
   toxlib.steer     the steering hook: prompt transformations and logits processors
-  toxlib.cache     append-only SQLite stores (generations)
-  toxlib.lm_score  sentence log-likelihood and perplexity
+  toxlib.store.cache     append-only SQLite stores (generations)
+  toxlib.models.perplexity  sentence log-likelihood and perplexity
   toxlib.metrics   classification metrics and conditional rates
   toxlib.papers    one home per paper (rtp, rtp_detox, sass, prompt_classifier, debias, safety): printed values,
                    analysis and the claims each chapter checks
   toxlib.studies   chapter-only studies: datasets, generation diagnostics and benchmark, scorer comparison
-  toxlib.results   where notebooks write tables, figures and claims
-  toxlib.runner    papermill execution of one notebook with checked parameters
-  toxlib.book      executes the notebooks in _toc.yml and builds the Jupyter Book
+  toxlib.report.results   where notebooks write tables, figures and claims
+  toxlib.build.runner    papermill execution of one notebook with checked parameters
+  toxlib.build.book      executes the notebooks in _toc.yml and builds the Jupyter Book
 """
 
 __version__ = "0.1.0"

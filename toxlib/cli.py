@@ -6,7 +6,7 @@ import argparse
 import csv
 import sys
 
-from toxlib.errors import InputFileError, ToxlibError
+from toxlib.common.errors import InputFileError, ToxlibError
 
 
 def _data(args) -> int:
@@ -18,7 +18,7 @@ def _data(args) -> int:
             s = reg[name]
             print(f"{name:28s} {s.bytes:>9,d} B  {s.license:40.40s}  {s.path}")
         return 0
-    from toxlib.progress import tqdm
+    from toxlib.common.progress import tqdm
 
     names = args.names or reg.names()
     for name in names:
@@ -32,7 +32,7 @@ def _data(args) -> int:
 def _run(args) -> int:
     from pathlib import Path
 
-    from toxlib.runner import default_output, run_notebook
+    from toxlib.build.runner import default_output, run_notebook
 
     params = dict(args.parameter or [])
     profile = _profile(args)
@@ -45,7 +45,7 @@ def _run(args) -> int:
 
 def _profile(args) -> str:
     """The --profile asked for; --smoke is an alias of --profile smoke (ParameterError when both disagree)."""
-    from toxlib.errors import ParameterError
+    from toxlib.common.errors import ParameterError
 
     if args.smoke and args.profile not in (None, "smoke"):
         raise ParameterError(f"--smoke is --profile smoke; it cannot be combined with --profile {args.profile}")
@@ -53,7 +53,7 @@ def _profile(args) -> str:
 
 
 def _book(args) -> int:
-    from toxlib.book import build_book
+    from toxlib.build.book import build_book
 
     result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute)
     for run in result["runs"]:
@@ -135,7 +135,7 @@ def _train_scorer(args) -> int:
 
 
 def _serve(args) -> int:
-    from toxlib.perspective_server import serve
+    from toxlib.scorers.serve import serve
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           cache=not args.no_cache)
@@ -143,25 +143,25 @@ def _serve(args) -> int:
 
 
 def _bench(args) -> int:
-    from toxlib.studies.generation_bench import main_generate
-    from toxlib.studies.scorer_throughput import main_score
+    from toxlib.benchmarks.generation import main_generate
+    from toxlib.benchmarks.scorer_throughput import main_score
 
     if args.what == "distributed":
-        from toxlib.studies.distributed_bench import main_distributed
+        from toxlib.benchmarks.distributed import main_distributed
 
         return main_distributed(args)
     if args.what == "ceilings":
-        from toxlib.studies.ceilings import main_ceilings
+        from toxlib.benchmarks.ceilings import main_ceilings
 
         return main_ceilings(args)
     if args.what in ("perplexity", "self-debias"):
-        from toxlib.studies.roofline import main_perplexity, main_self_debias
+        from toxlib.benchmarks.roofline import main_perplexity, main_self_debias
 
         return main_perplexity(args) if args.what == "perplexity" else main_self_debias(args)
     return main_score(args) if args.what == "score" else main_generate(args)
 
 
-RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.models.random_weights): "
+RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.benchmarks.random_weights): "
                        "for speed where its weights cannot go; --model may then be a folder with only config.json "
                        "and the tokenizer files")
 
@@ -240,7 +240,7 @@ def parser() -> argparse.ArgumentParser:
         sub_parser.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
         sub_parser.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
         sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
-    ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.lm_score) on ToxiGen sentences vs "
+    ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.models.perplexity) on ToxiGen sentences vs "
                                "the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
                               "prompts vs the matmul roofline")

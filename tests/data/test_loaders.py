@@ -7,7 +7,7 @@ import pytest
 
 from toxlib import data
 from toxlib.data.sources import registry
-from toxlib.errors import ChecksumMismatchError, DataFormatError, UnknownNameError
+from toxlib.common.errors import ChecksumMismatchError, DataFormatError, UnknownNameError
 
 RTP_COLUMNS = ["record_id", "filename", "begin", "end", "challenging", "subset", "prompt_text", "continuation_text"]
 

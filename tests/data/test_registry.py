@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from toxlib.data.sources import Registry, fetch, registry
-from toxlib.errors import ChecksumMismatchError, DataUnavailableError, UnknownNameError
+from toxlib.common.errors import ChecksumMismatchError, DataUnavailableError, UnknownNameError
 
 
 def test_every_entry_is_pinned_and_checksummed():

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.cache import GenerationStore, LMScoreStore, ScoreStore
+from toxlib.store.cache import GenerationStore, LMScoreStore, ScoreStore
 from toxlib.executors import BlockFailedError, RayExecutor, blocks_of, resolve_executor
 from toxlib.executors.model_spec import ModelSpec
 from toxlib.generate import DecodingConfig, generate
@@ -91,7 +91,7 @@ def test_model_spec_reloads_the_same_model_and_refuses_other_weights(tiny_lm, ti
     assert spec.source == str(Path(tiny_model_dirs["llama"]).resolve()) and spec.kind == "causal"
     again = spec.load("cpu", 1)
     assert again.weights_id == tiny_lm.weights_id and again.name == tiny_lm.name
-    from toxlib.errors import ModelUnavailableError
+    from toxlib.common.errors import ModelUnavailableError
     from toxlib.models.tiny import tiny_causal_lm
 
     other = ModelSpec(**{**spec.__dict__, "source": str(tiny_causal_lm(tmp_path / "other", seed=1))})
@@ -152,7 +152,8 @@ def test_ray_generate_gives_the_local_rows_and_fills_the_same_cache(ray_cluster,
 
 
 def test_ray_score_and_nlls_give_the_local_rows_into_the_same_caches(ray_cluster, tiny_lm, tmp_path):
-    from toxlib.lm_score import METHOD_VERSIONS, cached_nll, model_key, steered_nll
+    from toxlib.generate.steered_nll import steered_nll
+    from toxlib.models.perplexity import METHOD_VERSIONS, cached_nll, model_key
     from toxlib.models.tiny import tiny_classifier
     from toxlib.scorers import get_scorer
 

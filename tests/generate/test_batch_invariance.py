@@ -11,7 +11,7 @@ Every test runs in both precisions:
   against a measurement, so a CPU where it is wrong fails there.
 
 They also fail with padding to the longest prompt of a batch, and (the step-level tests) in bf16 with a prompt
-decoded alone in its batch (see ``toxlib.batching``).
+decoded alone in its batch (see ``toxlib.models.batching``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.batching import pad
-from toxlib.cache import GenerationStore
+from toxlib.models.batching import pad
+from toxlib.store.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
-from toxlib.lm_score import sentence_nll
+from toxlib.models.perplexity import sentence_nll
 from toxlib.models import load
 from toxlib.models.cpu_kernels import bf16_row_invariant_expected, describe_cpu
 
@@ -63,7 +63,7 @@ def test_rows_do_not_depend_on_the_rows_beside_them(lm, length):
     """The property the batching relies on: without padding, a row's logits are the same in any batch size, for a
     decoding step (length 1) and a prefill. On an Intel Xeon with MKL's default mode, float32 batches of 1-15 rows
     differ from 16 (length 1), and 1-4 from 5 or more (length 12). A one-row bf16 decoding step is left out: it takes
-    other kernels on an AMD EPYC, which is why the engine never decodes a lone row (``toxlib.batching``)."""
+    other kernels on an AMD EPYC, which is why the engine never decodes a lone row (``toxlib.models.batching``)."""
     ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(0))
     lone_row = not (length == 1 and lm.dtype == torch.bfloat16)
     with torch.inference_mode():
@@ -181,7 +181,7 @@ def test_perplexity_does_not_depend_on_the_heads_chunk_sizes(lm, monkeypatch):
     """``head_nll`` runs the LM head ``HEAD_ROWS`` rows and the log-sum-exp ``SOFTMAX_CHUNK_BYTES`` at a time for
     speed: the values must be the bits of one pass over every row (and chunks ending mid-sentence, or a last chunk
     of one row, must not misalign targets)."""
-    import toxlib.lm_score as lm_score
+    import toxlib.models.perplexity as lm_score
 
     sentences = [p + " everything, again and again." for p in PROMPTS]
     ids = torch.tensor([[1] * 3 + list(range(300, 317))] * 5)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from toxlib.metrics import interval_cache, uncertainty
-from toxlib.metrics.interval_cache import fingerprint, interval_key
+from toxlib.metrics import uncertainty
+from toxlib.store import interval_memo as interval_cache
+from toxlib.store.interval_memo import fingerprint, interval_key
 
 SETTINGS = {"n_resamples": 999}
 THRESHOLD = 0.5

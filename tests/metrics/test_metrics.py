@@ -12,7 +12,7 @@ from toxlib import data
 from toxlib.metrics import binary_prf, conditional_rates, prf_table
 from toxlib.papers import sass
 from toxlib.studies import datasets as describe
-from toxlib.wordmatch import contains_listed_word, find_listed_words
+from toxlib.data.wordmatch import contains_listed_word, find_listed_words
 
 
 def test_binary_prf_by_hand():

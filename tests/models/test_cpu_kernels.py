@@ -48,7 +48,7 @@ def bf16_rows_invariant(lm) -> bool:
     """Whether every batch of 2-50 rows gives each row the bits it gets among 64, for a decoding step (length 1)
     and a prefill (length 12): the shapes where AMX's kernels were seen to differ. One row is left out: the engine
     never decodes a lone row, because a one-row bf16 step takes other kernels on an AMD EPYC too
-    (``toxlib.batching``)."""
+    (``toxlib.models.batching``)."""
     with torch.inference_mode():
         for length in (1, 12):
             ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(length))

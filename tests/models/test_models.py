@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.errors import ChecksumMismatchError, ModelUnavailableError, UnknownNameError
+from toxlib.common.errors import ChecksumMismatchError, ModelUnavailableError, UnknownNameError
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models import BUNDLED, known_models, load
 from toxlib.models.bundled import converted_dir
@@ -112,7 +112,7 @@ def test_architecture_facts(tiny_model_dirs):
 
 
 def test_weights_are_read_on_first_use_and_a_fully_cached_generate_reads_none(tiny_model_dirs, tmp_path):
-    from toxlib.cache import GenerationStore
+    from toxlib.store.cache import GenerationStore
 
     folder = str(tiny_model_dirs["llama"])
     config = DecodingConfig(num_samples=2, max_new_tokens=4)

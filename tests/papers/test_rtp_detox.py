@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.lm_score import sentence_nll, steered_nll
+from toxlib.generate.steered_nll import steered_nll
+from toxlib.models.perplexity import sentence_nll
 from toxlib.models import load
 from toxlib.papers.rtp import table2
 from toxlib.papers.rtp_detox import detox_split, perplexity_row
@@ -146,4 +147,4 @@ def test_trained_weights_are_cached_by_effective_settings(tiny_lm, monkeypatch):
     assert not calls and again.sha256 == first.sha256
     detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, epochs=2)  # a real setting: retrain
     assert len(calls) == 1
-    assert not list((__import__("toxlib.paths", fromlist=["x"]).cache_dir() / "detox").glob("*.partial*"))
+    assert not list((__import__("toxlib.store.paths", fromlist=["x"]).cache_dir() / "detox").glob("*.partial*"))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib import results
+from toxlib.report import results
 from toxlib.papers import sass
 
 

@@ -12,7 +12,7 @@ import torch
 pytest.importorskip("tox_block", reason="pip install --no-deps tox-block==0.1.2")
 pytest.importorskip("h5py")
 
-from toxlib.errors import ModelUnavailableError  # noqa: E402
+from toxlib.common.errors import ModelUnavailableError  # noqa: E402
 from toxlib.scorers import bilstm  # noqa: E402
 from toxlib.scorers.bilstm import LABELS, BiLSTMNet, BiLSTMScorer, KerasTokenizer, keras_lstm, rescale  # noqa: E402
 

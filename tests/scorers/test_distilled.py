@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.errors import ModelUnavailableError
+from toxlib.common.errors import ModelUnavailableError
 from toxlib.metrics.agreement import agreement
 from toxlib.scorers.distilled import TARGETS, DistilledScorer, load_emulator, predict, save_emulator
 from toxlib.scorers.training import TrainingConfig, train_emulator, training_texts
@@ -128,7 +128,7 @@ def test_training_is_deterministic_for_a_seed(tiny_training):
 
 
 def test_scores_from_the_cache_never_load_the_network(tmp_path):
-    from toxlib.cache import ScoreStore
+    from toxlib.store.cache import ScoreStore
 
     store = ScoreStore(tmp_path / "scores.sqlite")
     texts = ["you are a wonderful person", "shut up, you idiot"]

@@ -12,8 +12,8 @@ import pytest
 from fake_perspective import FakePerspective, fake_score, span_score
 
 from toxlib import scorers
-from toxlib.cache import ScoreStore
-from toxlib.errors import ToxlibError, UnknownNameError
+from toxlib.store.cache import ScoreStore
+from toxlib.common.errors import ToxlibError, UnknownNameError
 from toxlib.scorers import get_scorer
 from toxlib.scorers.base import ATTRIBUTES
 from toxlib.scorers.perspective import MissingAPIKeyError, PerspectiveAuthError, PerspectiveScorer

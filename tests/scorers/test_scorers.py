@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.cache import ScoreStore
-from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.store.cache import ScoreStore
+from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.scorers import BatchScores, Scorer, get_scorer, known_scorers, score
 
 

@@ -90,7 +90,7 @@ def test_prefixes_run_once_unless_the_join_merges_tokens(lm):
     where tokenising prefix + prompt as one string merges across the join ("...hel" + "lo" gives "hello"; with
     the bundled tokenizers, a prefix ending in a space), the row shares nothing. Both layouts give the
     distributions of the prefixed sequences run alone."""
-    from toxlib.batching import bucket_width
+    from toxlib.models.batching import bucket_width
     from toxlib.steer.self_debias import prefixed_ids, shared_prefix_tokens
 
     cases = ((PREFIXES, ["She said hello, and he answered", "Toxicity scores"], True),
@@ -123,7 +123,7 @@ def test_real_prefixes_on_tiny_llama(tiny_lm):
 
 def drive(proc, prompt_ids, steps, rows_per_prompt=1, expand=1):
     """Feed a processor a scripted batch: steps = list of (generated tokens per row, rows kept before it or None)."""
-    from toxlib.batching import pad
+    from toxlib.models.batching import pad
 
     ids, mask = pad(prompt_ids, 0, side="left")
     proc.start_batch(ids, mask, rows_per_prompt)

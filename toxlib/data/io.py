@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toxlib.errors import DataFormatError
+from toxlib.common.errors import DataFormatError
 
 
 def _malformed(path: Path, lineno: int, what: str, source_name: str, exc: json.JSONDecodeError) -> DataFormatError:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from toxlib.data.io import read_jsonl
 from toxlib.data.sources import ensure
-from toxlib.errors import DataFormatError, UnknownNameError
+from toxlib.common.errors import DataFormatError, UnknownNameError
 
 PERSPECTIVE_ATTRIBUTES = (
     "toxicity",

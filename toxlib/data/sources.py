@@ -1,6 +1,6 @@
 """The data registry (data/sources.yaml) and fetching: download by URL or copy from a mirror, verify sha256.
 
-A file is fetched once into the local data directory (``toxlib.paths.data_dir()``) under its mirror path
+A file is fetched once into the local data directory (``toxlib.store.paths.data_dir()``) under its mirror path
 ``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use. A file already present is
 hashed before every use and refused when its checksum differs (a download cut short, an edit, even one whose size and
 modification time were put back with ``touch -r``): all 30 files of the mirror, 12.6 MB, hash in 0.03 s. A stamp
@@ -24,8 +24,8 @@ import yaml
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from toxlib import paths
-from toxlib.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
+from toxlib.store import paths
+from toxlib.common.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
 
 FETCH_HINT = (
     "Fetch it with `python -m toxlib data fetch {name}` while online, or copy it from a local mirror laid out as "

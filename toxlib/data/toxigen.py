@@ -10,7 +10,7 @@ import pandas as pd
 
 from toxlib.data.io import read_json_array
 from toxlib.data.sources import ensure
-from toxlib.errors import DataFormatError
+from toxlib.common.errors import DataFormatError
 
 COLUMNS = ["id", "text", "toxicity_score", "label", "harmful", "target_groups"]
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from toxlib.data.io import read_lines
 from toxlib.data.sources import ensure
-from toxlib.errors import DataFormatError, UnknownNameError
+from toxlib.common.errors import DataFormatError, UnknownNameError
 
 SPLITS = ("train", "val", "test")
 

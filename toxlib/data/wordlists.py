@@ -7,7 +7,7 @@ import pandas as pd
 
 from toxlib.data.io import read_lines
 from toxlib.data.sources import ensure
-from toxlib.errors import UnknownNameError
+from toxlib.common.errors import UnknownNameError
 
 WORD_LISTS = {"rtp": "ldnoobw_rtp", "en": "ldnoobw_en"}
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from toxlib.errors import ToxlibError
+from toxlib.common.errors import ToxlibError
 
 EXECUTORS = ("local", "ray")
 

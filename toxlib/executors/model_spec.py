@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toxlib.errors import ModelUnavailableError
+from toxlib.common.errors import ModelUnavailableError
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from toxlib.errors import ToxlibError
+from toxlib.common.errors import ToxlibError
 
 #: Driver environment variables a worker needs to find the same caches, models and data (forwarded when set).
 FORWARDED_ENV = ("TOXLIB_CACHE_DIR", "TOXLIB_MODEL_CACHE", "TOXLIB_DATA_DIR", "TOXLIB_DATA_MIRROR", "HF_HOME",

@@ -6,17 +6,21 @@ import functools
 import hashlib
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pandas as pd
 import torch
 
-from toxlib.batching import bucket_width, length_batches
-from toxlib.cache import GenerationStore
+from toxlib.common.progress import tqdm
+from toxlib.executors import RayExecutor, resolve_executor
+from toxlib.executors.blocks import blocks_for, run_blocks
+from toxlib.executors.model_spec import ModelSpec
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
 from toxlib.generate.engine import beam_batch, decode_batch
 from toxlib.generate.nucleus import NucleusStats
-from toxlib.progress import tqdm
+from toxlib.models.batching import bucket_width, length_batches
 from toxlib.steer import Steering
+from toxlib.store.cache import GenerationStore
 
 COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]
 
@@ -85,8 +89,6 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
 
 def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor) -> dict:
     """Decode the prompts not in the store, storing each finished batch; returns {(prompt, idx): row values}."""
-    from toxlib.executors import resolve_executor
-
     ray = resolve_executor(executor)
     if ray is not None and stats is not None:
         raise ValueError("generate(stats=...) collects sampler statistics in this process: use executor='local'")
@@ -102,8 +104,6 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
     if ray is None:
         batches = decode_prompts(lm, todo, config, steering, batch_rows, stats)
     else:
-        from toxlib.executors.remote_jobs import generate_on_ray
-
         batches = generate_on_ray(lm, todo, config, steering, batch_rows, ray)
     new_tokens_total, start = 0, time.perf_counter()
     for out in batches:
@@ -121,7 +121,7 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
                    stats: NucleusStats | None = None) -> Iterator[list[tuple]]:
     """Decode every sample of ``prompts`` (distinct strings) batch by batch, shortest prompts first.
 
-    A batch holds prompts of one padded width (``toxlib.batching.bucket_width`` of each prompt's own token count;
+    A batch holds prompts of one padded width (``toxlib.models.batching.bucket_width`` of each prompt's own token count;
     with a steering's ``batch_key`` equal too) and at most ``batch_rows`` rows, each prompt left-padded to that
     width, and no prompt prefix shared between prompts. So a prompt's continuations do not depend on which prompts
     shared its batch: neither the cache's contents, nor ``batch_rows``, nor the executor's block size change them
@@ -193,3 +193,35 @@ def _prompt_table(prompts) -> pd.DataFrame:
     if bad:
         raise TypeError(f"every prompt must be a string; got {type(bad[0]).__name__}: {bad[0]!r}")
     return table
+
+
+@dataclass
+class GenerateJob:
+    """Generation of a block of prompts on a Ray actor (see ``toxlib.executors.blocks``): the model goes as a
+    ``ModelSpec``, the steering object with its trained artefacts (VOCAB-SHIFT weights, a PPLM discriminator).
+    ``run`` gives rows (prompt, sample_idx, continuation, n_new_tokens, stopped)."""
+
+    model: ModelSpec
+    config: DecodingConfig
+    steering: Steering
+    batch_rows: int | None
+
+    def load(self, device: str, threads: int | None):
+        return self.model.load(device, threads)
+
+    def run(self, lm, prompts: list[str]) -> list[tuple]:
+        return [row for rows in decode_prompts(lm, prompts, self.config, self.steering, self.batch_rows)
+                for row in rows]
+
+
+def generate_on_ray(lm, prompts: list[str], config: DecodingConfig, steering: Steering, batch_rows: int | None,
+                    executor: RayExecutor) -> Iterator[list[tuple]]:
+    """Yields the rows of each finished block of ``prompts`` (see ``GenerateJob``). Prompts are sorted by token
+    length before they are cut into blocks, as a local run sorts them before batching (less padding)."""
+    if not prompts:
+        return
+    length = {p: len(encode_prompt(lm, steering.transform_prompt(p))) for p in prompts}
+    ordered = sorted(prompts, key=length.__getitem__)
+    job = GenerateJob(ModelSpec.of(lm), config, steering, batch_rows)
+    for _, rows in run_blocks(job, blocks_for(ordered, executor), executor, what=f"generate {lm.name}"):
+        yield rows

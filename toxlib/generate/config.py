@@ -74,7 +74,7 @@ def stable_hash(obj) -> str:
 
 
 # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded
-# to a width fixed by their own length (toxlib.batching.bucket_width), never a one-row decoding step
+# to a width fixed by their own length (toxlib.models.batching.bucket_width), never a one-row decoding step
 ENGINE_VERSION = 4
 #: the engine's revision for timing caches: it changes when the code gets faster without changing a single text
 #: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).

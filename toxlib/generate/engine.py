@@ -9,9 +9,9 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      to a few hundred rows per step) and drop rows from the batch once they have stopped.
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
 result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
-(``toxlib.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and pruning
+(``toxlib.models.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and pruning
 keeps one finished row beside the last live one, because a one-row step takes other bf16 kernels (see
-``toxlib.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched,
+``toxlib.models.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched,
 left padded to the same width).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from toxlib.batching import pad
+from toxlib.models.batching import pad
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
@@ -32,7 +32,7 @@ PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least 
 MIN_SHARED_PREFIX = 16  # a common prompt prefix at least this long is run once per batch (see ``prefill``)
 
 
-def _call_optional(processors, method: str, *args) -> None:
+def call_optional(processors, method: str, *args) -> None:
     for proc in processors:
         if hasattr(proc, method):
             getattr(proc, method)(*args)
@@ -122,7 +122,7 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
         cache.batch_repeat_interleave(n)
         logits, ids, mask, position = (t.repeat_interleave(n, dim=0) for t in (logits, ids, mask, position))
     rows = ids.shape[0]
-    _call_optional(processors, "start_batch", ids, mask, n)
+    call_optional(processors, "start_batch", ids, mask, n)
     stop = torch.tensor(stop_ids or [-1], device=device)
     if uniforms is not None:
         uniforms = uniforms.to(device)
@@ -151,7 +151,7 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
                 keep = torch.cat([keep, finished.nonzero()[:1, 0]]).sort().values
             cache.batch_select_indices(keep)
             ids, mask, position, token, live = ids[keep], mask[keep], position[keep], token[keep], live[keep]
-            _call_optional(processors, "select_rows", keep)
+            call_optional(processors, "select_rows", keep)
             finished = finished[keep]
         # Rows that stopped but were not pruned keep decoding; their extra tokens are cut below.
         out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
@@ -181,7 +181,7 @@ def beam_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, stop_
 
     device = next(model.parameters()).device
     ids, mask = pad(prompt_ids, pad_id, device, side="left", width=width)
-    _call_optional(processors or [], "start_batch", ids, mask, config.num_beams)
+    call_optional(processors or [], "start_batch", ids, mask, config.num_beams)
     out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=config.num_beams,
                          num_return_sequences=1, max_new_tokens=config.max_new_tokens, pad_token_id=pad_id,
                          eos_token_id=list(stop_ids) or None, logits_processor=LogitsProcessorList(processors or []),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from toxlib.batching import shifted_exp
+from toxlib.models.batching import shifted_exp
 
 K_LADDER = (256, 2048, 16384)
 SORT_CHUNK = 32  # rows sorted at once in the fallback (bounds its float64 memory)

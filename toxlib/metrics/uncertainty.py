@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from toxlib.metrics.interval_cache import interval_key, memoised_bounds
+from toxlib.store.interval_memo import interval_key, memoised_bounds
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 9999
@@ -79,7 +79,7 @@ def _batch(n_units: int) -> int:
 
 def _bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> tuple[float, float, str]:
     """scipy.stats.bootstrap with the module's settings; BCa, or percentile where BCa gives NaN. The bounds are
-    memoised on disk by data, statistic and settings (``toxlib.metrics.interval_cache``)."""
+    memoised on disk by data, statistic and settings (``toxlib.store.interval_memo``)."""
     settings = {"paired": paired, "vectorized": vectorized, "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE,
                 "method": METHOD, "seed": SEED, "batch": _batch(len(data[0]))}
     return memoised_bounds(interval_key(data, statistic, settings),

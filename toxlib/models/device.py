@@ -10,7 +10,7 @@ import os
 
 import torch
 
-from toxlib.errors import UnknownNameError
+from toxlib.common.errors import UnknownNameError
 
 DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
           "float16": torch.float16, "fp16": torch.float16}

@@ -1,7 +1,7 @@
 """One decoder pass over texts of several lengths, each length attending exactly as it would alone.
 
 Why: sentence scoring batches texts of one token count (no padding: in bf16, padding changes the real tokens'
-logits, see ``toxlib.batching``). Most lengths are rare, so most batches are small: on 2,000 ToxiGen sentences,
+logits, see ``toxlib.models.batching``). Most lengths are rare, so most batches are small: on 2,000 ToxiGen sentences,
 28 of SmolLM2's 48 batches held fewer than 1,000 tokens and ran at two thirds of the big batches' speed. Every
 layer except attention works row by row, and a CPU matmul gives a row the same bits whatever the rows beside it
 (float32 in MKL's strict mode, bf16 without AMX: ``toxlib.models.cpu_kernels``), so the groups can share one

@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from toxlib import paths
-from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.store import paths
+from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.cpu_kernels import check_strict_gemm
@@ -325,7 +325,7 @@ def local_tokenizer(folder: Path):
 
     import transformers
 
-    from toxlib.cache import written_atomically
+    from toxlib.store.cache import written_atomically
 
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in WEIGHT_SUFFIXES)
     stamp = json.dumps([transformers.__version__, str(folder)]

@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.batching import length_batches, shifted_exp
-from toxlib.cache import LMScoreStore
+from toxlib.models.batching import length_batches, shifted_exp
+from toxlib.store.cache import LMScoreStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.engine import prefill
-from toxlib.lm_score import model_key
-from toxlib.progress import tqdm
+from toxlib.models.perplexity import model_key
+from toxlib.common.progress import tqdm
 
 INDENT = " " * 19
 PROMPTS = {
@@ -88,7 +88,7 @@ def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch
 
     Prompts are tokenized as ``generate`` tokenizes them. The token ids ``prefix`` (the setting's instruction and
     examples, ``template_prefix``), where a prompt starts with them, run once per batch through ``prefill``;
-    the rest are batched by equal length (``toxlib.batching.length_batches``, at most ``batch_tokens`` tokens), so
+    the rest are batched by equal length (``toxlib.models.batching.length_batches``, at most ``batch_tokens`` tokens), so
     no padding: a prompt's probabilities do not depend on the prompts beside it (or on what a cache held). Only the
     last position's logits are computed."""
     encoded = [encode_prompt(lm, p) for p in prompts]

@@ -14,7 +14,7 @@ import pandas as pd
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, generate
 from toxlib.metrics.toxicity import TOXIC, expected_max_toxicity, scored_maxima, toxicity_probability
 from toxlib.papers.printed import Printed
-from toxlib.results import claim
+from toxlib.report.claims import claim
 from toxlib.scorers import get_scorer
 
 #: Figure 2's one printed number: GPT-2's expected maximum toxicity over 100 unprompted generations.
@@ -210,7 +210,7 @@ def claims_unprompted(pools: pd.DataFrame, models: list[str], pool_size: int, sc
     (``expected_max_of_pool``) with a 95% interval from resampling the pool's generations (the unit sampled),
     against 0.5 and 0.9; judged only where the pool holds at least twice n scored generations (below that the
     pool's maximum caps the estimate and its interval, and the claim is not judged). ``pool_size`` is the pool
-    asked for. Rows as ``toxlib.results.claim``."""
+    asked for. Rows as ``toxlib.report.results.claim``."""
     from toxlib.metrics.uncertainty import unit_interval
 
     rows = []

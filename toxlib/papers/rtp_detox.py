@@ -8,7 +8,7 @@ source document (``filename``) also has a training record are left out, so no do
     training records with a recorded Perspective toxicity, labelled toxic at >= 0.5, balanced by drawing as many
     non-toxic texts as there are toxic ones;
   * perplexity texts: non-toxic (< 0.5) continuations of held-out records that are not evaluation prompts.
-The methods themselves live in ``toxlib.steer`` (decoding-based) and ``toxlib.adapt`` (data-based).
+The methods themselves live in ``toxlib.steer`` (decoding-based) and ``toxlib.steer.adapt`` (data-based).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from toxlib.generate import RTP_SAMPLING, DecodingConfig
 from toxlib.metrics.toxicity import TOXIC, scored_maxima
 from toxlib.papers.rtp import PAPER, prompted, stratified_prompts, unprompted_pool, with_scores
-from toxlib.results import claim
+from toxlib.report.claims import claim
 
 
 @dataclass
@@ -139,7 +139,7 @@ def perplexity_table(runs: dict, base, base32, texts: list[str], pplm=None, pplm
     against ``base``, and, when ``pplm`` is given and ``pplm_texts`` > 0, for PPLM and its float32 base
     (``base32``) over the first ``pplm_texts`` texts (PPLM costs about 20 s per token here). Every value is
     cached (``cached_steered_nll``), so a re-run recomputes none."""
-    from toxlib.lm_score import cached_steered_nll
+    from toxlib.generate.steered_nll import cached_steered_nll
 
     reference = cached_steered_nll(base, texts)
     rows = [perplexity_row(method, cached_steered_nll(lm, texts, steering), reference)
@@ -166,10 +166,10 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
     leaves nothing that looks finished."""
     import inspect
 
-    from toxlib.adapt import corpus_sha256
-    from toxlib.cache import written_atomically
+    from toxlib.steer.adapt import corpus_sha256
+    from toxlib.store.cache import written_atomically
     from toxlib.generate.config import stable_hash
-    from toxlib.paths import cache_dir
+    from toxlib.store.paths import cache_dir
 
     bound = inspect.signature(train).bind(lm, corpus, **settings)
     bound.apply_defaults()
@@ -216,7 +216,7 @@ def table3_wide(long3: pd.DataFrame) -> pd.DataFrame:
 
 
 def training_row(method: str, meta: dict, batch_size: int) -> dict:
-    """One row of the chapter's continued-pretraining table from ``toxlib.adapt.training_metadata``'s ``meta``."""
+    """One row of the chapter's continued-pretraining table from ``toxlib.steer.adapt.training_metadata``'s ``meta``."""
     return {"method": method, "corpus_documents": meta["documents_trained"],
             "documents_seen": meta["steps"] * batch_size, "steps": meta["steps"], "tokens_seen": meta["tokens_seen"],
             "train_seconds": meta["train_seconds"], "loss_first_10pct": meta["loss_first_10pct"],

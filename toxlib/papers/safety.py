@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, rankdata, spearmanr
 
-from toxlib.lm_score import cached_nll
+from toxlib.models.perplexity import cached_nll
 from toxlib.metrics.safety_score import safety_scores
 from toxlib.models import load
 from toxlib.papers.printed import Printed
-from toxlib.results import claim
+from toxlib.report.claims import claim
 
 #: ToxiGen target-group keys (as in the data) -> the paper's column names, in the paper's order.
 GROUPS = {
@@ -168,7 +168,7 @@ PAPER_GPT2 = ["GPT-2-xl", "GPT-2-large", "GPT-2-medium", "GPT-2", "DistilGPT-2"]
 
 def per_sentence(sentences: pd.DataFrame, nll: pd.DataFrame, model: str, dataset: str) -> pd.DataFrame:
     """Join a dataset's sentences (columns id, toxicity_score, harmful, target_groups) with their scores
-    (``toxlib.lm_score`` rows in the same order). Returns model, dataset, id, harmful, toxicity_score,
+    (``toxlib.models.perplexity`` rows in the same order). Returns model, dataset, id, harmful, toxicity_score,
     target_groups, n_tokens, nll_sum, perplexity, log_perplexity (= mean token NLL, natural log)."""
     out = sentences[["id", "harmful", "toxicity_score", "target_groups"]].reset_index(drop=True).copy()
     out.insert(0, "dataset", dataset)

@@ -12,8 +12,9 @@ import pandas as pd
 from toxlib.metrics import conditional_rates, prf_table
 from toxlib.metrics.uncertainty import proportion_interval
 from toxlib.papers.printed import Printed
-from toxlib.results import claim, fact, within
-from toxlib.wordmatch import contains_listed_word
+from toxlib.report.claims import claim, fact, within
+from toxlib.data.wordmatch import contains_listed_word
+from toxlib.scorers.base import headline, score_all
 
 # system name -> prediction column of load_sass_predictions()
 RECORDED_SYSTEMS = {
@@ -128,7 +129,7 @@ def table6(
 ) -> pd.DataFrame:
     """Swear-word conditionals per system: p(swear | flagged toxic) and p(flagged toxic | contains swear word).
 
-    words: the word list used to detect swear words (see toxlib.wordmatch). subset: optional boolean mask of rows.
+    words: the word list used to detect swear words (see toxlib.data.wordmatch). subset: optional boolean mask of rows.
     Columns: system, p_swear_given_toxic, p_toxic_given_swear, n_flagged, n_contains, n_both, n.
     """
     frame = pred if subset is None else pred[subset]
@@ -159,11 +160,9 @@ def table7(tweets: pd.DataFrame) -> pd.DataFrame:
 def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
                         threshold: float = 0.5) -> tuple[pd.DataFrame, dict[str, str]]:
     """A copy of ``pred`` with, per local scorer {name: ``Scorer.score`` table aligned with pred's rows}, a
-    ``<name>_toxicity`` column (its headline score, see ``toxlib.studies.scorer_comparison.headline``) and a
+    ``<name>_toxicity`` column (its headline score, see ``toxlib.scorers.base.headline``) and a
     ``<name>_label`` column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
     Returns (frame, {name: label column}) ready for ``table3``/``table6`` as extra systems."""
-    from toxlib.studies.scorer_comparison import headline
-
     out, systems = pred.copy(), {}
     for name, table in scores.items():
         value = table[headline(table)].to_numpy()
@@ -435,7 +434,6 @@ def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, sco
     and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
     setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``."""
     from toxlib.scorers import get_scorer
-    from toxlib.studies.scorer_comparison import score_all
 
     best = best_lm_system(classifiers, "next-token")
     labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import importlib
 
-from toxlib.errors import UnknownNameError
+from toxlib.common.errors import UnknownNameError
 from toxlib.models.cpu_kernels import use_strict_gemm
-from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
+from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer, attribute_columns, headline, score_all
 
 #: name -> ("module:Class", one-line description). Modules are imported on first use (torch models load lazily).
 REGISTRY = {
@@ -79,4 +79,5 @@ def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bo
     return get_scorer(scorer, **options).score(texts, cache=cache, progress=progress, executor=executor)
 
 
-__all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "get_scorer", "known_scorers", "score"]
+__all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "attribute_columns", "get_scorer", "headline",
+           "known_scorers", "score", "score_all"]

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from toxlib.cache import ScoreStore
-from toxlib.progress import tqdm
+from toxlib.common.progress import tqdm
+from toxlib.executors.blocks import chunked_rows, set_threads
+from toxlib.store.cache import ScoreStore
 
 #: The error of an empty or whitespace-only text (scored NaN, never sent to a scorer).
 EMPTY_TEXT = "empty or whitespace-only text: nothing to score"
@@ -27,6 +28,27 @@ EMPTY_TEXT = "empty or whitespace-only text: nothing to score"
 #: Perspective's attribute names, the column names of every score table (a scorer has a subset of them).
 ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack",
               "insult", "flirtation")
+
+
+#: the columns of a ``Scorer.score`` table that are not attributes
+META_COLUMNS = ("scorer", "version", "error")
+
+
+def attribute_columns(scores: pd.DataFrame) -> list[str]:
+    """The attribute columns of a ``Scorer.score`` table."""
+    return [c for c in scores.columns if c not in META_COLUMNS]
+
+
+def headline(scores: pd.DataFrame) -> str:
+    """The column that stands for "toxicity" in a score table: toxicity if the scorer has it, else its first
+    attribute (profanity-svm's one offensive-language probability)."""
+    columns = attribute_columns(scores)
+    return "toxicity" if "toxicity" in columns else columns[0]
+
+
+def score_all(scorers: dict, texts, progress: bool = True) -> dict[str, pd.DataFrame]:
+    """{label: ``Scorer.score`` table} for each {label: Scorer} on the same texts (cached as usual)."""
+    return {label: scorer.score(texts, progress=progress) for label, scorer in scorers.items()}
 
 
 @dataclass
@@ -105,13 +127,11 @@ class Scorer:
         Returns one row per input text, in order (index 0..n-1), with columns: one per attribute in
         ``self.attributes`` (float in [0, 1], NaN where the text could not be scored), ``scorer``, ``version`` and
         ``error`` (None, or why the text has no score; ``EMPTY_TEXT`` for an empty or whitespace-only text).
-        ``cache``: True for the default store under ``toxlib.paths.cache_dir()``, a ``ScoreStore``, or False to
+        ``cache``: True for the default store under ``toxlib.store.paths.cache_dir()``, a ``ScoreStore``, or False to
         score everything afresh without storing. ``executor``: where missing texts are scored (None:
         ``TOXLIB_EXECUTOR``, default "local"; "ray" or a ``toxlib.executors.RayExecutor``: blocks scored by Ray
         actors, rows stored here in the same cache).
         """
-        from toxlib.executors.remote_jobs import scored_chunks
-
         texts = check_texts(texts)
         unique = list(dict.fromkeys(texts))
         empty = {t: ({a: None for a in self.attributes}, EMPTY_TEXT) for t in unique if not t.strip()}
@@ -124,7 +144,8 @@ class Scorer:
         bar = tqdm(total=len(unique), initial=len(unique) - len(todo), disable=not progress, unit="text",
                    desc=f"scoring ({self.name})")
         try:
-            for chunk, result in scored_chunks(self, todo, executor):
+            for chunk, result in chunked_rows(todo, self.chunk_size, self.score_batch, ScoreJob(self), executor,
+                                              what=f"score {self.name}"):
                 self._store_chunk(chunk, result, found, store)
                 bar.update(len(chunk))
         finally:
@@ -138,3 +159,18 @@ class Scorer:
         table["version"] = self.version
         table["error"] = [found[t][1] for t in texts]
         return table
+
+
+@dataclass
+class ScoreJob:
+    """Scoring of a block of texts on a Ray actor (see ``toxlib.executors.blocks``): the scorer's ``BatchScores``.
+    The scorer object travels once; a lazily loading scorer loads its weights once per actor."""
+
+    scorer: object
+
+    def load(self, device: str, threads: int | None):
+        set_threads(threads)
+        return self.scorer
+
+    def run(self, scorer, texts: list[str]):
+        return scorer.score_batch(texts)

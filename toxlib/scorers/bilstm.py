@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from toxlib.errors import ModelUnavailableError
+from toxlib.common.errors import ModelUnavailableError
 from toxlib.models.device import configure_cpu_threads, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 

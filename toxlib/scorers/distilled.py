@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from toxlib.batching import tokenized_batches
+from toxlib.models.batching import tokenized_batches
 from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
-from toxlib.errors import ModelUnavailableError, UnknownNameError
+from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.device import configure_cpu_threads, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 
@@ -143,7 +143,7 @@ def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32
 def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_tokens: int = 2048,
             device: torch.device | str = "cpu") -> np.ndarray:
     """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order; texts batched by equal token
-    count (``toxlib.batching.length_batches``), so a text's scores do not depend on the other texts."""
+    count (``toxlib.models.batching.length_batches``), so a text's scores do not depend on the other texts."""
     out = np.empty((len(texts), len(TARGETS)), dtype=np.float64)
     for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=128):
         logits = model(enc["input_ids"].to(device), enc["attention_mask"].to(device))

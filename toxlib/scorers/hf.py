@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from toxlib.batching import tokenized_batches
+from toxlib.models.batching import tokenized_batches
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 from toxlib.models.loading import from_pretrained, weights_sha256
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer

@@ -48,7 +48,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from urllib3.util import Retry
 
-from toxlib.errors import ToxlibError, UnknownNameError
+from toxlib.common.errors import ToxlibError, UnknownNameError
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
 log = logging.getLogger(__name__)

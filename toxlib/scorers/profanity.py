@@ -11,7 +11,7 @@ import importlib.metadata
 
 import numpy as np
 
-from toxlib.errors import ModelUnavailableError
+from toxlib.common.errors import ModelUnavailableError
 from toxlib.scorers.base import BatchScores, Scorer
 
 PACKAGE = "alt-profanity-check"

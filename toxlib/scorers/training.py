@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from toxlib.data.rtp_records import load_rtp_all
-from toxlib.progress import tqdm
+from toxlib.common.progress import tqdm
 from toxlib.scorers.distilled import TARGETS, PerspectiveEmulator, base_encoder, quiet_peft
 
 #: Bump when the recipe or the data selection changes (it is part of the scorer's version).

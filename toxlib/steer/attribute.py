@@ -1,6 +1,6 @@
 """ATCON at generation time (RealToxicityPrompts §5.1): prepend an attribute token to every prompt.
 
-Use it with a model adapted by ``toxlib.adapt.adapt(..., AdaptConfig(method="atcon"))``, whose tokenizer holds the
+Use it with a model adapted by ``toxlib.steer.adapt.adapt(..., AdaptConfig(method="atcon"))``, whose tokenizer holds the
 attribute tokens as single special tokens. A prompt p becomes ``<|nontoxic|>`` + p, as in the paper. The empty
 prompt (unprompted generation) becomes the attribute token after the model's start token, the way training laid out
 every document (start token, attribute token, text): ``for_model(lm)`` writes the start token into the text when
@@ -41,7 +41,7 @@ class AttributeConditioning(Steering):
         if token_id is None or token_id == tokenizer.unk_token_id or \
                 tokenizer(token, add_special_tokens=False).input_ids != [token_id]:
             raise ValueError(f"{lm.name}'s tokenizer has no single token {token!r}: attribute conditioning needs a "
-                             "model trained with it (toxlib.adapt.adapt with AdaptConfig(method='atcon'))")
+                             "model trained with it (toxlib.steer.adapt.adapt with AdaptConfig(method='atcon'))")
         start = lm.start_ids[0]
         adds_start = tokenizer(token).input_ids[:1] == [start]
         return cls(token, "" if adds_start else lm.start_token)

@@ -210,7 +210,7 @@ class SelfDebiasingProcessor:
         padding depends on the rows beside it. Rows whose prefixed tokens do not start with the prefix's own
         tokens (a prefix ending in a space merges with the prompt's first word) share nothing: the whole prefixed
         sequence is the rest."""
-        from toxlib.batching import bucket_width, pad
+        from toxlib.models.batching import bucket_width, pad
         from toxlib.generate.kv_cache import cache_argument, concatenate_rows, preallocated_cache
 
         model = self.lm.model
@@ -364,8 +364,8 @@ class SelfDebiasing(Steering):
     def batch_key(self, lm, prompt_ids: list[int]) -> tuple:
         """(padded width of the prompt's longest prefixed copy after its shared prefix, whether it shares the
         prefixes): prompts batched together share both, so the processor pads every copy to a width fixed by its
-        own row (``toxlib.batching``)."""
-        from toxlib.batching import bucket_width
+        own row (``toxlib.models.batching``)."""
+        from toxlib.models.batching import bucket_width
 
         copies = [prefixed_ids(lm, p, prompt_ids) for p in self.prefixes]
         shared = shared_prefix_tokens(lm, self.prefixes)

@@ -11,7 +11,7 @@ from toxlib.data.sources import Registry, fetch, registry
 from toxlib.data.toxigen import explode_groups
 from toxlib.metrics.uncertainty import correlation_interval, proportion_interval
 from toxlib.papers.printed import Printed
-from toxlib.results import claim, fact, within
+from toxlib.report.claims import claim, fact, within
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:

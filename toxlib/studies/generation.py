@@ -15,7 +15,7 @@ from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
 from toxlib.papers.printed import Printed
-from toxlib.results import claim, fact
+from toxlib.report.claims import claim, fact
 from toxlib.steer import LogitsSteering
 
 
@@ -43,8 +43,8 @@ def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None =
     """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
     nucleus_size (tokens kept), same_as_transformers (bool). The run is deterministic (seeded, batch invariant), so
     with ``cache`` the table is computed once per model, weights, dtype, config and prompts
-    (``toxlib.cache.cached_frame``)."""
-    from toxlib.cache import cached_frame
+    (``toxlib.store.cache.cached_frame``)."""
+    from toxlib.store.cache import cached_frame
     from toxlib.generate.config import run_key, stable_hash
 
     def compute() -> pd.DataFrame:

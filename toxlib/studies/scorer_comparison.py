@@ -7,27 +7,10 @@ import pandas as pd
 
 from toxlib.metrics.agreement import agreement
 from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval
-from toxlib.results import claim, fact
-
-META_COLUMNS = ("scorer", "version", "error")
-
-
-def attribute_columns(scores: pd.DataFrame) -> list[str]:
-    """The attribute columns of a ``Scorer.score`` table."""
-    return [c for c in scores.columns if c not in META_COLUMNS]
-
-
-def headline(scores: pd.DataFrame) -> str:
-    """The column that stands for "toxicity" in a score table: toxicity if the scorer has it, else its first
-    attribute (profanity-svm's one offensive-language probability)."""
-    columns = attribute_columns(scores)
-    return "toxicity" if "toxicity" in columns else columns[0]
-
-
-def score_all(scorers: dict, texts, progress: bool = True) -> dict[str, pd.DataFrame]:
-    """{label: ``Scorer.score`` table} for each {label: Scorer} on the same texts (cached as usual)."""
-    return {label: scorer.score(texts, progress=progress) for label, scorer in scorers.items()}
-
+from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
+from toxlib.report.claims import claim, fact
+from toxlib.scorers.base import attribute_columns, headline
+from toxlib.scorers.distilled import DistilledScorer
 
 def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, dataset: str, reference_name: str,
                     headline_to: str | None = None) -> pd.DataFrame:
@@ -55,8 +38,6 @@ def other_precision(default) -> tuple[str, object]:
     """(label, scorer): the distilled scorer in the precision its ``dtype="auto"`` did not pick on this machine,
     labelled "distilled (bf16)" or "distilled (fp32)", to set beside ``default`` (a ``DistilledScorer``) in the
     agreement table and show what the choice costs in agreement."""
-    from toxlib.scorers.distilled import DistilledScorer
-
     other = "bfloat16" if default.dtype == "float32" else "float32"
     return f"distilled ({_short_dtype(other)})", DistilledScorer(dtype=other)
 
@@ -89,8 +70,6 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
     the retraining claim is not judged). held_scores, held: the score tables ({label: table}) and the held-out texts
     (toxicity column: Perspective's) behind rtp_agreement; with them the distilled-vs-BiLSTM claim carries a 95%
     interval of the Pearson difference from resampling texts, paired (``pearson_difference``)."""
-    from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
-
     agree = rtp_agreement.set_index(["scorer", "attribute"]).sort_index()  # sorted: no PerformanceWarning
     tox = agree.loc[("distilled", "toxicity")] if ("distilled", "toxicity") in agree.index else None
     rows = []

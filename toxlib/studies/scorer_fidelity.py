@@ -51,7 +51,7 @@ def reliability_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, 
 def reliability_diagram(table: pd.DataFrame, n: int, attribute: str = "toxicity"):
     """The reliability diagram of ``reliability_table``'s rows (one curve per scorer) for ``n`` held-out texts;
     returns the matplotlib Figure."""
-    from toxlib import plots
+    from toxlib.report import plots
 
     return plots.calibration(table, "scorer", f"Distilled scorer against Perspective {attribute}, before and after "
                              f"calibration\n({n:,} held-out RTP texts)",
@@ -79,7 +79,7 @@ def publish_fidelity(stem: str, held: pd.DataFrame) -> pd.DataFrame:
     """The chapter's calibration section: score ``held`` (held-out texts with Perspective's columns) with the network
     alone and calibrated, write <stem>/reliability.csv and reliability.png (toxicity), and publish
     <stem>/fidelity.csv (``fidelity_wide``). Returns the long ``fidelity_table``."""
-    from toxlib import results
+    from toxlib.report import results
 
     held = held.reset_index(drop=True)
     scores = raw_and_calibrated(held["text"].tolist())
@@ -98,7 +98,7 @@ def publish_out_of_domain(stem: str, scorer: str = "distilled") -> pd.DataFrame:
     """The chapter's out-of-domain section: score the 40 sentences of ``toxlib.scorers.out_of_domain`` with
     ``scorer``, publish <stem>/out_of_domain_summary.csv (per kind) and <stem>/out_of_domain.csv (per sentence).
     Returns the per-sentence table."""
-    from toxlib import results
+    from toxlib.report import results
     from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary
 
     scores = out_of_domain_scores(scorer)

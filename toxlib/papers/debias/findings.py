@@ -13,7 +13,7 @@ from toxlib.papers.debias.checklist import (
     _combine,
 )
 from toxlib.papers.printed import Printed
-from toxlib.results import claim
+from toxlib.report.claims import claim
 
 #: Every value of the paper the chapter uses, with the table or section it comes from.
 PAPER = {
@@ -200,7 +200,7 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str) -> None:
     from IPython.display import display
 
     from toxlib.papers.debias.consistency_tables import paper_style
-    from toxlib.tables import show
+    from toxlib.report.tables import show
 
     for (method, model, s), table in tables.items():
         if method == key:
@@ -226,7 +226,7 @@ def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.0
 def conditions_figure(long: pd.DataFrame):
     """Grouped bars of the average share per condition, one group per method / model / set (``long``: rows of
     ``tidy_table`` with method and model columns). Returns the Figure."""
-    from toxlib import plots
+    from toxlib.report import plots
     from toxlib.papers.debias.protocol import CONDITIONS
 
     avg = long[long["attribute"] == "average"].assign(group=lambda f: f["method"] + " / " + f["model"] + " / "

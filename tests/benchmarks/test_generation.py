@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from toxlib.studies.generation_bench import _count_until_stop, peak_rss_mb
-from toxlib.studies.roofline import flops_per_token
+from toxlib.benchmarks.generation import _count_until_stop, peak_rss_mb
+from toxlib.benchmarks.roofline import flops_per_token
 
 
 def test_flops_per_token_counts_body_and_lm_head_once():

@@ -44,7 +44,7 @@ def cached_throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
     (``roofline.cached_measurement``; the row gains ``measured``, when it was taken), so a warm re-run of the
     scorers chapter re-times nothing."""
     from toxlib.generate.config import stable_hash
-    from toxlib.studies.roofline import cached_measurement
+    from toxlib.benchmarks.roofline import cached_measurement
 
     scorer = _scorer(name)
     key = {"scorer": name, "version": scorer.version, "texts": stable_hash([*warmup, "|", *texts])}

@@ -30,8 +30,8 @@ import nbformat
 import papermill
 
 import toxlib
-from toxlib import paths
-from toxlib.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
+from toxlib.store import paths
+from toxlib.common.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
@@ -396,7 +396,7 @@ def run_notebook(
     as profile="smoke" (kept for older callers). A smoke run's results go to ``paths.smoke_results_dir()`` unless
     TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
     ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
-    kernel: a kernel manager already started for this notebook (``toxlib.kernels.start_kernel`` with the same
+    kernel: a kernel manager already started for this notebook (``toxlib.build.kernels.start_kernel`` with the same
     ``env`` and the notebook's folder as cwd); it is used and shut down here. None: papermill starts one.
     The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
     fails is written to ``output`` when one was given, else beside it as <stem>.failed.ipynb.
@@ -406,7 +406,7 @@ def run_notebook(
         return _run(path, parameters, output, smoke, env, progress, profile, kernel)
     finally:
         if kernel is not None:
-            from toxlib.kernels import shutdown
+            from toxlib.build.kernels import shutdown
 
             shutdown(kernel)
 

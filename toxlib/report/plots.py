@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+#: the colour of each verdict in the scorecard's table and in ``claims_forest``
+VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not judged": "#6e7781"}
+
 
 def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title: str, ylabel: str,
                  horizontal: bool = True):
@@ -126,8 +129,6 @@ def claims_forest(claims: pd.DataFrame, title: str, wrap: int = 48):
     can be drawn).
     """
     import textwrap
-
-    from toxlib.scorecard import VERDICT_COLOURS
 
     values = pd.to_numeric(claims["our_value"], errors="coerce")
     bands = claims["threshold"].map(_threshold_band)

@@ -5,7 +5,7 @@ One run measures, for one model and RealToxicityPrompts' setting (25 samples x u
     top-p (full-vocabulary sort), as the papers' code drives the model;
   * toxlib: ``toxlib.generate.generate`` (batched prompts, shared prefill, exact partial-top-k nucleus sampling);
   * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
-    2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.studies.roofline``: the best
+    2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.benchmarks.roofline``: the best
     of several repeats at the square and the workload shape, before and after the workload);
   * peak resident memory (after the toxlib phase, and overall);
   * bf16 (optional): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same run
@@ -27,19 +27,13 @@ from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.studies.roofline import Denominator, cached_measurement, finish, percent, timed_generation, warms_up_whole
+from toxlib.benchmarks.roofline import (Denominator, bench_prompts, cached_measurement, finish, percent,
+                                        timed_generation, toxlib_generate, warms_up_whole)
 
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def bench_prompts(n: int, seed: int = 2020) -> list[str]:
-    """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
-    from toxlib.data.rtp_records import load_rtp
-
-    return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
 
 
 @torch.inference_mode()
@@ -64,14 +58,6 @@ def _count_until_stop(tokens: list[int], stop_ids) -> int:
     return len(tokens)
 
 
-def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
-                    batch_rows: int | None = None) -> tuple[int, float]:
-    """toxlib's way, without the cache. Returns (new tokens, seconds)."""
-    start = time.perf_counter()
-    df = generate(lm, prompts, config, cache=False, progress=False, stats=stats, batch_rows=batch_rows)
-    return int(df["n_new_tokens"].sum()), time.perf_counter() - start
-
-
 def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLING,
                      stats: NucleusStats | None = None) -> dict:
     """toxlib and the papers' way on the same prompts, each warmed up first on one prompt.
@@ -91,7 +77,7 @@ def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLI
 def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
     """Corpus perplexity of fixed RTP texts (prompt + continuation of n_texts sample records) in fp32 and bf16."""
     from toxlib.data.rtp_records import load_rtp
-    from toxlib.lm_score import corpus_perplexity, sentence_nll
+    from toxlib.models.perplexity import corpus_perplexity, sentence_nll
     from toxlib.models import load
 
     rtp = load_rtp("sample").sample(n_texts, random_state=7)
@@ -152,7 +138,7 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
 
 
 def main_generate(args) -> int:
-    from toxlib.studies.roofline import bench_model, named
+    from toxlib.benchmarks.roofline import bench_model, named
 
     result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts,
                                   bf16=not args.no_bf16), args)

@@ -21,7 +21,7 @@ so the saved folder is a plain transformers model that ``toxlib.models.load(fold
 pretraining GPT-2 on about 150K documents; on CPU the budget (``max_steps`` x ``batch_size`` x ``max_tokens``) is
 a parameter and goes into the metadata.
 
-Storage: ``toxlib.paths.cache_dir()/adapted/<slug>-<key>/`` where the key hashes the base model's weights_id, the
+Storage: ``toxlib.store.paths.cache_dir()/adapted/<slug>-<key>/`` where the key hashes the base model's weights_id, the
 method, the corpus (texts and labels, in order) and the config. ``training.json`` is written last into a temporary
 folder that is then renamed, so only finished trainings are ever found and reused.
 """
@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib import paths
-from toxlib.progress import tqdm
+from toxlib.store import paths
+from toxlib.common.progress import tqdm
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
 RECIPE_VERSION = "adapt-1"

@@ -111,12 +111,23 @@ class Denominator:
                 "roofline_tok_s": round(self.roofline_tok_s(), 1)}
 
 
+def bench_prompts(n: int, seed: int = 2020) -> list[str]:
+    """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
+    return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
+
+
+def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
+                    batch_rows: int | None = None) -> tuple[int, float]:
+    """toxlib's way, without the cache. Returns (new tokens, seconds)."""
+    start = time.perf_counter()
+    df = generate(lm, prompts, config, cache=False, progress=False, stats=stats, batch_rows=batch_rows)
+    return int(df["n_new_tokens"].sum()), time.perf_counter() - start
+
+
 def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
     """toxlib's generation of ``prompts`` in ``lm``'s dtype, no cache, after a warm-up over every prompt
     (``WARM_UP_TOKENS`` new tokens; on a GPU the whole workload), between two measurements of the matmul rate at
     ``rows`` rows. Returns tok_s, roofline_pct and ``Denominator.report()``."""
-    from toxlib.studies.generation_bench import toxlib_generate
-
     denominator = Denominator(lm.dtype, lm.architecture(), rows, lm.device)
     denominator.measure()
     toxlib_generate(lm, prompts, config if warms_up_whole(lm) else config.with_(max_new_tokens=WARM_UP_TOKENS))
@@ -136,10 +147,10 @@ def toxigen_sentences(n: int) -> list[str]:
 
 def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32", log=print,
                      sentences: int | None = None) -> dict:
-    """``toxlib.lm_score.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
+    """``toxlib.models.perplexity.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
     ``sentences``), no cache.
     Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures and roofline_pct."""
-    from toxlib.lm_score import SENTENCE_BATCH_TOKENS, sentence_nll
+    from toxlib.models.perplexity import SENTENCE_BATCH_TOKENS, sentence_nll
     from toxlib.models import load
 
     texts = toxigen_sentences(sentences or (300 if quick else 2000))
@@ -224,11 +235,11 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
     folder (or change a parameter) to measure again."""
     import datetime
 
-    from toxlib.cache import written_atomically
+    from toxlib.store.cache import written_atomically
     from toxlib.generate.config import stable_hash
     from toxlib.models.cpu_kernels import describe_cpu
-    from toxlib.paths import cache_dir
-    from toxlib.runner import machine_description
+    from toxlib.store.paths import cache_dir
+    from toxlib.build.runner import machine_description
 
     full = {"kind": kind, **key, "machine": machine_description(), "cpu": describe_cpu(),
             "torch": torch.__version__, "threads": torch.get_num_threads()}
@@ -253,10 +264,9 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     from toxlib.generate import RTP_SAMPLING
     from toxlib.generate.api import default_batch_rows
     from toxlib.generate.config import ENGINE_TIMING_REVISION
-    from toxlib.lm_score import METHOD_VERSIONS
+    from toxlib.models.perplexity import METHOD_VERSIONS
     from toxlib.models import load
     from toxlib.steer.self_debias import PREFIX_LAYOUT
-    from toxlib.studies.generation_bench import bench_prompts
 
     rows, label = [], {"float32": "fp32", "bfloat16": "bf16"}.get(dtype, dtype)
     for name in models:
@@ -288,7 +298,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
 
 def roofline_figure(table: pd.DataFrame):
     """Bars of ``chapter_roofline``'s roofline_pct, one per (model, path), with the 100% line."""
-    from toxlib import plots
+    from toxlib.report import plots
 
     fig = plots.grouped_bars(table.assign(group=table["model"] + " / " + table["path"]), "group",
                              {"roofline_pct": "tokens/s as % of the matmul roofline"},
@@ -316,10 +326,10 @@ def finish(result: dict, pct_keys: tuple[str, ...] = ("roofline_pct", "work_roof
 
 def bench_model(args) -> str:
     """The model a benchmark loads: ``args.model``, or with ``--random-weights`` a folder with its architecture and
-    random weights (``toxlib.models.random_weights``)."""
+    random weights (``toxlib.benchmarks.random_weights``)."""
     if not getattr(args, "random_weights", False):
         return args.model
-    from toxlib.models.random_weights import random_weights_folder
+    from toxlib.benchmarks.random_weights import random_weights_folder
 
     return str(random_weights_folder(args.model))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from toxlib.errors import ModelUnavailableError
+from toxlib.common.errors import ModelUnavailableError
 
 #: a source folder needs one of these (the tokenizer itself), besides config.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
@@ -54,8 +54,8 @@ def random_weights_folder(source: str | Path, dest: str | Path | None = None, se
     """
     import transformers
 
-    from toxlib.cache import written_atomically
-    from toxlib.paths import model_cache_dir
+    from toxlib.store.cache import written_atomically
+    from toxlib.store.paths import model_cache_dir
 
     folder = source_folder(source)
     config_text = (folder / "config.json").read_text()

@@ -1,6 +1,6 @@
 """Append-only, resumable stores for generated texts (and, keyed separately, for scores).
 
-Storage: one SQLite file per store under ``toxlib.paths.cache_dir()`` (``generations.sqlite``). Why SQLite rather
+Storage: one SQLite file per store under ``toxlib.store.paths.cache_dir()`` (``generations.sqlite``). Why SQLite rather
 than JSONL or Parquet shards: each finished batch is written in one transaction, so a process killed at any
 moment (kill -9 included) leaves every batch either fully stored or absent, never half-written; lookups by key
 stay fast at the papers' scale (millions of rows) without loading the file; several notebooks may write at
@@ -28,7 +28,7 @@ import time
 import warnings
 from pathlib import Path
 
-from toxlib import paths
+from toxlib.store import paths
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -5,18 +5,25 @@ Start-token handling: a sentence is scored from the model's start token, so its 
 Gemma's tokenizer already puts <bos> first; SmolLM2's adds nothing, so <|endoftext|> is put first; for other
 models the start token is ``lm.start_token`` (GPT-2: <|endoftext|>). The start token itself is never scored.
 Batches hold sentences of one token count (no padding): in bf16, padding a batch changes the logits of its real
-tokens (see ``toxlib.batching``), so a sentence's score would depend on which sentences shared its batch.
+tokens (see ``toxlib.models.batching``), so a sentence's score would depend on which sentences shared its batch.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.batching import length_batches, packs, pad, shifted_exp
-from toxlib.cache import LMScoreStore
-from toxlib.progress import tqdm
+from toxlib.common.progress import tqdm
+from toxlib.executors import resolve_executor
+from toxlib.executors.blocks import chunked_rows
+from toxlib.executors.model_spec import ModelSpec
+from toxlib.models.batching import length_batches, packs, pad, shifted_exp
+from toxlib.models.length_groups import can_share_a_pass, hidden_states
+from toxlib.models.loading import text_config
+from toxlib.store.cache import LMScoreStore
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
 METHOD_VERSIONS = {"causal": "causal-nll-v3", "masked": "pseudo-nll-v3"}  # v3: equal-length batches, row sums
@@ -37,7 +44,7 @@ def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return total.log() + peak - target_logit
 
 
-def _score_table(texts: list[str], n_tokens: np.ndarray, nll_sum: np.ndarray) -> pd.DataFrame:
+def score_table(texts: list[str], n_tokens: np.ndarray, nll_sum: np.ndarray) -> pd.DataFrame:
     """The scoring functions' output: text, n_tokens, nll_sum, perplexity = exp(nll_sum / n_tokens)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         perplexity = np.exp(nll_sum / n_tokens)
@@ -69,7 +76,6 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
     on that row alone (the head's matmul gives a row the same bits whatever the rows beside it; tested), so the
     chunk sizes change the speed, not the results.
     """
-    from toxlib.models.loading import text_config
 
     head = model.get_output_embeddings()
     cap = getattr(text_config(model), "final_logit_softcapping", None)
@@ -92,12 +98,11 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
 
     Texts of equal token count are batched together, up to ``batch_tokens`` tokens (default
     ``SENTENCE_BATCH_TOKENS``): no padding, so a text's score is the same whatever texts share its batch (see
-    ``toxlib.batching``). Batches of several lengths share one decoder pass, up to ``batch_tokens`` in all, each
+    ``toxlib.models.batching``). Batches of several lengths share one decoder pass, up to ``batch_tokens`` in all, each
     length attending on its own (``toxlib.models.length_groups``: bitwise the values of one pass per length, with
     larger matmuls). The decoder returns hidden states and ``head_nll`` turns only the scored positions into
     log-probabilities, a chunk at a time, instead of materialising every position's logits.
     """
-    from toxlib.models.length_groups import can_share_a_pass, hidden_states
 
     encoded = [_with_start(lm, t) for t in texts]
     budget = batch_tokens or SENTENCE_BATCH_TOKENS
@@ -116,7 +121,7 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
         for rows, g, part in zip(pack, ids, per_text):
             nll[rows] = part.view(len(rows), -1).sum(-1).cpu().numpy()
             count[rows] = g.shape[1] - 1
-    return _score_table(texts, count, nll)
+    return score_table(texts, count, nll)
 
 
 @torch.inference_mode()
@@ -149,7 +154,7 @@ def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: 
         for (i, _, _, _), v in zip(part, token_nll.tolist()):
             nll[i] += v
             count[i] += 1
-    return _score_table(texts, count, nll)
+    return score_table(texts, count, nll)
 
 
 def model_key(lm, method: str) -> str:
@@ -163,6 +168,30 @@ def nll_rows(lm, texts: list[str], method: str) -> list[tuple[str, int, float]]:
     return list(zip(part["text"], part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
 
 
+@dataclass
+class NLLJob:
+    """Sentence NLLs of a block of texts on a Ray actor (``sentence_nll`` or ``pseudo_nll``, see
+    ``toxlib.executors.blocks``): rows (text, n_tokens, nll_sum)."""
+
+    model: ModelSpec
+    method: str
+
+    def load(self, device: str, threads: int | None):
+        return self.model.load(device, threads)
+
+    def run(self, lm, texts: list[str]) -> list[tuple]:
+        return nll_rows(lm, texts, self.method)
+
+
+def nll_chunks(lm, texts: list[str], method: str, chunk: int, executor=None):
+    """Rows (text, n_tokens, nll_sum) of ``texts`` chunk by chunk: locally ``chunk`` texts at a time, in order, or
+    on Ray (the same chunks, or smaller blocks) in finishing order."""
+    job = NLLJob(ModelSpec.of(lm), method) if resolve_executor(executor) is not None else None
+    for _, rows in chunked_rows(texts, chunk, lambda part: nll_rows(lm, part, method), job, executor,
+                                what=f"{method} NLL {lm.name}"):
+        yield rows
+
+
 def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore | bool = True,
                chunk: int = 2048, progress: bool = True, executor=None) -> pd.DataFrame:
     """``sentence_nll`` (method "causal") or ``pseudo_nll`` (method "masked") with a per-(model, sentence) cache.
@@ -173,16 +202,14 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
     load the model once, and the driver stores them in the same cache. Returns the same columns as
     ``sentence_nll``, one row per input text, in order.
     """
-    from toxlib.executors.remote_jobs import nll_chunks
-
     if method not in METHOD_VERSIONS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHOD_VERSIONS)}")
-    return _through_store(cache, model_key(lm, METHOD_VERSIONS[method]), texts,
+    return through_store(cache, model_key(lm, METHOD_VERSIONS[method]), texts,
                           lambda todo: nll_chunks(lm, todo, method, chunk, executor),
                           progress and f"{method} NLL {lm.name}")
 
 
-def _through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc) -> pd.DataFrame:
+def through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc) -> pd.DataFrame:
     """The cached scorers' common path: look ``texts`` up under ``key``, score the missing distinct ones with
     ``score_missing(todo)`` (an iterable of row lists (text, n_tokens, nll_sum)), store each list as it arrives
     (an interrupted run resumes), and return the columns of ``sentence_nll`` for ``texts`` in order. cache: True
@@ -204,97 +231,10 @@ def _through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score
     finally:
         if cache is True:
             store.close()
-    return _score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
+    return score_table(texts, np.array([done[t][0] for t in texts], dtype=int),
                         np.array([done[t][1] for t in texts], dtype=float))
-
-
-def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, cache: LMScoreStore | bool = True,
-                       progress: bool = False, executor=None) -> pd.DataFrame:
-    """``steered_nll`` with a per-(model, steering, sentence) cache, so a re-run scores only sentences it has not
-    seen. The key holds the model's weights and dtype, the steering's ``config()`` (which names its learned
-    weights by hash) and ``batch_size`` (PPLM's gradient steps run in float32, where a batch's size can move the
-    last bits). Returns the columns of ``sentence_nll``, one row per text, in order."""
-    from toxlib.generate.config import stable_hash
-
-    config = None if steering is None else steering.config()
-    key = f"{model_key(lm, 'steered-nll-v1')}|{stable_hash(config)[:16]}|batch{batch_size}"
-
-    def score_missing(todo):
-        part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)
-        yield list(zip(todo, part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
-
-    return _through_store(cache, key, texts, score_missing, None)
 
 
 def corpus_perplexity(scores: pd.DataFrame) -> float:
     """Perplexity of a set of texts as one corpus: exp(total NLL / total tokens) over ``sentence_nll`` rows."""
     return float(np.exp(scores["nll_sum"].sum() / scores["n_tokens"].sum()))
-
-
-@torch.inference_mode()
-def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progress: bool = False,
-                executor=None) -> pd.DataFrame:
-    """Per-text NLL under a *steered* model, teacher forced: what the steering makes of the model's distribution.
-
-    The context is the unprompted prompt as generation encodes it (``steering.transform_prompt("")``: the start
-    token, or e.g. an attribute token); each token of the text (``add_special_tokens=False``) is then scored from
-    the logits after the steering's processors, step by step, with the processors' batch hooks called as in
-    generation. Without steering this equals ``sentence_nll`` (tested), and a stateful processor that changes
-    nothing (Self-Debiasing with λ = 0, PPLM with step size 0) gives it too. A token the steering forbids gets an
-    infinite NLL. batch_size: texts decoded together (PPLM's cost grows with it slowly: its passes are bound by
-    reading the weights); progress: a bar over batches. executor: None (``TOXLIB_EXECUTOR``, default "local"),
-    "local", "ray" or a ``toxlib.executors.RayExecutor``: with Ray, blocks of whole batches (in the same length
-    order) run in actors that load the model once, so the values are a local run's. Returns the columns of
-    ``sentence_nll``, one row per text, in order.
-    """
-    from toxlib.executors import resolve_executor
-
-    ray = resolve_executor(executor)
-    if ray is not None:
-        from toxlib.executors.remote_jobs import steered_nll_on_ray
-
-        return steered_nll_on_ray(lm, list(texts), steering, batch_size, ray)
-    from toxlib.generate.api import encode_prompt
-    from toxlib.generate.engine import _call_optional, prefill
-    from toxlib.generate.kv_cache import cache_argument
-    from toxlib.steer import Steering
-
-    steering = steering or Steering()
-    context = encode_prompt(lm, steering.transform_prompt(""))
-    processors = steering.logits_processors(lm)
-    start = lm.start_ids
-    targets = []
-    for t in texts:
-        ids = lm.tokenizer(t, add_special_tokens=False).input_ids
-        targets.append(ids[len(start):] if ids[:len(start)] == start else ids)
-    order = np.argsort([len(t) for t in targets], kind="stable")
-    nll = np.zeros(len(texts))
-    count = np.array([len(t) for t in targets])
-    for b in tqdm(range(0, len(texts), batch_size), disable=not progress, desc=f"steered NLL {lm.name}"):
-        rows = order[b:b + batch_size]
-        width = max(len(targets[r]) for r in rows)
-        if width == 0:
-            continue
-        target = torch.tensor([targets[r] + [targets[r][-1] if targets[r] else 0] * (width - len(targets[r]))
-                               for r in rows], device=lm.device)
-        live = torch.tensor([[s < len(targets[r]) for s in range(width)] for r in rows], device=lm.device)
-        logits, cache, ids, mask, position = prefill(lm.model, [context] * len(rows), lm.pad_id, reserve=width)
-        position = position[:, -1:]
-        _call_optional(processors, "start_batch", ids, mask, 1)
-        total = torch.zeros(len(rows), dtype=torch.float64, device=lm.device)
-        for step in range(width):
-            scores = logits.float()
-            for proc in processors:
-                scores = proc(ids, scores)
-            token = target[:, step]
-            step_nll = -torch.log_softmax(scores.double(), -1).gather(-1, token[:, None]).squeeze(-1)
-            total += torch.where(live[:, step], step_nll, torch.zeros_like(step_nll))
-            if step == width - 1:
-                break
-            ids = torch.cat([ids, token[:, None]], 1)
-            mask = torch.cat([mask, torch.ones_like(token)[:, None]], 1)
-            position = position + 1
-            logits = lm.model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
-                              **cache_argument(lm.model, cache), use_cache=True).logits[:, -1]
-        nll[rows] = total.cpu().numpy()
-    return _score_table(texts, count, nll)

@@ -8,7 +8,7 @@ import torch
 from toxlib.generate import DecodingConfig, engine, generate
 from toxlib.generate.nucleus import nucleus_sample
 from toxlib.models import load
-from toxlib.studies import ceilings
+from toxlib.benchmarks import ceilings
 
 
 def test_the_free_sampler_takes_the_argmax_and_is_put_back(tiny_lm):

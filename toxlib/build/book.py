@@ -5,7 +5,7 @@ results under data/results/; the HTML is built from a copy of the sources in _bu
 (``smoke=True``, for CI) copies the book sources into a staging directory, runs each notebook with its tiny smoke
 parameters there, with results written inside the staging directory, so the committed notebooks and results are
 never overwritten by a smoke run. A paper build (``profile="paper"``: every chapter with its paper profile, see
-``toxlib.runner``) is a real run: it executes in place and writes data/results/, like a default build.
+``toxlib.build.runner``) is a real run: it executes in place and writes data/results/, like a default build.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from toxlib import paths
-from toxlib.errors import BookBuildError, ParameterError, UnknownNameError
-from toxlib.kernels import KernelPrestart
-from toxlib.runner import PROFILES, profile_parameters, run_notebook
+from toxlib.store import paths
+from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
+from toxlib.build.kernels import KernelPrestart
+from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
 
@@ -125,7 +125,7 @@ def build_book(
     runs = []
     if execute:
         chosen = {nb: _book_profile(nb, profile) for nb in notebooks}  # a missing profile fails before any run
-        # each notebook's kernel starts (and imports) while the one before it runs: toxlib.kernels
+        # each notebook's kernel starts (and imports) while the one before it runs: toxlib.build.kernels
         with KernelPrestart(notebooks, env) as kernels:
             for nb in notebooks:
                 shown = "" if chosen[nb] == "default" else f" ({chosen[nb]} profile)"

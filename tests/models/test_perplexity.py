@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from toxlib.lm_score import cached_nll, corpus_perplexity, pseudo_nll, sentence_nll
+from toxlib.models.perplexity import cached_nll, corpus_perplexity, pseudo_nll, sentence_nll
 
 TEXTS = ["Hello", "The quick brown fox jumps over the lazy dog.", "She said hello, and he answered.", "A"]
 
@@ -75,8 +75,8 @@ def test_pseudo_perplexity_needs_a_mask_token(tiny_lm):
 
 
 def test_cached_scores_are_reused_and_resumable(tiny_lm, tmp_path, monkeypatch):
-    import toxlib.lm_score as lm_score
-    from toxlib.cache import LMScoreStore
+    import toxlib.models.perplexity as lm_score
+    from toxlib.store.cache import LMScoreStore
 
     store = LMScoreStore(tmp_path / "s.sqlite")
     first = cached_nll(tiny_lm, TEXTS[:2], cache=store, progress=False)
@@ -91,9 +91,9 @@ def test_cached_scores_are_reused_and_resumable(tiny_lm, tmp_path, monkeypatch):
 
 
 def test_steered_scores_are_cached_per_steering(tiny_lm, tmp_path, monkeypatch):
-    import toxlib.lm_score as lm_score
-    from toxlib.cache import LMScoreStore
-    from toxlib.lm_score import cached_steered_nll, steered_nll
+    import toxlib.generate.steered_nll as lm_score
+    from toxlib.store.cache import LMScoreStore
+    from toxlib.generate.steered_nll import cached_steered_nll, steered_nll
     from toxlib.steer.word_filter import WordFilter
 
     store = LMScoreStore(tmp_path / "s.sqlite")

@@ -11,7 +11,7 @@ versions of numpy and scipy; and a digest of toxlib's own source files, so any c
 intervals afresh. A statistic whose fingerprint cannot be taken (it closes over an object of unknown kind, or
 names a global that is neither a module, a function nor a plain value) is not memoised, it is computed each time.
 
-Entries live in ``toxlib.paths.cache_dir()/intervals/<key>.json`` ({"low", "high", "method"}), written atomically.
+Entries live in ``toxlib.store.paths.cache_dir()/intervals/<key>.json`` ({"low", "high", "method"}), written atomically.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toxlib import paths
+from toxlib.store import paths
 
 #: modules whose functions are taken as fixed by their name and the library version in the key
 _STABLE_LIBRARIES = ("numpy", "scipy", "math", "builtins", "pandas", "sklearn", "statistics")
@@ -117,7 +117,7 @@ def interval_key(data: tuple, statistic, settings: dict) -> str | None:
 def memoised_bounds(key: str | None, compute) -> tuple[float, float, str]:
     """``compute()`` -> (low, high, method), read from the memo under ``key`` when there, else computed and stored
     (key None: computed and not stored)."""
-    from toxlib.cache import written_atomically
+    from toxlib.store.cache import written_atomically
 
     if key is None:
         return compute()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 #: imported by a pre-started kernel before the notebook's first cell (each chapter imports all of them itself)
 PRELOAD = ("toxlib", "numpy", "pandas", "scipy.stats", "sklearn.metrics", "torch", "matplotlib.pyplot", "seaborn",
-           "toxlib.plots", "toxlib.results")
+           "toxlib.report.plots", "toxlib.report.results")
 
 
 def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tuple[str, ...] = PRELOAD):

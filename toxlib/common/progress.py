@@ -1,4 +1,4 @@
-"""Progress bars: the one place toxlib makes them (``from toxlib.progress import tqdm``), and quiet libraries.
+"""Progress bars: the one place toxlib makes them (``from toxlib.common.progress import tqdm``), and quiet libraries.
 
 * In a terminal (``python -m toxlib ...``, scripts, tests): tqdm's text bar on stderr, as always.
 * In a Jupyter kernel (JupyterLab, or papermill executing a chapter for the book): ``KernelBar``, a bar drawn in

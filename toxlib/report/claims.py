@@ -1,4 +1,5 @@
-"""Where notebooks put what they show: tables (CSV), figures (PNG) and claims, under results_dir()/<notebook-stem>/.
+"""Claims: one row per claim of a paper checked by a chapter, with its evidence, interval and verdict, written to
+results_dir()/<notebook-stem>/claims.csv and collected for the scorecard.
 
 Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
 claim, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
@@ -9,90 +10,25 @@ from the paper's own printed numbers). ``our_value`` is the number (empty when t
 (toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval; ci_low and ci_high are the 95% interval
 of our value (empty for exact facts; stored to 4 significant digits), n the units it was estimated from,
 n_to_decide the units that would resolve an undecided claim, threshold the value (or "low..high" band) separating
-holding from failing. ``collect_claims`` also reads the earlier forms (without kind and shown; or with holds).
+holding from failing.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from toxlib import paths
 from toxlib.metrics.uncertainty import VERDICTS, Interval, n_to_decide_from_interval, n_to_decide_proportion
 from toxlib.metrics.uncertainty import verdict as interval_verdict
-from toxlib.shown_path import ShownPath
+from toxlib.report.results import write_table
+from toxlib.store import paths
 
 CLAIM_COLUMNS = ["claim", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n", "verdict", "note",
                  "n_to_decide", "threshold"]
 #: the evidence a claim's verdict rests on, in the order the scorecard reports them
 KINDS = ("our models", "recorded predictions", "paper arithmetic")
-LEGACY_CLAIM_COLUMNS = ["claim", "paper_value", "our_value", "holds", "note"]
-_UNSET = object()
-
-
-def chapter_dir(stem: str) -> Path:
-    out = paths.results_dir() / stem
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-#: floats in written tables keep this many significant digits: the last bits of a float64 statistic (a SIMD sum's
-#: order) and of a float32 score (another CPU's kernels) differ between machines, and must not reach the tables
-SIGNIFICANT_DIGITS = 6
-
-
-def _float_text(x: float) -> str:
-    """A float as written: a whole number in full (a count stored as float beside a NaN), else to
-    ``SIGNIFICANT_DIGITS`` significant digits."""
-    if x == x and abs(x) < 1e15 and float(x).is_integer():
-        return str(int(x))
-    return f"{x:.{SIGNIFICANT_DIGITS}g}"
-
-
-def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
-    """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
-    of tens of thousands of rows; floats to ``SIGNIFICANT_DIGITS`` significant digits) and return the path (shown
-    relative to the repository)."""
-    path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
-    table.to_csv(path, index=False, float_format=_float_text,
-                 **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
-    return ShownPath(path)
-
-
-def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
-            compress: bool = False) -> None:
-    """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``) and display it in the notebook (as
-    ``toxlib.tables.show``: captioned, floats rounded to ``digits``; only ``columns`` when given), in one call so
-    neither half can be forgotten. Displays through IPython, so it works inside loops and functions too; returns
-    nothing, so a cell ending in it shows the table once."""
-    from IPython.display import display
-
-    from toxlib.tables import show
-
-    write_table(stem, name, table, compress=compress)
-    display(show(table if columns is None else table[columns], caption, digits))
-
-
-def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
-    """Write the chapter's claims (every column, as ``write_claims``) and display the reader's narrow form under
-    ``caption`` (``scorecard.show_claims``: claim with paper value, kind and note beneath, our value with its
-    interval, n, verdict)."""
-    from IPython.display import display
-
-    from toxlib.scorecard import show_claims
-
-    display(show_claims(write_claims(stem, rows), caption))
-
-
-def save_figure(stem: str, name: str, fig) -> Path:
-    """Save a matplotlib figure to <results>/<stem>/<name>.png; the path returned shows relative to the repository
-    (a cell ending in this call stores no absolute path of the machine)."""
-    path = chapter_dir(stem) / f"{name}.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    return ShownPath(path)
 
 
 def within(paper_value: float, our_value: float, tolerance: float) -> bool:
@@ -137,13 +73,7 @@ def _threshold_text(threshold) -> str:
     return _fmt(float(threshold))
 
 
-def _legacy_verdict(holds) -> str:
-    if holds is None or pd.isna(holds):
-        return "not judged"
-    return "holds" if bool(holds) else "fails"
-
-
-def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, kind: str, interval=None,
+def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, interval=None,
           n: int | None = None, threshold=None, direction: str = "above", verdict: str | None = None,
           n_to_decide: int | None = None) -> dict:
     """One row of a claims table (a dict with CLAIM_COLUMNS). ``our_value`` is kept as a number where it is one
@@ -156,14 +86,8 @@ def claim(claim: str, paper_value, our_value, holds=_UNSET, note: str = "", *, k
     claim without interval from ``our_value`` itself when it is a number (an exact fact). verdict: give it instead
     for facts no threshold expresses (e.g. a recorded table matching the paper). Without either: "not judged".
     An undecided claim gets ``n_to_decide`` from its interval (``n_to_decide_from_interval``) unless given, and the
-    note says it. ``holds`` (True/False/None, also as the 4th positional argument) is the deprecated form of
-    ``verdict``; it still works, with a DeprecationWarning.
+    note says it.
     """
-    if holds is not _UNSET:
-        warnings.warn("claim(..., holds=...) is deprecated: pass verdict= or interval= and threshold=",
-                      DeprecationWarning, stacklevel=2)
-        if verdict is None:
-            verdict = _legacy_verdict(holds)
     if kind not in KINDS:
         raise ValueError(f"claim {claim!r}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     low = high = None
@@ -219,7 +143,7 @@ def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
     unknown = sorted(set(table["verdict"].dropna()) - set(VERDICTS))
     if unknown or table["verdict"].isna().any():
         raise ValueError(f"every claim needs a verdict among {', '.join(VERDICTS)}; got {unknown or 'none'} "
-                         "(build rows with results.claim)")
+                         "(build rows with claims.claim)")
     table = _typed(table)
     write_table(stem, "claims", table)
     return table
@@ -257,27 +181,17 @@ def claims_summary(claims: pd.DataFrame, by: str = "chapter") -> pd.DataFrame:
 
 
 def read_claims(path: str | Path) -> pd.DataFrame:
-    """One claims.csv, in the current form (CLAIM_COLUMNS) or an earlier one: without kind and shown (kind empty,
-    shown the text of our_value), or with holds (claim, paper_value, our_value, holds, note: holds True -> holds,
-    False -> fails, empty -> not judged; no intervals). ValueError naming the file when it has none of them."""
+    """One claims.csv (CLAIM_COLUMNS, as ``write_claims`` writes it). ValueError naming the file and the missing
+    columns when it lacks any (a file written by an older toxlib: re-run its chapter)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if "verdict" not in table.columns and set(LEGACY_CLAIM_COLUMNS) <= set(table.columns):
-        holds = table["holds"].str.lower().map({"true": True, "false": False})
-        table["verdict"] = [_legacy_verdict(h) for h in holds]
-        for col in ("ci_low", "ci_high", "n", "n_to_decide", "threshold"):
-            table[col] = ""
-    if "shown" not in table.columns and "our_value" in table.columns:
-        table["shown"] = table["our_value"]
-    if "kind" not in table.columns:
-        table["kind"] = ""
     missing = set(CLAIM_COLUMNS) - set(table.columns)
     if missing:
-        raise ValueError(f"{path} lacks the claims columns {sorted(missing)}")
+        raise ValueError(f"{path} lacks the claims columns {sorted(missing)}: re-run its chapter to rewrite it")
     return _typed(table[CLAIM_COLUMNS])
 
 
 def collect_claims() -> pd.DataFrame:
-    """Every chapter's claims.csv stacked (either form, see ``read_claims``). Columns: chapter + CLAIM_COLUMNS,
+    """Every chapter's claims.csv stacked (``read_claims``). Columns: chapter + CLAIM_COLUMNS,
     chapters in name order."""
     frames = []
     for path in sorted(paths.results_dir().glob("*/claims.csv")):

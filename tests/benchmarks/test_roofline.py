@@ -6,7 +6,7 @@ import json
 
 import torch
 
-from toxlib.studies import roofline
+from toxlib.benchmarks import roofline
 
 ARCH = {"hidden_size": 64, "intermediate_size": 128, "non_embedding_params": 1000, "vocab_size": 10}
 
@@ -61,7 +61,7 @@ def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
     from types import SimpleNamespace
 
     from toxlib.generate import RTP_SAMPLING
-    from toxlib.studies import generation_bench
+    from toxlib.benchmarks import generation as generation_bench
 
     monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: {"square": 1e6, "workload": 1e6})
     prompts = ["a", "b", "c"]
@@ -98,7 +98,7 @@ def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):
 def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypatch):
     """A timing cached for an older engine or NLL method must not be shown for the current one."""
     from toxlib.generate.config import ENGINE_TIMING_REVISION
-    from toxlib.lm_score import METHOD_VERSIONS
+    from toxlib.models.perplexity import METHOD_VERSIONS
 
     keys = {}
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toxlib.errors import ToxlibError
+from toxlib.common.errors import ToxlibError
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the toxlib package (this file is toxlib/store/paths.py)
 
 
 def project_root() -> Path:

@@ -1,7 +1,7 @@
 """The claims as a reader sees them: a narrow table (claim, our value with its interval, n, verdict; the paper's
 value and the note on a second line under the claim) that fits a 1300-pixel window without sideways scrolling.
 
-The figure of each claim's interval against its threshold is ``toxlib.plots.claims_forest``.
+The figure of each claim's interval against its threshold is ``toxlib.report.plots.claims_forest``.
 """
 
 from __future__ import annotations
@@ -9,12 +9,16 @@ from __future__ import annotations
 import html
 import math
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
-#: how the scorecard's headline opens the sentence of each kind of evidence (``results.KINDS``)
+from toxlib.report.claims import claims_summary, write_claims
+from toxlib.report.plots import VERDICT_COLOURS, claims_forest
+from toxlib.report.results import save_figure
+
+#: how the scorecard's headline opens the sentence of each kind of evidence (``claims.KINDS``)
 KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
                  "paper arithmetic": "From the papers' own printed numbers"}
-VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not judged": "#6e7781"}
 
 
 def value_with_interval(our_value, low, high, digits: int = 3) -> str:
@@ -26,7 +30,7 @@ def value_with_interval(our_value, low, high, digits: int = 3) -> str:
 
 
 def compact_claims(claims: pd.DataFrame) -> pd.DataFrame:
-    """The four columns a reader needs, from claims with the contract's columns (``results.collect_claims`` or
+    """The four columns a reader needs, from claims with the contract's columns (``claims.collect_claims`` or
     one chapter's ``write_claims``): claim, "our value [95% CI]" (the shown value), n, verdict, plus paper_value
     and note (led by the claim's kind of evidence) for the second line. Rows in the given order."""
     out = pd.DataFrame({
@@ -81,15 +85,20 @@ def show_claims(claims: pd.DataFrame, caption: str):
     )
 
 
+def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
+    """Write the chapter's claims (every column, ``claims.write_claims``) and display the reader's narrow form under
+    ``caption`` (``show_claims``: claim with paper value, kind and note beneath, our value with its interval, n,
+    verdict)."""
+    from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
+
+    display(show_claims(write_claims(stem, rows), caption))
+
+
 def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
-    """Per chapter of ``claims`` (``results.collect_claims``): ``plots.claims_forest``, saved as
+    """Per chapter of ``claims`` (``claims.collect_claims``): ``plots.claims_forest``, saved as
     <results>/<stem>/forest_<chapter>.png and shown in the notebook. Chapters with no drawable claim (no numeric
     value with a threshold) are skipped. Returns the chapters drawn, in order."""
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    from toxlib.plots import claims_forest
-    from toxlib.results import save_figure
+    from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
 
     drawn = []
     for chapter, rows in claims.groupby("chapter", sort=True):
@@ -105,9 +114,7 @@ def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
 
 def headline(claims: pd.DataFrame) -> str:
     """One sentence per kind of evidence, our models first: "On our models, 20 of 45 claims hold, 5 fail, 15 are
-    undecided and 5 are not judged." (``results.KINDS`` order; claims without a kind last)."""
-    from toxlib.results import claims_summary
-
+    undecided and 5 are not judged." (``claims.KINDS`` order; claims without a kind last)."""
     lines = []
     for counts in claims_summary(claims, by="kind").to_dict("records"):
         where = KIND_OPENINGS.get(counts["kind"], f"Of kind '{counts['kind']}'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toxlib import paths
+from toxlib.store import paths
 
 
 class ShownPath(type(Path())):

@@ -1,7 +1,7 @@
 """``python -m toxlib bench ceilings``: how fast bf16 generation would be if its sampler, or its sampler and its
 attention, cost nothing.
 
-Why: ``bench generate`` gives bf16 generation as a share of the matmul roofline (``toxlib.studies.roofline``). A
+Why: ``bench generate`` gives bf16 generation as a share of the matmul roofline (``toxlib.benchmarks.roofline``). A
 profile names what is not a matmul (the nucleus sampler's top-k, the attention kernel for one query row, norms and
 element-wise work), but the profiler's own cost inflates small operations and moves the heap. So this benchmark
 measures the ceilings directly, on ``bench generate``'s prompts and rows, with stop tokens off so that every row
@@ -102,8 +102,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     from toxlib.generate import RTP_SAMPLING
     from toxlib.generate.api import default_batch_rows
     from toxlib.models import load
-    from toxlib.studies.generation_bench import bench_prompts, toxlib_generate
-    from toxlib.studies.roofline import WARM_UP_TOKENS, Denominator, percent, warms_up_whole
+    from toxlib.benchmarks.roofline import WARM_UP_TOKENS, Denominator, bench_prompts, percent, toxlib_generate, warms_up_whole
 
     prompts = bench_prompts(n_prompts or (4 if quick else 16))
     lm = load(model, dtype="bfloat16")
@@ -144,7 +143,7 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
 
 
 def main_ceilings(args) -> int:
-    from toxlib.studies.roofline import bench_model, finish, named
+    from toxlib.benchmarks.roofline import bench_model, finish, named
 
     result = named(generation_ceilings(bench_model(args), quick=args.quick, n_prompts=args.prompts), args)
     return finish(result, tuple(f"{name}_roofline_pct" for name in VARIANTS))

@@ -1,4 +1,4 @@
-"""Whether the published notebooks come from one clean run: every run record (written by ``toxlib.runner``) names
+"""Whether the published notebooks come from one clean run: every run record (written by ``toxlib.build.runner``) names
 the same commit, none is ``+dirty``, none is a smoke or paper run, and the library at that commit is the library
 of the checkout's HEAD.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from toxlib.errors import ToxlibError
+from toxlib.common.errors import ToxlibError
 
 RECORD_TAG = "toxlib-run-record"
 LIBRARY_PATHS = ("toxlib", "pyproject.toml")  # what decides results (as runner.git_commit's +dirty)
@@ -83,7 +83,7 @@ def check_one_clean_run(notebooks: list[str | Path], repo: str | Path | None = N
     """The commit every notebook's run record names; ToxlibError listing ``record_problems`` when there are any
     (the fix: rebuild the whole book with python -m toxlib book at a clean commit and commit the results)."""
     if not notebooks:
-        raise ToxlibError("no notebooks to check; give the book's notebooks (toxlib.book.toc_notebooks)")
+        raise ToxlibError("no notebooks to check; give the book's notebooks (toxlib.build.book.toc_notebooks)")
     problems = record_problems(notebooks, repo)
     if problems:
         raise ToxlibError("the notebooks are not one clean run:\n  " + "\n  ".join(problems)

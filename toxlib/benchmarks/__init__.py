@@ -1,0 +1,1 @@
+"""toxlib.benchmarks."""

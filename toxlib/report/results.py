@@ -1,0 +1,62 @@
+"""Where notebooks put what they show: tables (CSV) and figures (PNG) under results_dir()/<notebook-stem>/, and a
+table shown and written in one call (``publish``). Claims have their own module (``toxlib.report.claims``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from toxlib.report.shown_path import ShownPath
+from toxlib.report.tables import show
+from toxlib.store import paths
+
+
+def chapter_dir(stem: str) -> Path:
+    out = paths.results_dir() / stem
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+#: floats in written tables keep this many significant digits: the last bits of a float64 statistic (a SIMD sum's
+#: order) and of a float32 score (another CPU's kernels) differ between machines, and must not reach the tables
+SIGNIFICANT_DIGITS = 6
+
+
+def _float_text(x: float) -> str:
+    """A float as written: a whole number in full (a count stored as float beside a NaN), else to
+    ``SIGNIFICANT_DIGITS`` significant digits."""
+    if x == x and abs(x) < 1e15 and float(x).is_integer():
+        return str(int(x))
+    return f"{x:.{SIGNIFICANT_DIGITS}g}"
+
+
+def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
+    """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
+    of tens of thousands of rows; floats to ``SIGNIFICANT_DIGITS`` significant digits) and return the path (shown
+    relative to the repository)."""
+    path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
+    table.to_csv(path, index=False, float_format=_float_text,
+                 **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
+    return ShownPath(path)
+
+
+def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
+            compress: bool = False) -> None:
+    """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``) and display it in the notebook (as
+    ``toxlib.report.tables.show``: captioned, floats rounded to ``digits``; only ``columns`` when given), in one call so
+    neither half can be forgotten. Displays through IPython, so it works inside loops and functions too; returns
+    nothing, so a cell ending in it shows the table once."""
+    from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
+
+    write_table(stem, name, table, compress=compress)
+    display(show(table if columns is None else table[columns], caption, digits))
+
+
+def save_figure(stem: str, name: str, fig) -> Path:
+    """Save a matplotlib figure to <results>/<stem>/<name>.png; the path returned shows relative to the repository
+    (a cell ending in this call stores no absolute path of the machine)."""
+    path = chapter_dir(stem) / f"{name}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return ShownPath(path)
