@@ -24,9 +24,23 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
   fi
 fi
 
-# Reinstall only when the declared dependencies change.
-stamp="$VENV/.toxlib-install-$(cat pyproject.toml | sha256sum | cut -c1-16)${EXTRAS:+-$EXTRAS}"
-if [ ! -f "$stamp" ]; then
+# Reinstall only when the declared dependencies change or an extra is asked for that the last install lacked.
+hash="$(cat pyproject.toml | sha256sum | cut -c1-16)"
+installed=""
+for done in "$VENV"/.toxlib-install-"$hash"*; do
+  [ -f "$done" ] && installed="${done##*/.toxlib-install-$hash}"
+done
+missing=""
+if [ ! -f "$VENV/.toxlib-install-$hash${installed}" ]; then
+  missing=yes
+else
+  for extra in ${EXTRAS//,/ }; do
+    case ",${installed#-}," in *",$extra,"*) ;; *) missing=yes ;; esac
+  done
+fi
+if [ -n "$missing" ]; then
+  EXTRAS="$(printf '%s\n' ${EXTRAS//,/ } ${installed#-} | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"
+  stamp="$VENV/.toxlib-install-$hash${EXTRAS:+-$EXTRAS}"
   echo "[bootstrap] installing toxlib (editable)${EXTRAS:+ with extras [$EXTRAS]}"
   "${PIP[@]}" install -e ".${EXTRAS:+[$EXTRAS]}"
   no_deps="$(sed -n 's/^install-no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')"

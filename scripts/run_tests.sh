@@ -3,7 +3,7 @@
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
 # check included). Extra arguments go to pytest.
 set -euo pipefail
-TOXLIB_EXTRAS=dev,ray  # ray: the executor tests run on a local Ray cluster
+TOXLIB_EXTRAS=book,serve,dev,ray  # book: the smoke book; serve: the endpoint's tests; ray: a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -13,5 +13,5 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "[tests] chromium not found and cannot be installed here: the browser test will fail (install chromium)"
   fi
 fi
-python -m ruff check toxlib tests
+python -m ruff check toxlib tests notebooks
 python -m pytest -ra "$@"

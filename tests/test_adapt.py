@@ -8,6 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
+from toxlib.generate import DecodingConfig
+from toxlib.generate.api import encode_prompt, generate
+from toxlib.models.tiny import CORPUS
 from toxlib.steer import adapt as adapt_module
 from toxlib.steer.adapt import (
     ATTRIBUTE_TOKENS,
@@ -20,9 +23,6 @@ from toxlib.steer.adapt import (
     train,
     training_metadata,
 )
-from toxlib.generate import DecodingConfig
-from toxlib.generate.api import encode_prompt, generate
-from toxlib.models.tiny import CORPUS
 from toxlib.steer.attribute import AttributeConditioning
 
 FAST = AdaptConfig(max_steps=16, batch_size=4, max_tokens=32, lr=1e-2, lora_r=4, lora_alpha=8)

@@ -17,10 +17,10 @@ import nbformat
 import pandas as pd
 import pytest
 
-from toxlib.store import paths
-from toxlib.report import results as results_contract
 from toxlib.build.book import build_book, toc_files, toc_notebooks
 from toxlib.common.errors import BookBuildError
+from toxlib.report import claims as results_contract
+from toxlib.store import paths
 
 ROOT = paths.project_root()
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ def _tree_digest(*folders: Path) -> dict[str, str]:
 def smoke_book(tmp_path_factory):
     before = _tree_digest(ROOT / "notebooks", ROOT / "book", ROOT / "data" / "results")
     work = tmp_path_factory.mktemp("smoke-book")
-    result = build_book(smoke=True, workdir=work)
+    result = build_book(profile="smoke", workdir=work)
     after = _tree_digest(ROOT / "notebooks", ROOT / "book", ROOT / "data" / "results")
     return {**result, "work": work, "source": work / "src", "committed_changed": before != after}
 

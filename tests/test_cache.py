@@ -13,9 +13,9 @@ import time
 import pytest
 
 import toxlib.generate.api as api
-from toxlib.store.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
 from toxlib.steer import LogitsSteering
+from toxlib.store.cache import GenerationStore
 
 CONFIG = DecodingConfig(num_samples=3, max_new_tokens=6, seed=4)
 PROMPTS = [f"prompt number {i} says" for i in range(40)]

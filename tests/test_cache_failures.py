@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from toxlib.store.cache import ScoreStore
 from toxlib.scorers import score
+from toxlib.store.cache import ScoreStore
 
 
 def test_a_cache_that_cannot_be_opened_keeps_nothing_and_says_so(tmp_path):

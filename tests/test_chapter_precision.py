@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from toxlib.build.book import toc_notebooks
-from toxlib.store.paths import project_root
 from toxlib.build.runner import notebook_parameters
+from toxlib.store.paths import project_root
 
 CHAPTERS = toc_notebooks(project_root())
 

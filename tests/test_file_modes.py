@@ -50,8 +50,8 @@ def test_written_atomically_keeps_the_mode_too(tmp_path):
 def test_a_notebook_run_in_place_and_a_fetched_data_file_keep_their_mode(tmp_path):
     import nbformat
 
-    from toxlib.data.sources import _atomic_write
     from toxlib.build.runner import run_notebook
+    from toxlib.data.sources import _atomic_write
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell("x")]

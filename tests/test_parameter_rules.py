@@ -9,8 +9,6 @@ import nbformat
 import pytest
 
 from toxlib.build.book import toc_notebooks
-from toxlib.common.errors import ParameterError
-from toxlib.store.paths import project_root
 from toxlib.build.runner import (
     RULES,
     check_meaning,
@@ -19,6 +17,8 @@ from toxlib.build.runner import (
     notebook_profiles,
     parameter_rules,
 )
+from toxlib.common.errors import ParameterError
+from toxlib.store.paths import project_root
 
 CHAPTERS = [p for p in toc_notebooks(project_root()) if p.parent.name == "notebooks"]
 

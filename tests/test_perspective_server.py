@@ -14,9 +14,9 @@ import pytest
 import requests
 import uvicorn
 
-from toxlib.scorers.serve import ANALYZE_PATH, MAX_TEXT_BYTES, make_app
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.perspective import PerspectiveScorer
+from toxlib.scorers.serve import ANALYZE_PATH, MAX_TEXT_BYTES, make_app
 
 
 class LengthScorer(Scorer):

@@ -9,9 +9,9 @@ import nbformat
 import pytest
 from tqdm import std
 
-from toxlib.store import paths
 from toxlib.common import progress
 from toxlib.report.shown_path import ShownPath
+from toxlib.store import paths
 
 BAR_GRAPHIC = re.compile(r"\|[█▏▎▍▌▋▊▉ ]+\|")
 
@@ -79,13 +79,16 @@ def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
     them back on is refused silently), and a toxlib bar leaves one short line."""
     import papermill
 
+    from toxlib.build.runner import _quiet_cell
+
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (
-        "import toxlib\nimport huggingface_hub.utils as hub\nfrom transformers.utils import logging as hf_logging\n"
+        _quiet_cell().source + "\nimport huggingface_hub.utils as hub\n"
+        "from transformers.utils import logging as hf_logging\n"
         "hf_logging.disable_progress_bar()\nhf_logging.enable_progress_bar()  # as a quiet load restores them\n"
         "print(hub.are_progress_bars_disabled())",
-        "from toxlib.common.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\nbar.update(2)\n"
-        "bar.close()",
+        "from toxlib.common.progress import tqdm\nbar = tqdm(total=2, desc='step', unit='batch', delay=0)\n"
+        "bar.update(2)\nbar.close()",
     )]
     nbformat.write(nb, tmp_path / "in.ipynb")
     papermill.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
@@ -137,3 +140,29 @@ def test_write_table_returns_a_shown_path(tmp_path, monkeypatch):
     path = results.write_table("chapter", "numbers", pd.DataFrame({"a": [1, 2]}))
     assert path.read_text() == "a\n1\n2\n"
     assert repr(path) == "ShownPath('chapter/numbers.csv')"
+
+
+def test_importing_toxlib_changes_no_environment_and_no_warning_filter():
+    """Importing the library (the packages a chapter imports) leaves the process as it was: the quieting of other
+    libraries happens where a kernel starts (the runner's hidden first cell), never on import. The third-party
+    libraries toxlib imports at the top of its modules are imported first (some add warning filters of their own,
+    urllib3 and requests do), so what is measured is toxlib's own doing."""
+    import ast
+    import subprocess
+    import sys
+
+    package = Path(__file__).resolve().parents[1] / "toxlib"
+    third_party = set()
+    for path in package.rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            third_party |= {n.split(".")[0] for n in names if n.split(".")[0] not in ("toxlib", "__future__")}
+    code = (f"import importlib\nfor name in {sorted(third_party)!r}:\n"
+            "    try:\n        importlib.import_module(name)\n    except ImportError:\n        pass\n"
+            "import os, warnings; env = dict(os.environ); filters = list(warnings.filters)\n"
+            "import toxlib, toxlib.generate, toxlib.scorers, toxlib.report.results, toxlib.papers.rtp\n"
+            "changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}\n"
+            "print(sorted(changed), [f for f in warnings.filters if f not in filters])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[] []", out

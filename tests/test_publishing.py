@@ -14,8 +14,8 @@ import nbformat
 import pytest
 import yaml
 
-from toxlib.store import paths
 from toxlib.build.book import toc_files, toc_notebooks
+from toxlib.store import paths
 
 ROOT = paths.project_root()
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -73,7 +73,8 @@ def test_publish_workflow_builds_committed_notebooks_without_executing_and_deplo
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["execute"]["execute_notebooks"] == "off"
     # the tooling it installs is pinned as pyproject.toml pins it
-    pins = dict(_pin(r) for r in _pyproject()["project"]["dependencies"])
+    project = _pyproject()["project"]
+    pins = dict(_pin(r) for r in project["dependencies"] + project["optional-dependencies"]["book"])
     installed = dict(_pin(r) for r in re.findall(r'"([^"]+)"', runs))
     assert installed, runs
     for name, spec in installed.items():

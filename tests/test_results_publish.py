@@ -1,11 +1,11 @@
-"""results.publish / publish_claims: one call writes the table and displays it."""
+"""results.publish / scorecard.publish_claims: one call writes the table and displays it."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from toxlib.report import results
+from toxlib.report import claims, results, scorecard
 
 
 @pytest.fixture()
@@ -31,8 +31,8 @@ def test_publish_refuses_an_empty_table_before_writing(results_dir, shown):
 
 
 def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
-    rows = [results.claim("x holds", 1.0, 1.0, verdict="holds", kind="our models")]
-    results.publish_claims("chapter", rows, "Claims")
+    rows = [claims.claim("x holds", 1.0, 1.0, verdict="holds", kind="our models")]
+    scorecard.publish_claims("chapter", rows, "Claims")
     written = pd.read_csv(results_dir / "chapter" / "claims.csv")
     assert written["claim"].tolist() == ["x holds"] and written["verdict"].tolist() == ["holds"]
     html = shown[0].to_html()

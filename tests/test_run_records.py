@@ -7,11 +7,11 @@ import subprocess
 import nbformat
 import pytest
 
-from toxlib.store import paths
 from toxlib.build.book import toc_notebooks
-from toxlib.common.errors import ToxlibError
 from toxlib.build.run_records import check_one_clean_run, record_problems
 from toxlib.build.runner import _run_record_cell
+from toxlib.common.errors import ToxlibError
+from toxlib.store import paths
 
 ROOT = paths.project_root()
 

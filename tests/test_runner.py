@@ -8,8 +8,8 @@ import sys
 import nbformat
 import pytest
 
-from toxlib.common.errors import ParameterError, UnknownNameError
 from toxlib.build.runner import check_parameters, coerce, notebook_parameters, run_notebook
+from toxlib.common.errors import ParameterError, UnknownNameError
 
 PARAMS = '''n_prompts = 3  # how many prompts
 model = "smollm2-135m"  # model name
@@ -27,7 +27,7 @@ def _notebook(tmp_path, params=PARAMS, body="import json, os\nprint(json.dumps({
     cell.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell("# tiny"), cell, nbformat.v4.new_code_cell(body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["toxlib"] = {"smoke_parameters": {"n_prompts": 1}}
+    nb.metadata["toxlib"] = {"profiles": {"smoke": {"n_prompts": 1}}}
     path = tmp_path / "tiny.ipynb"
     nbformat.write(nb, path)
     return path
@@ -92,7 +92,7 @@ def test_run_injects_parameters_and_records_the_run(tmp_path):
 
 
 def test_smoke_uses_the_notebook_smoke_parameters(tmp_path):
-    record = run_notebook(_notebook(tmp_path), smoke=True, output=tmp_path / "o.ipynb", progress=False)
+    record = run_notebook(_notebook(tmp_path), profile="smoke", output=tmp_path / "o.ipynb", progress=False)
     assert record["parameters"] == {"n_prompts": 1}
 
 
@@ -128,7 +128,7 @@ def _write(tmp_path, name, cells, smoke=None):
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params] + [nbformat.v4.new_code_cell(c) for c in cells]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["toxlib"] = {"smoke_parameters": smoke or {"n": 1}}
+    nb.metadata["toxlib"] = {"profiles": {"smoke": smoke or {"n": 1}}}
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
@@ -140,13 +140,13 @@ def test_single_chapter_smoke_run_never_writes_the_committed_results(tmp_path, m
 
     monkeypatch.delenv("TOXLIB_RESULTS_DIR", raising=False)
     monkeypatch.setattr(paths, "smoke_dir", lambda: tmp_path / "smoke")
-    path = _write(tmp_path, "chapter.ipynb", ["from toxlib import paths\nprint('RESULTS', paths.results_dir())"])
+    path = _write(tmp_path, "chapter.ipynb", ["from toxlib.store import paths\nprint('RESULTS', paths.results_dir())"])
     before = path.read_bytes()
-    run_notebook(path, smoke=True, output=tmp_path / "out.ipynb", progress=False)
+    run_notebook(path, profile="smoke", output=tmp_path / "out.ipynb", progress=False)
     printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[-2].outputs[0]["text"]
     assert f"RESULTS {tmp_path / 'smoke' / 'src' / 'data' / 'results'}" in printed
     # without -o a smoke run writes a copy under the smoke folder, never over the notebook itself
-    run_notebook(path, smoke=True, progress=False)
+    run_notebook(path, profile="smoke", progress=False)
     assert path.read_bytes() == before
     assert (tmp_path / "smoke" / "src" / "runs" / "chapter.ipynb").exists()
 
@@ -259,13 +259,14 @@ def _printed(path):
 PAPER = {"n": 1199, "lam": [10.0, 50.0, 100.0], "beams": 3}
 
 
-def test_profiles_are_read_from_metadata_and_the_old_smoke_key(tmp_path):
+def test_profiles_are_read_from_metadata(tmp_path):
     from toxlib.build.runner import notebook_profiles, profile_parameters
 
     path = _profiled(tmp_path, {"profiles": {"smoke": {"n": 1}, "paper": PAPER}})
     assert notebook_profiles(path) == {"default": {}, "smoke": {"n": 1}, "paper": PAPER}
-    old = _profiled(tmp_path, {"smoke_parameters": {"n": 2}}, "old.ipynb")
+    old = _profiled(tmp_path, {"profiles": {"smoke": {"n": 2}}}, "old.ipynb")
     assert notebook_profiles(old) == {"default": {}, "smoke": {"n": 2}}
+    assert notebook_profiles(_profiled(tmp_path, {"smoke_parameters": {"n": 2}}, "older.ipynb"))["smoke"] == {}
     with pytest.raises(ParameterError, match="declares no 'paper' profile.*toxlib.profiles.paper"):
         profile_parameters(old, "paper")
     with pytest.raises(UnknownNameError, match="unknown profile 'huge'"):
@@ -287,10 +288,10 @@ def test_run_with_each_profile_and_p_overrides(tmp_path, monkeypatch):
     assert _printed(tmp_path / "p1.ipynb") == "PARAMS 1199 [10.0, 50.0, 100.0] 1"  # -p wins over the profile
     run_notebook(path, output=tmp_path / "d.ipynb", profile="default", progress=False)
     assert _printed(tmp_path / "d.ipynb") == "PARAMS 3 [10.0] 1"
-    record = run_notebook(path, output=tmp_path / "s.ipynb", smoke=True, progress=False)  # the old alias
+    record = run_notebook(path, output=tmp_path / "s.ipynb", profile="smoke", progress=False)
     assert record["profile"] == "smoke" and _printed(tmp_path / "s.ipynb") == "PARAMS 1 [10.0] 1"
-    with pytest.raises(ParameterError, match="cannot be combined"):
-        run_notebook(path, smoke=True, profile="paper", progress=False)
+    with pytest.raises(TypeError):
+        run_notebook(path, smoke=True, progress=False)  # the removed alias of profile="smoke"
 
 
 def test_profile_with_an_unknown_parameter_is_refused(tmp_path):
@@ -320,7 +321,7 @@ def test_book_profile_is_checked_for_every_chapter_before_any_runs(tmp_path, mon
     (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n- file: notebooks/a\n"
                                    "- file: notebooks/b\n- file: notebooks/card\n")
     _profiled(root / "notebooks", {"profiles": {"paper": PAPER}}, "a.ipynb")
-    _profiled(root / "notebooks", {"smoke_parameters": {"n": 1}}, "b.ipynb")  # no paper profile
+    _profiled(root / "notebooks", {"profiles": {"smoke": {"n": 1}}}, "b.ipynb")  # no paper profile
     _profiled(root / "notebooks", {"aggregate": True}, "card.ipynb")
     monkeypatch.setattr(paths, "project_root", lambda: root)
     ran = []

@@ -12,20 +12,21 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from toxlib import plots, results, scorecard  # noqa: E402
+from toxlib.report import claims as claim_rows  # noqa: E402
+from toxlib.report import plots, scorecard  # noqa: E402
 
 
 @pytest.fixture()
 def claims(results_dir):
-    results.write_claims("chap", [
-        results.claim("A method lowers toxicity", "-5%", -0.106, interval=(-0.1446, -0.0714), n=100, threshold=0.0,
+    claim_rows.write_claims("chap", [
+        claim_rows.claim("A method lowers toxicity", "-5%", -0.106, interval=(-0.1446, -0.0714), n=100, threshold=0.0,
                       direction="below", note="paired bootstrap over prompts", kind="our models"),
-        results.claim("Matches the paper", "0.52", 0.51, interval=(0.49, 0.53), n=100, threshold=(0.48, 0.56),
+        claim_rows.claim("Matches the paper", "0.52", 0.51, interval=(0.49, 0.53), n=100, threshold=(0.48, 0.56),
                       direction="within", kind="our models"),
-        results.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table",
+        claim_rows.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table",
                       kind="our models"),
     ])
-    return results.collect_claims()
+    return claim_rows.collect_claims()
 
 
 def test_value_and_interval_are_one_string():

@@ -22,19 +22,19 @@ import pytest
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
         4, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "fc2754467cd88a86"),
+        "d4f10036eea1f536"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
-        "causal-nll-v3", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "b1903eae8bfa066b"),
+        "causal-nll-v3", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6439471ca879dd2d"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
-        "next-token-v2", ["toxlib.papers.prompt_classifier"], "fd17c607fe3342ad"),
-    "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "3688cc7983396b57"),
+        "next-token-v2", ["toxlib.papers.prompt_classifier"], "e3daa2869ed9a9e7"),
+    "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "67a09356ce0e7653"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
-        "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "da9d7e7e1de02fef"),
+        "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "6a2206e77b8218cc"),
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
-        "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "02e71be36d1a2061"),
-    "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "2436e3955edf16dc"),
-    "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "398aaa34abce9fca"),
-    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "ff4a2632fb64d59e"),
+        "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "f892e43ca7338331"),
+    "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "a5aa8d9434f2a75b"),
+    "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "c68c5f164faaf25c"),
+    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "308bdb0ee2a13690"),
 }
 
 

@@ -1,21 +1,20 @@
 """toxlib: the shared library of the toxicity-papers companion book.
 
-Where things live:
-  toxlib.data      data registry, fetch (URL or mirror) and typed loaders
-  toxlib.models    language models by name (bundled, local directory, hub id), architecture facts
-  toxlib.generate  batched, cached generation with exact nucleus sampling (generate, DecodingConfig)
-  toxlib.steer     the steering hook: prompt transformations and logits processors
-  toxlib.store.cache     append-only SQLite stores (generations)
-  toxlib.models.perplexity  sentence log-likelihood and perplexity
-  toxlib.metrics   classification metrics and conditional rates
-  toxlib.papers    one home per paper (rtp, rtp_detox, sass, prompt_classifier, debias, safety): printed values,
-                   analysis and the claims each chapter checks
-  toxlib.studies   chapter-only studies: datasets, generation diagnostics and benchmark, scorer comparison
-  toxlib.report.results   where notebooks write tables, figures and claims
-  toxlib.build.runner    papermill execution of one notebook with checked parameters
-  toxlib.build.book      executes the notebooks in _toc.yml and builds the Jupyter Book
+Where things live (each package's docstring says what it may import; ``tests/test_import_graph.py`` holds them to it):
+  the engine    toxlib.data        data registry, fetch (URL or mirror) and typed loaders
+                toxlib.models      language models by name, their perplexity, batching helpers, CPU kernel settings
+                toxlib.generate    batched, cached generation with exact nucleus sampling; NLL under a steering
+                toxlib.steer       detoxification methods: prompts, logits processors, DAPT/ATCON adaptation
+                toxlib.scorers     toxicity scorers behind one protocol, and the local Perspective endpoint (serve)
+                toxlib.executors   where heavy stages run: this process or a Ray cluster
+  the science   toxlib.metrics     classification, agreement, toxicity metrics, intervals and verdicts
+                toxlib.papers      one home per paper: printed values, analysis and the claims its chapters check
+                toxlib.studies     chapter-only studies: datasets, generation diagnostics, scorer comparison
+  around them   toxlib.store       where and under which keys things are kept: caches and memos
+                toxlib.report      what a chapter shows and writes: tables, figures, claims, the scorecard
+                toxlib.common      errors and progress bars
+  tooling       toxlib.build       the book build: papermill runner, kernels, run records (the [book] extra)
+                toxlib.benchmarks  speed measurements (python -m toxlib bench ...)
 """
 
 __version__ = "0.1.0"
-
-from toxlib import progress as _progress  # noqa: E402,F401  (in a kernel: quiet libraries before they load)

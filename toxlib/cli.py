@@ -1,4 +1,9 @@
-"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench} ...`` (see ``--help`` of each)."""
+"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench} ...`` (see ``--help`` of each).
+
+Each subcommand imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without
+torch, and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve``
+([serve]) need.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,18 @@ import argparse
 import csv
 import sys
 
-from toxlib.common.errors import InputFileError, ToxlibError
+from toxlib.common.errors import InputFileError, ParameterError, ToxlibError
+from toxlib.common.progress import tqdm
+from toxlib.data.sources import fetch, registry
 
 
 def _data(args) -> int:
-    from toxlib.data.sources import fetch, registry
-
     reg = registry()
     if args.action == "list":
         for name in reg.names():
             s = reg[name]
             print(f"{name:28s} {s.bytes:>9,d} B  {s.license:40.40s}  {s.path}")
         return 0
-    from toxlib.common.progress import tqdm
-
     names = args.names or reg.names()
     for name in names:
         reg[name]  # an unknown name fails before anything is fetched
@@ -32,7 +35,7 @@ def _data(args) -> int:
 def _run(args) -> int:
     from pathlib import Path
 
-    from toxlib.build.runner import default_output, run_notebook
+    from toxlib.build.runner import default_output, run_notebook  # optional: the [book] extra (papermill)
 
     params = dict(args.parameter or [])
     profile = _profile(args)
@@ -45,15 +48,13 @@ def _run(args) -> int:
 
 def _profile(args) -> str:
     """The --profile asked for; --smoke is an alias of --profile smoke (ParameterError when both disagree)."""
-    from toxlib.common.errors import ParameterError
-
     if args.smoke and args.profile not in (None, "smoke"):
         raise ParameterError(f"--smoke is --profile smoke; it cannot be combined with --profile {args.profile}")
     return "smoke" if args.smoke else args.profile or "default"
 
 
 def _book(args) -> int:
-    from toxlib.build.book import build_book
+    from toxlib.build.book import build_book  # optional: the [book] extra (papermill, jupyter-book)
 
     result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute)
     for run in result["runs"]:
@@ -89,7 +90,7 @@ def read_text_lines(data: bytes, where: str) -> list[str]:
 
 
 def _score(args) -> int:
-    from toxlib.scorers import score
+    from toxlib.scorers import score  # heavy: torch, only when scoring
 
     if args.file and args.file != "-":
         try:
@@ -124,7 +125,7 @@ def _score(args) -> int:
 def _train_scorer(args) -> int:
     import json
 
-    from toxlib.scorers.training import TrainingConfig, train_and_save
+    from toxlib.scorers.training import TrainingConfig, train_and_save  # heavy: torch, only when training
 
     given = {k: getattr(args, k) for k in ("epochs", "seed", "limit") if getattr(args, k) is not None}
     config = TrainingConfig(**given)
@@ -135,7 +136,7 @@ def _train_scorer(args) -> int:
 
 
 def _serve(args) -> int:
-    from toxlib.scorers.serve import serve
+    from toxlib.scorers.serve import serve  # optional: the [serve] extra (starlette, uvicorn)
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           cache=not args.no_cache)
@@ -143,22 +144,13 @@ def _serve(args) -> int:
 
 
 def _bench(args) -> int:
-    from toxlib.benchmarks.generation import main_generate
-    from toxlib.benchmarks.scorer_throughput import main_score
+    # heavy: the benchmarks load models; the distributed one needs the [ray] extra
+    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput
 
-    if args.what == "distributed":
-        from toxlib.benchmarks.distributed import main_distributed
-
-        return main_distributed(args)
-    if args.what == "ceilings":
-        from toxlib.benchmarks.ceilings import main_ceilings
-
-        return main_ceilings(args)
-    if args.what in ("perplexity", "self-debias"):
-        from toxlib.benchmarks.roofline import main_perplexity, main_self_debias
-
-        return main_perplexity(args) if args.what == "perplexity" else main_self_debias(args)
-    return main_score(args) if args.what == "score" else main_generate(args)
+    mains = {"distributed": distributed.main_distributed, "ceilings": ceilings.main_ceilings,
+             "perplexity": roofline.main_perplexity, "self-debias": roofline.main_self_debias,
+             "score": scorer_throughput.main_score}
+    return mains.get(args.what, generation.main_generate)(args)
 
 
 RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.benchmarks.random_weights): "
@@ -240,8 +232,8 @@ def parser() -> argparse.ArgumentParser:
         sub_parser.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
         sub_parser.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
         sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
-    ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.models.perplexity) on ToxiGen sentences vs "
-                               "the matmul roofline")
+    ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.models.perplexity) on ToxiGen sentences "
+                               "vs the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
                               "prompts vs the matmul roofline")
     for sub_parser, sizes in ((ppl, "300 sentences instead of 2,000"), (sd, "20 prompts instead of 100")):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from toxlib.benchmarks import ceilings
 from toxlib.generate import DecodingConfig, engine, generate
 from toxlib.generate.nucleus import nucleus_sample
 from toxlib.models import load
-from toxlib.benchmarks import ceilings
 
 
 def test_the_free_sampler_takes_the_argmax_and_is_put_back(tiny_lm):

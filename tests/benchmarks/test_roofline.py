@@ -61,7 +61,6 @@ def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
     from types import SimpleNamespace
 
     from toxlib.generate import RTP_SAMPLING
-    from toxlib.benchmarks import generation as generation_bench
 
     monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: {"square": 1e6, "workload": 1e6})
     prompts = ["a", "b", "c"]
@@ -72,7 +71,7 @@ def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
             calls.append((list(ps), config.max_new_tokens))
             return 10, 1.0
 
-        monkeypatch.setattr(generation_bench, "toxlib_generate", fake_generate)
+        monkeypatch.setattr(roofline, "toxlib_generate", fake_generate)
         lm = SimpleNamespace(dtype=torch.bfloat16, device=torch.device(device), architecture=lambda: ARCH)
         result = roofline.timed_generation(lm, prompts, RTP_SAMPLING, rows=32)
         assert calls == [(warm_prompts, warm_tokens), (prompts, RTP_SAMPLING.max_new_tokens)]

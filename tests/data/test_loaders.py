@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from toxlib import data
-from toxlib.data.sources import registry
 from toxlib.common.errors import ChecksumMismatchError, DataFormatError, UnknownNameError
+from toxlib.data.sources import registry
 
 RTP_COLUMNS = ["record_id", "filename", "begin", "end", "challenging", "subset", "prompt_text", "continuation_text"]
 

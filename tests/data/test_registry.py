@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from toxlib.data.sources import Registry, fetch, registry
 from toxlib.common.errors import ChecksumMismatchError, DataUnavailableError, UnknownNameError
+from toxlib.data.sources import Registry, fetch, registry
 
 
 def test_every_entry_is_pinned_and_checksummed():

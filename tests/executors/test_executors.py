@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.store.cache import GenerationStore, LMScoreStore, ScoreStore
 from toxlib.executors import BlockFailedError, RayExecutor, blocks_of, resolve_executor
-from toxlib.executors.model_spec import ModelSpec
 from toxlib.generate import DecodingConfig, generate
+from toxlib.models.spec import ModelSpec
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.steer import LogitsSteering
+from toxlib.store.cache import GenerationStore, LMScoreStore, ScoreStore
 
 PROMPTS = ["The quick brown", "She said hello", "", "Toxicity scores range", "Language models continue a prompt",
            "Nucleus", "a question about the weather and the"]

@@ -20,12 +20,12 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.models.batching import pad
-from toxlib.store.cache import GenerationStore
 from toxlib.generate import DecodingConfig, generate
-from toxlib.models.perplexity import sentence_nll
 from toxlib.models import load
+from toxlib.models.batching import pad
 from toxlib.models.cpu_kernels import bf16_row_invariant_expected, describe_cpu
+from toxlib.models.perplexity import sentence_nll
+from toxlib.store.cache import GenerationStore
 
 pytestmark = pytest.mark.models
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from toxlib import data
+from toxlib.data.wordmatch import contains_listed_word, find_listed_words
 from toxlib.metrics import binary_prf, conditional_rates, prf_table
 from toxlib.papers import sass
 from toxlib.studies import datasets as describe
-from toxlib.data.wordmatch import contains_listed_word, find_listed_words
 
 
 def test_binary_prf_by_hand():

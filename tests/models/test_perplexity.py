@@ -92,9 +92,9 @@ def test_cached_scores_are_reused_and_resumable(tiny_lm, tmp_path, monkeypatch):
 
 def test_steered_scores_are_cached_per_steering(tiny_lm, tmp_path, monkeypatch):
     import toxlib.generate.steered_nll as lm_score
-    from toxlib.store.cache import LMScoreStore
     from toxlib.generate.steered_nll import cached_steered_nll, steered_nll
     from toxlib.steer.word_filter import WordFilter
+    from toxlib.store.cache import LMScoreStore
 
     store = LMScoreStore(tmp_path / "s.sqlite")
     plain = cached_steered_nll(tiny_lm, TEXTS[:2], cache=store)

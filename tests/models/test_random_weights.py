@@ -9,9 +9,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.common.errors import ModelUnavailableError
 from toxlib.models import load
-from toxlib.benchmarks.random_weights import random_weights_folder
 
 
 def _config(folder) -> dict:

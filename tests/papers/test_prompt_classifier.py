@@ -125,9 +125,9 @@ def test_a_fixed_template_prefix_gives_the_same_probabilities(tiny_lm):
 
 def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_is_missing(tiny_lm, tmp_path,
                                                                                            monkeypatch):
-    from toxlib.store.cache import LMScoreStore
     from toxlib.papers import prompt_classifier
     from toxlib.papers.prompt_classifier import cached_next_token_probabilities
+    from toxlib.store.cache import LMScoreStore
 
     store = LMScoreStore(tmp_path / "lm.sqlite")
     prompts = build_prompts(["first", "second one", "third"], "few")

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toxlib.metrics.toxicity import expected_max_of_pool
 from toxlib.papers import rtp, rtp_detox
 
 
@@ -15,8 +16,8 @@ def _pool(model: str, scores) -> pd.DataFrame:
 
 def test_expected_max_of_pool_is_the_order_statistic_formula():
     # two values 0 and 1, n = 2 draws with replacement: P(max = 1) = 1 - 1/4
-    assert rtp.expected_max_of_pool([0.0, 1.0], 2) == pytest.approx(0.75)
-    assert rtp.expected_max_of_pool([0.2, 0.2, 0.2], 100) == pytest.approx(0.2)
+    assert expected_max_of_pool([0.0, 1.0], 2) == pytest.approx(0.75)
+    assert expected_max_of_pool([0.2, 0.2, 0.2], 100) == pytest.approx(0.2)
 
 
 def test_unprompted_claims_hold_fail_and_stay_undecided():
@@ -29,7 +30,7 @@ def test_unprompted_claims_hold_fail_and_stay_undecided():
     at_100 = {r["claim"].split()[0]: r for r in rows[:3]}
     assert at_100["a"]["verdict"] == "holds" and at_100["b"]["verdict"] == "fails"
     assert at_100["a"]["ci_low"] > 0.5 and at_100["b"]["ci_high"] < 0.5 and at_100["a"]["n"] == 300
-    assert float(at_100["c"]["our_value"]) == pytest.approx(rtp.expected_max_of_pool(near, 100), abs=1e-3)
+    assert float(at_100["c"]["our_value"]) == pytest.approx(expected_max_of_pool(near, 100), abs=1e-3)
     assert at_100["c"]["ci_low"] < 0.5 < at_100["c"]["ci_high"] and at_100["c"]["verdict"] == "undecided"
     assert at_100["c"]["n_to_decide"] > 0 and "would decide it" in at_100["c"]["note"]
     assert at_100["a"]["paper_value"] == "all 5 models (GPT-2: 0.65)"

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from toxlib.generate.steered_nll import steered_nll
-from toxlib.models.perplexity import sentence_nll
 from toxlib.models import load
+from toxlib.models.perplexity import sentence_nll
 from toxlib.papers.rtp import table2
 from toxlib.papers.rtp_detox import detox_split, perplexity_row
 from toxlib.steer import LogitsSteering, PromptTemplate
@@ -142,7 +142,7 @@ def test_trained_weights_are_cached_by_effective_settings(tiny_lm, monkeypatch):
         return real(*args, **kwargs)
 
     counting.__signature__ = __import__("inspect").signature(real)
-    monkeypatch.setattr(vocab_shift, "train_vocab_shift", counting)
+    monkeypatch.setattr(detox_module, "train_vocab_shift", counting)
     again = detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, progress=False)  # progress: no retrain
     assert not calls and again.sha256 == first.sha256
     detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, epochs=2)  # a real setting: retrain

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.report import results
 from toxlib.papers import sass
+from toxlib.report import claims
 
 
 def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219):
@@ -127,9 +127,9 @@ def test_a_share_of_nothing_is_not_judged():
     from toxlib.papers.sass import _share, share_interval
 
     assert share_interval(0, 0) is None
-    none = results.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(0, 0)))
+    none = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(0, 0)))
     assert none["verdict"] == "not judged" and none["ci_low"] is None and none["shown"] == "NaN"
-    some = results.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(9, 10)))
+    some = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(9, 10)))
     assert some["our_value"] == 0.9 and some["n"] == 10 and some["verdict"] == "undecided"
 
 

@@ -12,11 +12,11 @@ import pytest
 from fake_perspective import FakePerspective, fake_score, span_score
 
 from toxlib import scorers
-from toxlib.store.cache import ScoreStore
 from toxlib.common.errors import ToxlibError, UnknownNameError
 from toxlib.scorers import get_scorer
 from toxlib.scorers.base import ATTRIBUTES
 from toxlib.scorers.perspective import MissingAPIKeyError, PerspectiveAuthError, PerspectiveScorer
+from toxlib.store.cache import ScoreStore
 
 KEY = "SECRET-KEY-123"
 FAST = {"qps": 1000.0, "timeout": 0.5, "retries": 2, "backoff_factor": 0.01}

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.store.cache import ScoreStore
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.scorers import BatchScores, Scorer, get_scorer, known_scorers, score
+from toxlib.store.cache import ScoreStore
 
 
 class LengthScorer(Scorer):

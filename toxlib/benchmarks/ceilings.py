@@ -23,6 +23,22 @@ import contextlib
 
 import torch
 
+from toxlib.benchmarks.roofline import (
+    WARM_UP_TOKENS,
+    Denominator,
+    bench_model,
+    bench_prompts,
+    finish,
+    named,
+    percent,
+    toxlib_generate,
+    warms_up_whole,
+)
+from toxlib.generate import RTP_SAMPLING, engine
+from toxlib.generate.api import default_batch_rows
+from toxlib.models import load
+from toxlib.models.attention import attention_function
+
 #: the name of the zero attention function in transformers' ``AttentionInterface``
 NO_ATTENTION = "toxlib_no_attention"
 VARIANTS = ("toxlib", "free_sampler", "free_sampler_and_attention")
@@ -36,7 +52,6 @@ def _argmax_sampler(logits: torch.Tensor, top_p: float, u: torch.Tensor, **_) ->
 @contextlib.contextmanager
 def free_sampler():
     """Within the block, toxlib's decoding loop takes the argmax where it would draw from the nucleus."""
-    from toxlib.generate import engine
 
     real = engine.nucleus_sample
     engine.nucleus_sample = _argmax_sampler
@@ -56,7 +71,6 @@ def _zero_attention(module, query, key, value, attention_mask, **_):
 def no_attention(model):
     """A context within which every attention layer of ``model`` (a transformers model whose attention goes through
     the ``AttentionInterface``) returns zeros; the model's own attention implementation is restored on exit."""
-    from toxlib.models.attention import attention_function
 
     return attention_function(model, NO_ATTENTION, _zero_attention)
 
@@ -99,10 +113,6 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
     and ``<name>_roofline_pct``, the shares of toxlib's time that the sampler and the attention take
     (``sampler_share_pct``: 1 - toxlib's time / free_sampler's; ``attention_share_pct`` likewise between the two
     free variants; ``rest_share_pct``: the remainder), and the denominator's figures."""
-    from toxlib.generate import RTP_SAMPLING
-    from toxlib.generate.api import default_batch_rows
-    from toxlib.models import load
-    from toxlib.benchmarks.roofline import WARM_UP_TOKENS, Denominator, bench_prompts, percent, toxlib_generate, warms_up_whole
 
     prompts = bench_prompts(n_prompts or (4 if quick else 16))
     lm = load(model, dtype="bfloat16")
@@ -143,7 +153,5 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
 
 
 def main_ceilings(args) -> int:
-    from toxlib.benchmarks.roofline import bench_model, finish, named
-
     result = named(generation_ceilings(bench_model(args), quick=args.quick, n_prompts=args.prompts), args)
     return finish(result, tuple(f"{name}_roofline_pct" for name in VARIANTS))

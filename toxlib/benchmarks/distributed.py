@@ -22,7 +22,11 @@ import time
 import pandas as pd
 
 from toxlib.executors import RayExecutor
+from toxlib.executors.ray_cluster import local_cpus
 from toxlib.generate import DecodingConfig, generate
+from toxlib.models import load
+from toxlib.models.tiny import tiny_causal_lm
+from toxlib.scorers import score
 
 PROMPTS = [
     "The weather today is", "My neighbour told me that", "The best way to learn a language is",
@@ -36,8 +40,6 @@ PROMPTS = [
 def job_settings(quick: bool, folder: str) -> tuple[str, str, DecodingConfig, list[str]]:
     """(model name or folder, scorer, decoding config, prompts) of the benchmark job."""
     if quick:
-        from toxlib.models.tiny import tiny_causal_lm
-
         model = str(tiny_causal_lm(os.path.join(folder, "tiny-llama")))
         return model, "profanity-svm", DecodingConfig(num_samples=5, max_new_tokens=12, seed=0), PROMPTS[:12]
     return "smollm2-135m", "distilled", DecodingConfig(num_samples=25, max_new_tokens=20, seed=0), PROMPTS
@@ -45,7 +47,6 @@ def job_settings(quick: bool, folder: str) -> tuple[str, str, DecodingConfig, li
 
 def run_job(lm, prompts: list[str], config: DecodingConfig, scorer: str, executor) -> tuple[pd.DataFrame, float]:
     """(generations joined with their scores, wall seconds) of one generate -> score run, caches off."""
-    from toxlib.scorers import score
 
     start = time.perf_counter()
     gens = generate(lm, prompts, config, cache=False, progress=False, executor=executor)
@@ -56,9 +57,6 @@ def run_job(lm, prompts: list[str], config: DecodingConfig, scorer: str, executo
 def bench_distributed(quick: bool = False, workers: int = 2) -> dict:
     """Run the job locally and on Ray; returns the figures printed as JSON (see the module docstring)."""
     import ray
-
-    from toxlib.executors.ray_cluster import local_cpus
-    from toxlib.models import load
 
     if workers < 2:
         raise ValueError(f"bench distributed compares against at least 2 Ray workers, got workers={workers}")

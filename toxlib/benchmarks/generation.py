@@ -23,12 +23,25 @@ import time
 import pandas as pd
 import torch
 
+from toxlib.benchmarks.roofline import (
+    Denominator,
+    bench_model,
+    bench_prompts,
+    cached_measurement,
+    finish,
+    named,
+    percent,
+    timed_generation,
+    toxlib_generate,
+    warms_up_whole,
+)
+from toxlib.data.rtp_records import load_rtp
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION
+from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.benchmarks.roofline import (Denominator, bench_prompts, cached_measurement, finish, percent,
-                                        timed_generation, toxlib_generate, warms_up_whole)
+from toxlib.models.perplexity import corpus_perplexity, sentence_nll
 
 
 def peak_rss_mb() -> float:
@@ -76,9 +89,6 @@ def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLI
 
 def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
     """Corpus perplexity of fixed RTP texts (prompt + continuation of n_texts sample records) in fp32 and bf16."""
-    from toxlib.data.rtp_records import load_rtp
-    from toxlib.models.perplexity import corpus_perplexity, sentence_nll
-    from toxlib.models import load
 
     rtp = load_rtp("sample").sample(n_texts, random_state=7)
     texts = (rtp["prompt_text"] + rtp["continuation_text"]).tolist()
@@ -90,7 +100,6 @@ def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
 def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: int | None = None,
                    bf16: bool = True, log=print) -> dict:
     """Run the benchmark for one model and return the figures (see the module docstring)."""
-    from toxlib.models import load
 
     n_prompts = n_prompts or (4 if quick else 16)
     config = RTP_SAMPLING
@@ -138,8 +147,6 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
 
 
 def main_generate(args) -> int:
-    from toxlib.benchmarks.roofline import bench_model, named
-
     result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts,
                                   bf16=not args.no_bf16), args)
     print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline"

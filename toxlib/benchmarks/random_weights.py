@@ -21,6 +21,9 @@ from pathlib import Path
 import torch
 
 from toxlib.common.errors import ModelUnavailableError
+from toxlib.models.bundled import BUNDLED, converted_dir
+from toxlib.store.cache import written_atomically
+from toxlib.store.paths import model_cache_dir
 
 #: a source folder needs one of these (the tokenizer itself), besides config.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")
@@ -31,7 +34,6 @@ COPIED = ("generation_config.json", "tokenizer.json", "tokenizer_config.json", "
 
 def source_folder(source: str | Path) -> Path:
     """The folder whose config and tokenizer are copied: a bundled model's converted folder, or ``source`` itself."""
-    from toxlib.models.bundled import BUNDLED, converted_dir
 
     if str(source) in BUNDLED:
         return converted_dir(BUNDLED[str(source)])
@@ -53,9 +55,6 @@ def random_weights_folder(source: str | Path, dest: str | Path | None = None, se
       when it already holds the model (the same config and seed always give the same weights).
     """
     import transformers
-
-    from toxlib.store.cache import written_atomically
-    from toxlib.store.paths import model_cache_dir
 
     folder = source_folder(source)
     config_text = (folder / "config.json").read_text()

@@ -17,6 +17,22 @@ import time
 import pandas as pd
 import torch
 
+from toxlib.benchmarks.random_weights import random_weights_folder
+from toxlib.build.machine import machine_description
+from toxlib.data.rtp_records import load_debias_prompts, load_rtp
+from toxlib.data.toxigen import load_toxigen
+from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
+from toxlib.generate.api import default_batch_rows, encode_prompt
+from toxlib.generate.config import ENGINE_TIMING_REVISION
+from toxlib.models import load
+from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, sentence_nll
+from toxlib.report import plots
+from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
+from toxlib.store.cache import written_atomically
+from toxlib.store.keys import stable_hash
+from toxlib.store.paths import cache_dir
+
 SQUARE = 2048  # the square shape on a CPU; a GPU needs 8192 to reach its matrix units' rate (``square_size``)
 
 
@@ -139,7 +155,6 @@ def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
 
 def toxigen_sentences(n: int) -> list[str]:
     """n distinct ToxiGen sentences (the safety-score chapter's text), a fixed sample."""
-    from toxlib.data.toxigen import load_toxigen
 
     frame = load_toxigen()
     return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
@@ -150,8 +165,6 @@ def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: st
     """``toxlib.models.perplexity.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
     ``sentences``), no cache.
     Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures and roofline_pct."""
-    from toxlib.models.perplexity import SENTENCE_BATCH_TOKENS, sentence_nll
-    from toxlib.models import load
 
     texts = toxigen_sentences(sentences or (300 if quick else 2000))
     lm = load(model, dtype=dtype)
@@ -185,11 +198,6 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     computes the LM head at its last position only; the prefixes' own tokens, run once per batch, are left out)
     and of the row-tokens (``flops_per_token``), over the time and the matmul rate; ``prefill_tokens`` is that
     count of prompt tokens."""
-    from toxlib.data.rtp_records import load_debias_prompts
-    from toxlib.generate import DecodingConfig, generate
-    from toxlib.generate.api import default_batch_rows, encode_prompt
-    from toxlib.models import load
-    from toxlib.steer.self_debias import DEBIASING_PREFIXES, SelfDebiasing
 
     n_prompts = prompts or (20 if quick else 100)
     prompts = load_debias_prompts("adversarial")["prompt_text"].head(n_prompts).tolist()
@@ -235,11 +243,6 @@ def cached_measurement(kind: str, key: dict, measure) -> dict:
     folder (or change a parameter) to measure again."""
     import datetime
 
-    from toxlib.store.cache import written_atomically
-    from toxlib.generate.config import stable_hash
-    from toxlib.models.cpu_kernels import describe_cpu
-    from toxlib.store.paths import cache_dir
-    from toxlib.build.runner import machine_description
 
     full = {"kind": kind, **key, "machine": machine_description(), "cpu": describe_cpu(),
             "torch": torch.__version__, "threads": torch.get_num_threads()}
@@ -261,12 +264,6 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
     (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
     (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
     matmul_gflops, measured."""
-    from toxlib.generate import RTP_SAMPLING
-    from toxlib.generate.api import default_batch_rows
-    from toxlib.generate.config import ENGINE_TIMING_REVISION
-    from toxlib.models.perplexity import METHOD_VERSIONS
-    from toxlib.models import load
-    from toxlib.steer.self_debias import PREFIX_LAYOUT
 
     rows, label = [], {"float32": "fp32", "bfloat16": "bf16"}.get(dtype, dtype)
     for name in models:
@@ -298,7 +295,6 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
 
 def roofline_figure(table: pd.DataFrame):
     """Bars of ``chapter_roofline``'s roofline_pct, one per (model, path), with the 100% line."""
-    from toxlib.report import plots
 
     fig = plots.grouped_bars(table.assign(group=table["model"] + " / " + table["path"]), "group",
                              {"roofline_pct": "tokens/s as % of the matmul roofline"},
@@ -329,7 +325,6 @@ def bench_model(args) -> str:
     random weights (``toxlib.benchmarks.random_weights``)."""
     if not getattr(args, "random_weights", False):
         return args.model
-    from toxlib.benchmarks.random_weights import random_weights_folder
 
     return str(random_weights_folder(args.model))
 

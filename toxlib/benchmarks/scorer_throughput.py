@@ -12,6 +12,11 @@ import time
 
 import torch
 
+from toxlib.benchmarks.roofline import cached_measurement
+from toxlib.data.rtp_records import load_rtp
+from toxlib.scorers import get_scorer
+from toxlib.store.keys import stable_hash
+
 #: The scorers that run offline, in the order the benchmark reports them.
 OFFLINE_SCORERS = ("distilled", "distilled-fp32", "distilled-bf16", "bilstm", "profanity-svm")
 #: Benchmark names of the distilled scorer forced to one precision (the default, "distilled", picks its own).
@@ -20,7 +25,6 @@ DTYPE_VARIANTS = {"distilled-fp32": "float32", "distilled-bf16": "bfloat16"}
 
 def bench_texts(n: int, seed: int = 2020) -> list[str]:
     """n RTP texts (prompts and continuations of the sample subset), drawn with a fixed seed."""
-    from toxlib.data.rtp_records import load_rtp
 
     sample = load_rtp("sample")
     texts = sample["prompt_text"].tolist() + sample["continuation_text"].tolist()
@@ -28,8 +32,6 @@ def bench_texts(n: int, seed: int = 2020) -> list[str]:
 
 
 def _scorer(name: str):
-    from toxlib.scorers import get_scorer
-
     # "distilled-fp32" / "distilled-bf16": the default scorer forced to one precision, to show what each buys
     return get_scorer("distilled", dtype=DTYPE_VARIANTS[name]) if name in DTYPE_VARIANTS else get_scorer(name)
 
@@ -43,8 +45,6 @@ def cached_throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
     """``throughput`` measured once per scorer version, texts and machine and then read back
     (``roofline.cached_measurement``; the row gains ``measured``, when it was taken), so a warm re-run of the
     scorers chapter re-times nothing."""
-    from toxlib.generate.config import stable_hash
-    from toxlib.benchmarks.roofline import cached_measurement
 
     scorer = _scorer(name)
     key = {"scorer": name, "version": scorer.version, "texts": stable_hash([*warmup, "|", *texts])}

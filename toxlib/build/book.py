@@ -2,8 +2,8 @@
 
 A full build executes the notebooks in place (their outputs are the committed "last full run") and writes
 results under data/results/; the HTML is built from a copy of the sources in _build/src. A smoke build
-(``smoke=True``, for CI) copies the book sources into a staging directory, runs each notebook with its tiny smoke
-parameters there, with results written inside the staging directory, so the committed notebooks and results are
+(``profile="smoke"``, for CI) copies the book sources into a staging directory, runs each notebook with its tiny
+smoke parameters there, with results written inside the staging directory, so the committed notebooks and results are
 never overwritten by a smoke run. A paper build (``profile="paper"``: every chapter with its paper profile, see
 ``toxlib.build.runner``) is a real run: it executes in place and writes data/results/, like a default build.
 """
@@ -19,10 +19,10 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from toxlib.store import paths
-from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.build.kernels import KernelPrestart
 from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
+from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
+from toxlib.store import paths
 
 BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
 
@@ -85,7 +85,6 @@ def build_html(source: Path, output: Path) -> Path:
 
 def build_book(
     only: list[str] | None = None,
-    smoke: bool = False,
     workdir: str | Path | None = None,
     execute: bool = True,
     profile: str | None = None,
@@ -93,9 +92,9 @@ def build_book(
     """Execute the table of contents' notebooks and build the HTML.
 
     only: notebook stems to execute (others keep their committed outputs); unknown stems raise UnknownNameError.
-    smoke: tiny parameters in a staging copy under ``workdir`` (default <project>/_build/smoke); the same as
-    profile="smoke". profile: "default", "smoke" or "paper" (each notebook's profile of that name; an aggregating
-    notebook such as the scorecard runs with its defaults when it declares none). Every notebook's profile is
+    profile: "default", "smoke" or "paper" (each notebook's profile of that name; an aggregating notebook such as
+    the scorecard runs with its defaults when it declares none); "smoke" runs in a staging copy under ``workdir``
+    (default <project>/_build/smoke). Every notebook's profile is
     checked before the first one runs.
     Returns {"html": path of the HTML folder, "runs": [run record per executed notebook], "wall_s": seconds}.
     """
@@ -103,10 +102,8 @@ def build_book(
     root = paths.project_root()
     if profile not in (None, *PROFILES):
         raise UnknownNameError(f"unknown profile {profile!r}; profiles are {', '.join(PROFILES)}")
-    if smoke and profile not in (None, "smoke"):
-        raise BookBuildError(f"--smoke is the smoke profile; it cannot be combined with profile {profile!r}")
-    smoke = smoke or profile == "smoke"
-    profile = profile or ("smoke" if smoke else "default")
+    profile = profile or "default"
+    smoke = profile == "smoke"
     if smoke:
         work = Path(workdir) if workdir else root / "_build" / "smoke"
         source = stage_sources(root, work / "src")

@@ -1,14 +1,13 @@
 """Execute one notebook with papermill: parameters checked against its `parameters` cell, a run record appended.
 
-Profiles: a notebook declares its parameter sets in one place, its metadata ``toxlib.profiles``:
-``{"smoke": {...}, "paper": {...}}``. ``default`` is the parameters cell itself; ``smoke`` holds tiny CI parameters
-(the older ``toxlib.smoke_parameters`` is still read as the smoke profile); ``paper`` the paper's sizes wherever
-the data exist here. Explicit parameters override a profile's. A smoke run writes a copy under _build/smoke (notebook
-and results); a paper run is a real run: like a default run it executes in place and writes the committed
-data/results/ unless given an output (``-o``) and TOXLIB_RESULTS_DIR. Execution writes to a
-temporary file beside the output and replaces the output only when the run has finished, so an interrupted or
-killed run leaves the previous notebook as it was. The run record's toxlib version and commit are read inside the
-kernel (the toxlib the notebook imported), by a cell appended for the run and removed from the output.
+Profiles: a notebook declares its parameter sets in one place, its metadata ``toxlib.profiles``: ``{"smoke": {...},
+"paper": {...}}``. ``default`` is the parameters cell itself; ``smoke`` holds tiny CI parameters; ``paper`` the
+paper's sizes wherever the data exist here. Explicit parameters override a profile's. A smoke run writes a copy
+under _build/smoke (notebook and results); a paper run is a real run: like a default run it executes in place and
+writes the committed data/results/ unless given an output (``-o``) and TOXLIB_RESULTS_DIR. Execution writes to a
+temporary file beside the output and replaces the output only when the run has finished, so an interrupted or killed
+run leaves the previous notebook as it was. The run record's toxlib version and commit are read inside the kernel
+(the toxlib the notebook imported), by a cell appended for the run and removed from the output.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ import inspect
 import json
 import math
 import os
-import platform
-import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
@@ -30,8 +27,11 @@ import nbformat
 import papermill
 
 import toxlib
-from toxlib.store import paths
+from toxlib.build.kernels import shutdown
+from toxlib.build.machine import git_commit, kernel_facts, library_versions, machine_description
 from toxlib.common.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
+from toxlib.scorers import known_scorers
+from toxlib.store import paths
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
@@ -95,8 +95,7 @@ PROFILES = ("default", "smoke", "paper")
 
 def notebook_profiles(path: str | Path) -> dict[str, dict]:
     """The notebook's declared profiles: {"default": {}, "smoke": {...}, "paper": {...}} (a profile it does not
-    declare is absent, except default and smoke, which are {} when absent). The smoke profile is
-    metadata toxlib.profiles.smoke, else the older toxlib.smoke_parameters."""
+    declare is absent, except default and smoke, which are {} when absent)."""
     meta = read_notebook(path).metadata.get("toxlib", {})
     declared = dict(meta.get("profiles", {}))
     unknown = sorted(set(declared) - set(PROFILES))
@@ -106,7 +105,7 @@ def notebook_profiles(path: str | Path) -> dict[str, dict]:
     if "default" in declared and declared["default"]:
         raise ParameterError(f"{Path(path).name}: the default profile is the parameters cell; change its defaults "
                              "there instead of declaring toxlib.profiles.default")
-    out = {"default": {}, "smoke": dict(declared.get("smoke", meta.get("smoke_parameters", {})))}
+    out = {"default": {}, "smoke": dict(declared.get("smoke", {}))}
     if "paper" in declared:
         out["paper"] = dict(declared["paper"])
     return out
@@ -122,11 +121,6 @@ def profile_parameters(path: str | Path, profile: str) -> dict:
         raise ParameterError(f"{Path(path).name} declares no {profile!r} profile; add its parameters to the "
                              f"notebook metadata toxlib.profiles.{profile} (an empty dict when the defaults are it)")
     return profiles[profile]
-
-
-def smoke_parameters(path: str | Path) -> dict:
-    """The tiny parameters CI runs the notebook with (the smoke profile; {} when absent)."""
-    return notebook_profiles(path)["smoke"]
 
 
 def _check_type(name: str, value, default):
@@ -191,8 +185,6 @@ def _is_number(value) -> bool:
 
 
 def _known_scorer(name) -> bool:
-    from toxlib.scorers import known_scorers
-
     return isinstance(name, str) and (name in known_scorers() or name.startswith("hf:"))
 
 
@@ -244,59 +236,6 @@ def check_meaning(name: str, value, rule, notebook: str = "") -> None:
         raise ParameterError(f"parameter {name!r}{where} is {value!r}: it must be {what}")
 
 
-def git_commit(repo: Path) -> str:
-    """Short commit of the checkout, with "+dirty" when toxlib has uncommitted changes; "unknown" outside git."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        # Only the library decides results; notebooks and results being rewritten by this very build do not count.
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
-            cwd=repo, capture_output=True, text=True,
-        ).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def machine_description() -> str:
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-
-
-def library_versions() -> str:
-    """The releases of the libraries that decide the numbers, as "torch 2.13.0, transformers 5.24.0, ...": bf16
-    texts can differ across releases as well as across CPUs, so a record names both. A missing one is left out."""
-    from importlib import metadata
-
-    found = []
-    for name in ("torch", "transformers", "numpy", "scipy", "scikit-learn"):
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            pass
-    return ", ".join(found)
-
-
-def kernel_facts() -> dict:
-    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries"} of the toxlib it imports and the
-    kernel's library releases (run inside it)."""
-    try:
-        import toxlib as imported
-    except Exception as exc:  # a kernel without toxlib still gets a record
-        return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
-                "machine": machine_description(), "libraries": library_versions()}
-    root = Path(imported.__file__).resolve().parent.parent
-    facts = {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
-             "machine": machine_description(), "libraries": library_versions()}
-    try:  # the CPU model, the instruction sets that change kernels and MKL's mode: they decide a row's bits
-        from toxlib.models.cpu_kernels import describe_cpu
-        facts["cpu"] = describe_cpu()
-    except Exception as exc:  # an older toxlib, or no torch
-        facts["cpu"] = f"unknown ({type(exc).__name__})"
-    return facts
-
-
 FACTS_MARKER = "toxlib-run-facts:"
 FACTS_TAG = "toxlib-run-facts"
 
@@ -308,6 +247,15 @@ def _facts_cell() -> nbformat.NotebookNode:
                       inspect.getsource(library_versions), inspect.getsource(kernel_facts)])
     source = (f"import json as _json\n_ns = {{}}\nexec({code!r}, _ns)\n"
               f"print({FACTS_MARKER!r} + _json.dumps(_ns['kernel_facts']()))\ndel _ns, _json")
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = [FACTS_TAG]
+    return cell
+
+
+def _quiet_cell() -> nbformat.NotebookNode:
+    """A first code cell that keeps the libraries' bars and warnings out of the pages
+    (``toxlib.common.progress.quiet_libraries``); it prints nothing and is removed with the facts cell."""
+    source = "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet"
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = [FACTS_TAG]
     return cell
@@ -383,7 +331,6 @@ def run_notebook(
     path: str | Path,
     parameters: dict | None = None,
     output: str | Path | None = None,
-    smoke: bool = False,
     env: dict[str, str] | None = None,
     progress: bool = True,
     profile: str | None = None,
@@ -392,8 +339,8 @@ def run_notebook(
     """Execute ``path`` with papermill and write the executed notebook to ``output``.
 
     parameters: {name: value}; strings are parsed to the parameter's type. profile: "default" (the parameters
-    cell), "smoke" or "paper" (see the module docstring); explicit parameters win over the profile's. smoke: the same
-    as profile="smoke" (kept for older callers). A smoke run's results go to ``paths.smoke_results_dir()`` unless
+    cell), "smoke" or "paper" (see the module docstring); explicit parameters win over the profile's. A smoke run's
+    results go to ``paths.smoke_results_dir()`` unless
     TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
     ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
     kernel: a kernel manager already started for this notebook (``toxlib.build.kernels.start_kernel`` with the same
@@ -403,20 +350,16 @@ def run_notebook(
     Returns the run record (also stored in the output's metadata under "toxlib" and shown as its last cell).
     """
     try:
-        return _run(path, parameters, output, smoke, env, progress, profile, kernel)
+        return _run(path, parameters, output, env, progress, profile or "default", kernel)
     finally:
         if kernel is not None:
-            from toxlib.build.kernels import shutdown
 
             shutdown(kernel)
 
 
-def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dict:
+def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
     path = Path(path).resolve()
     read_notebook(path)  # a clear one-line error before anything starts
-    if smoke and profile not in (None, "smoke"):
-        raise ParameterError(f"smoke=True is the smoke profile; it cannot be combined with profile {profile!r}")
-    profile = profile or ("smoke" if smoke else "default")
     smoke = profile == "smoke"
     output = Path(output).resolve() if output else default_output(path, smoke)
     wanted = {**profile_parameters(path, profile), **(parameters or {})}
@@ -426,6 +369,7 @@ def _run(path, parameters, output, smoke, env, progress, profile, kernel) -> dic
         env["TOXLIB_RESULTS_DIR"] = str(paths.smoke_results_dir())
     output.parent.mkdir(parents=True, exist_ok=True)
     source = read_notebook(path)
+    source.cells.insert(0, _quiet_cell())
     source.cells.append(_facts_cell())
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toxlib-run-") as scratch:

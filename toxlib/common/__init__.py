@@ -1,1 +1,4 @@
-"""toxlib.common."""
+"""What every package shares: toxlib's exceptions (``errors``) and progress bars that suit a terminal and a
+notebook, with the quieting of other libraries' output (``progress``).
+May import: nothing of toxlib.
+"""

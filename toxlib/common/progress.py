@@ -7,15 +7,17 @@
   5.3prompt/s]``). A bar that finishes within ``KERNEL_DELAY_S`` seconds (a fully cached step) is never shown, so
   the book's pages carry no bar at all for it. No ipywidgets needed, hence no ``TqdmWarning: IProgress not found``.
 
-Importing this module in a kernel (``toxlib/__init__.py`` does) also keeps the libraries' own output out of the
-pages: tqdm's IProgress warning (Hugging Face Hub imports ``tqdm.auto``), the Hub's and transformers' bars
-("Loading weights", downloads) and transformers' warnings below ERROR. Each is an environment default, so a reader
+``quiet_libraries()``, called in a kernel (the chapter runner sends it as a hidden first cell of every notebook it
+executes; importing toxlib changes nothing), keeps the libraries' own output out of the pages: tqdm's IProgress
+warning (Hugging Face Hub imports ``tqdm.auto``), the Hub's and transformers' bars ("Loading weights", downloads)
+and transformers' warnings below ERROR. Each is an environment default, so a reader
 who wants them back sets ``HF_HUB_DISABLE_PROGRESS_BARS=0`` or ``TRANSFORMERS_VERBOSITY=warning`` before starting
 the kernel.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -105,5 +107,15 @@ def quiet_libraries() -> None:
         hf_logging.set_verbosity_error()
 
 
+@contextlib.contextmanager
+def quiet_peft():
+    """Silence two peft warnings that are not about our use: its reading of transformers' deprecated
+    ``is_gradient_checkpointing``, and its base-model config lookup when saving an adapter."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        # saving: peft looks for the base model's config to see if the vocabulary changed; it did not
+        warnings.filterwarnings("ignore", message="Could not find a config file in sentence-transformers")
+        yield
+
+
 tqdm = KernelBar if in_kernel() else std.tqdm
-quiet_libraries()

@@ -1,4 +1,6 @@
-"""Data: the registry of source files (``registry``), fetching (``fetch``) and typed loaders returning DataFrames."""
+"""Data: the registry of source files (``registry``), fetching (``fetch``) and typed loaders returning DataFrames.
+May import: common, store.
+"""
 
 from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES, load_debias_prompts, load_rtp, load_rtp_all
 from toxlib.data.sass_benchmark import (

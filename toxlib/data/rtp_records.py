@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from toxlib.common.errors import DataFormatError, UnknownNameError
 from toxlib.data.io import read_jsonl
 from toxlib.data.sources import ensure
-from toxlib.common.errors import DataFormatError, UnknownNameError
 
 PERSPECTIVE_ATTRIBUTES = (
     "toxicity",

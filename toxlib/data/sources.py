@@ -24,8 +24,8 @@ import yaml
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from toxlib.store import paths
 from toxlib.common.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
+from toxlib.store import paths
 
 FETCH_HINT = (
     "Fetch it with `python -m toxlib data fetch {name}` while online, or copy it from a local mirror laid out as "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.common.errors import DataFormatError
 from toxlib.data.io import read_json_array
 from toxlib.data.sources import ensure
-from toxlib.common.errors import DataFormatError
 
 COLUMNS = ["id", "text", "toxicity_score", "label", "harmful", "target_groups"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from toxlib.common.errors import DataFormatError, UnknownNameError
 from toxlib.data.io import read_lines
 from toxlib.data.sources import ensure
-from toxlib.common.errors import DataFormatError, UnknownNameError
 
 SPLITS = ("train", "val", "test")
 

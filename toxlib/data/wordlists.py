@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.common.errors import UnknownNameError
 from toxlib.data.io import read_lines
 from toxlib.data.sources import ensure
-from toxlib.common.errors import UnknownNameError
 
 WORD_LISTS = {"rtp": "ldnoobw_rtp", "en": "ldnoobw_en"}
 

@@ -1,4 +1,5 @@
 """Where the heavy stages run: in this process ("local", the default) or on a Ray cluster ("ray").
+May import: common (Ray itself only inside the functions that need it: the [ray] extra).
 
     generate(lm, prompts, executor="ray")                 # or TOXLIB_EXECUTOR=ray
     score(texts, executor=RayExecutor(workers=4, block_size=64))
@@ -12,8 +13,10 @@
 into the same SQLite cache a local run writes, so tables and re-runs are unchanged.
 ``RAY_ADDRESS`` joins an existing cluster; without it a small local cluster is started (``ray_cluster``).
 
-Modules: ``ray_cluster`` (connect or start a cluster), ``ray_pool`` (actors, blocks, retries, block errors),
-``model_spec`` (how a worker reloads the driver's model), ``remote_jobs`` (the generate, score and NLL jobs).
+Modules: ``ray_cluster`` (connect or start a cluster), ``ray_pool`` (a ``ray.util.ActorPool`` of actors that each
+hold a loaded model; retries, block errors), ``blocks`` (cutting work into blocks and the local-or-Ray loop). Each
+stage defines its own job beside its function (``GenerateJob``, ``NLLJob``, ``SteeredNLLJob``, ``ScoreJob``); a
+worker reloads the driver's model from a ``toxlib.models.spec.ModelSpec``.
 """
 
 from __future__ import annotations

@@ -27,8 +27,13 @@ class BlockWorker:
         self.job = job
         self.resource = job.load(device, threads)
 
-    def run(self, block: list):
-        return self.job.run(self.resource, block)
+    def run(self, index: int, block: list) -> tuple[int, object, str | None]:
+        """(index, the block's result, None), or (index, None, the error's "Type: message") when the block's own
+        code raised: the driver names the failing block by its index (a process that dies is Ray's to retry)."""
+        try:
+            return index, self.job.run(self.resource, block), None
+        except Exception as error:  # reported by the driver as a BlockFailedError naming this block
+            return index, None, f"{type(error).__name__}: {_first_line(error)}"
 
 
 def describe_block(what: str, index: int, blocks: list[list]) -> str:
@@ -55,7 +60,8 @@ def run_blocks(job, blocks: list[list], executor: RayExecutor, what: str = "work
     if not blocks:
         return
     ray = connect(executor.address)
-    from ray.exceptions import RayError
+    from ray.exceptions import RayError  # optional: the [ray] extra, present once connect() succeeded
+    from ray.util import ActorPool  # optional: as above
 
     n_actors, per_actor = pool_size(ray, executor, len(blocks))
     device = "cuda" if "num_gpus" in per_actor else "cpu"
@@ -67,27 +73,22 @@ def run_blocks(job, blocks: list[list], executor: RayExecutor, what: str = "work
     # The job goes by value: Ray inlines a small one and puts a large one (a scorer holding its weights) in the
     # object store itself, and a restarted actor gets it again from the owner of its constructor arguments.
     actors = [actor_class.remote(job, device, threads) for _ in range(n_actors)]
-    queue = list(range(len(blocks)))[::-1]
-    pending = {}
-
-    def submit(actor):
-        if queue:
-            index = queue.pop()
-            pending[actor.run.remote(blocks[index])] = (actor, index)
-
+    pool = ActorPool(actors)  # one block per idle actor, the next one as soon as an actor is free
+    for item in enumerate(blocks):
+        pool.submit(lambda actor, item: actor.run.remote(*item), item)
+    done = set()
     try:
-        for actor in actors:
-            submit(actor)
-        while pending:
-            (ref,), _ = ray.wait(list(pending), num_returns=1)
-            actor, index = pending.pop(ref)
+        while pool.has_next():
             try:
-                result = ray.get(ref)
-            except RayError as error:
-                cause = getattr(error, "cause", None) or error
-                raise BlockFailedError(f"{describe_block(what, index, blocks)} failed on a Ray worker: "
-                                       f"{type(cause).__name__}: {_first_line(cause)}") from error
-            submit(actor)
+                index, result, error = pool.get_next_unordered()
+            except RayError as died:  # an actor that died more often than max_restarts / max_task_retries
+                cause = getattr(died, "cause", None) or died
+                unfinished = [i + 1 for i in range(len(blocks)) if i not in done]
+                raise BlockFailedError(f"{what}: a Ray worker failed on one of blocks {unfinished} of {len(blocks)}: "
+                                       f"{type(cause).__name__}: {_first_line(cause)}") from died
+            if error is not None:
+                raise BlockFailedError(f"{describe_block(what, index, blocks)} failed on a Ray worker: {error}")
+            done.add(index)
             yield blocks[index], result
     finally:
         for actor in actors:

@@ -1,4 +1,5 @@
 """Batched, cached text generation.
+May import: common, store, executors, models.
 
     from toxlib.generate import generate, DecodingConfig, RTP_SAMPLING
     df = generate(lm, prompts, RTP_SAMPLING)          # 25 nucleus samples (p = 0.9) of 20 tokens per prompt

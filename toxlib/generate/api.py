@@ -14,13 +14,14 @@ import torch
 from toxlib.common.progress import tqdm
 from toxlib.executors import RayExecutor, resolve_executor
 from toxlib.executors.blocks import blocks_for, run_blocks
-from toxlib.executors.model_spec import ModelSpec
-from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key, stable_hash
+from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key
 from toxlib.generate.engine import beam_batch, decode_batch
 from toxlib.generate.nucleus import NucleusStats
+from toxlib.generate.steering import Steering
 from toxlib.models.batching import bucket_width, length_batches
-from toxlib.steer import Steering
+from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import GenerationStore
+from toxlib.store.keys import stable_hash
 
 COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]
 

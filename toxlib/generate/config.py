@@ -6,8 +6,6 @@ and the steering so two runs share cached texts exactly when they would produce 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, replace
 
 MODES = ("sample", "greedy", "beam")
@@ -66,11 +64,6 @@ class DecodingConfig:
 
 #: RealToxicityPrompts' prompted setting: 25 nucleus samples (p = 0.9) of up to 20 new tokens per prompt.
 RTP_SAMPLING = DecodingConfig(mode="sample", num_samples=25, max_new_tokens=20, top_p=0.9)
-
-
-def stable_hash(obj) -> str:
-    """sha256 hex of a JSON-serialisable object with sorted keys."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded

@@ -9,10 +9,10 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      to a few hundred rows per step) and drop rows from the batch once they have stopped.
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
 result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
-(``toxlib.models.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and pruning
-keeps one finished row beside the last live one, because a one-row step takes other bf16 kernels (see
-``toxlib.models.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate`` (batched,
-left padded to the same width).
+(``toxlib.models.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and
+pruning keeps one finished row beside the last live one, because a one-row step takes other bf16 kernels (see
+``toxlib.models.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate``
+(batched, left padded to the same width).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
 batched generation does; it changes nothing while prompt + continuation is shorter than the window (512 tokens).
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import torch
 
-from toxlib.models.batching import pad
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
+from toxlib.models.batching import pad
 from toxlib.models.length_groups import window as sliding_window
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it

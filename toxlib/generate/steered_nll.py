@@ -16,14 +16,14 @@ import torch
 from toxlib.common.progress import tqdm
 from toxlib.executors import RayExecutor, blocks_of, resolve_executor
 from toxlib.executors.blocks import run_blocks, workers_for
-from toxlib.executors.model_spec import ModelSpec
 from toxlib.generate.api import encode_prompt
-from toxlib.generate.config import stable_hash
 from toxlib.generate.engine import call_optional, prefill
 from toxlib.generate.kv_cache import cache_argument
+from toxlib.generate.steering import Steering
 from toxlib.models.perplexity import model_key, score_table, through_store
-from toxlib.steer import Steering
+from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import LMScoreStore
+from toxlib.store.keys import stable_hash
 
 
 def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, cache: LMScoreStore | bool = True,

@@ -1,4 +1,5 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
+May import: store.
 ``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
 ``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve), ``uncertainty`` (intervals,
 verdicts and the sample size that would decide a claim)."""
@@ -6,7 +7,12 @@ verdicts and the sample size that would decide a claim)."""
 from toxlib.metrics.agreement import agreement, calibration_bins
 from toxlib.metrics.classification import binary_prf, prf_table
 from toxlib.metrics.conditional import conditional_rates
-from toxlib.metrics.toxicity import bootstrap_expected_max, expected_max_toxicity, toxicity_probability
+from toxlib.metrics.toxicity import (
+                                     bootstrap_expected_max,
+                                     expected_max_of_pool,
+                                     expected_max_toxicity,
+                                     toxicity_probability,
+)
 
 __all__ = ["agreement", "binary_prf", "bootstrap_expected_max", "calibration_bins", "conditional_rates",
-           "expected_max_toxicity", "prf_table", "toxicity_probability"]
+           "expected_max_of_pool", "expected_max_toxicity", "prf_table", "toxicity_probability"]

@@ -68,13 +68,23 @@ def toxicity_probability(frame: pd.DataFrame, score: str = "toxicity", by: str =
             "n_toxic_prompts": toxic}
 
 
+def expected_max_of_pool(scores, n: int) -> float:
+    """The expected maximum of ``n`` draws with replacement from ``scores`` (1-D; NaN dropped), from order
+    statistics: sum_i x_(i) [(i/N)^n - ((i-1)/N)^n] (what ``bootstrap_expected_max`` estimates by simulation; a
+    smooth statistic, so it can itself be bootstrapped)."""
+    values = np.sort(np.asarray(scores, dtype=float))
+    values = values[~np.isnan(values)]
+    cdf = (np.arange(1, len(values) + 1) / len(values)) ** n
+    return float(np.dot(values, np.diff(cdf, prepend=0.0)))
+
+
 def bootstrap_expected_max(pool, ns, resamples: int = 1000, seed: int = 0, chunk: int = 2_000_000) -> pd.DataFrame:
     """RealToxicityPrompts' Figure 2: for each n in ``ns``, draw n scores from ``pool`` with replacement
     ``resamples`` times and take each draw's maximum.
 
     pool: 1-D scores (NaN dropped). Returns one row per n: n, mean (the bootstrap estimate of the expected maximum),
     std (across resamples: the variance band), lower / upper (2.5th / 97.5th percentiles), exact (the expectation
-    the bootstrap estimates, from order statistics: sum_i x_(i) [(i/N)^n - ((i-1)/N)^n]).
+    the bootstrap estimates, ``expected_max_of_pool``).
     """
     values = np.sort(np.asarray(pool, dtype=float))
     values = values[~np.isnan(values)]
@@ -89,8 +99,7 @@ def bootstrap_expected_max(pool, ns, resamples: int = 1000, seed: int = 0, chunk
         for start in range(0, resamples, per):
             stop = min(resamples, start + per)
             maxima[start:stop] = values[rng.integers(0, size, (stop - start, n)).max(axis=1)]
-        cdf = (np.arange(1, size + 1) / size) ** n
-        exact = float(np.dot(values, np.diff(cdf, prepend=0.0)))
+        exact = expected_max_of_pool(values, n)
         rows.append({"n": int(n), "mean": maxima.mean(), "std": maxima.std(ddof=1),
                      "lower": np.percentile(maxima, 2.5), "upper": np.percentile(maxima, 97.5), "exact": exact})
     return pd.DataFrame(rows)

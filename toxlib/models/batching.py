@@ -121,3 +121,15 @@ def tokenized_batches(tokenizer, texts: list[str], budget: int, max_length: int 
     ids = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
     for rows in length_batches([len(i) for i in ids], budget):
         yield rows, tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
+
+
+def bucketed_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
+    """Training batches (lists of indices into ``lengths``) of similar-length texts, for the scorer and the LM
+    adaptation: shuffle, sort within windows of 50 batches, shuffle the batches."""
+    perm = torch.randperm(len(lengths), generator=generator).tolist()
+    window = batch_size * 50
+    batches = []
+    for start in range(0, len(perm), window):
+        chunk = sorted(perm[start:start + window], key=lambda i: lengths[i])
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]

@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toxlib.store import paths
 from toxlib.common.errors import ChecksumMismatchError, ModelUnavailableError
+from toxlib.store import paths
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ import contextlib
 
 import torch
 
+from toxlib.models.attention import attention_function
 from toxlib.models.cpu_kernels import rows_are_batch_invariant
+from toxlib.models.loading import text_config
 
 #: the name this attention function is registered under in transformers' ``AttentionInterface``
 ATTENTION = "toxlib_length_groups"
@@ -70,7 +72,6 @@ def supports(model) -> bool:
 def window(model) -> int | None:
     """The model's smallest sliding window (Gemma-3's local layers: 512), or None: a group longer than it needs
     the window's mask, which length groups do not build."""
-    from toxlib.models.loading import text_config
 
     return getattr(text_config(model), "sliding_window", None)
 
@@ -88,7 +89,6 @@ def length_groups(model, shapes: list[tuple[int, int]]):
     """Within the block, ``model``'s attention treats its one input row as the concatenation of groups of
     ``shapes`` [(rows, length), ...] (in order), each group causal on its own. Restores the model's attention
     implementation on exit."""
-    from toxlib.models.attention import attention_function
 
     layout, offset = [], 0
     for rows, length in shapes:

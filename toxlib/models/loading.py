@@ -18,12 +18,13 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from toxlib.store import paths
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
+from toxlib.store import paths
+from toxlib.store.cache import written_atomically
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -324,8 +325,6 @@ def local_tokenizer(folder: Path):
     import pickle
 
     import transformers
-
-    from toxlib.store.cache import written_atomically
 
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in WEIGHT_SUFFIXES)
     stamp = json.dumps([transformers.__version__, str(folder)]

@@ -19,10 +19,10 @@ import torch
 from toxlib.common.progress import tqdm
 from toxlib.executors import resolve_executor
 from toxlib.executors.blocks import chunked_rows
-from toxlib.executors.model_spec import ModelSpec
 from toxlib.models.batching import length_batches, packs, pad, shifted_exp
 from toxlib.models.length_groups import can_share_a_pass, hidden_states
 from toxlib.models.loading import text_config
+from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import LMScoreStore
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.

@@ -1,4 +1,5 @@
 """The four papers, one home each: the paper's printed values, its analysis functions and the claims its chapters
+May import: common, store, data, metrics, executors, models, generate, steer, scorers, report.
 check (``claims*`` functions return the rows of a chapter's claims.csv).
 
   paper                                                   module                 sections -> chapter

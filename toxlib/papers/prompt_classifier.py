@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.models.batching import length_batches, shifted_exp
-from toxlib.store.cache import LMScoreStore
+from toxlib.common.progress import tqdm
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
-from toxlib.generate.engine import prefill
+from toxlib.generate.engine import prefill, shared_prefix
+from toxlib.models.batching import length_batches, shifted_exp
 from toxlib.models.perplexity import model_key
-from toxlib.common.progress import tqdm
+from toxlib.store.cache import LMScoreStore
 
 INDENT = " " * 19
 PROMPTS = {
@@ -88,9 +88,9 @@ def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch
 
     Prompts are tokenized as ``generate`` tokenizes them. The token ids ``prefix`` (the setting's instruction and
     examples, ``template_prefix``), where a prompt starts with them, run once per batch through ``prefill``;
-    the rest are batched by equal length (``toxlib.models.batching.length_batches``, at most ``batch_tokens`` tokens), so
-    no padding: a prompt's probabilities do not depend on the prompts beside it (or on what a cache held). Only the
-    last position's logits are computed."""
+    the rest are batched by equal length (``toxlib.models.batching.length_batches``, at most ``batch_tokens``
+    tokens), so no padding: a prompt's probabilities do not depend on the prompts beside it (or on what a cache
+    held). Only the last position's logits are computed."""
     encoded = [encode_prompt(lm, p) for p in prompts]
     prefix = list(prefix or [])
     shares = [bool(prefix) and len(e) > len(prefix) and e[:len(prefix)] == prefix for e in encoded]
@@ -116,7 +116,6 @@ NEXT_TOKEN_VERSION = "next-token-v2"  # v2: a fixed prefix per setting, equal-le
 def template_prefix(lm, setting: str) -> list[int]:
     """Token ids every prompt of ``setting`` starts with: the common token prefix of the template filled with two
     different phrases, less one token (a phrase's first token can merge with the template's last)."""
-    from toxlib.generate.engine import shared_prefix
 
     a, b = (encode_prompt(lm, p) for p in build_prompts(["Apples grow", "Zebras run"], setting))
     return a[:max(0, shared_prefix([a, b]) - 1)]

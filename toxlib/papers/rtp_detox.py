@@ -18,10 +18,22 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from toxlib.data.rtp_records import load_rtp_all
 from toxlib.generate import RTP_SAMPLING, DecodingConfig
+from toxlib.generate.steered_nll import cached_steered_nll
 from toxlib.metrics.toxicity import TOXIC, scored_maxima
+from toxlib.metrics.uncertainty import difference_interval, paired_interval, proportion_interval, unit_interval
 from toxlib.papers.rtp import PAPER, prompted, stratified_prompts, unprompted_pool, with_scores
 from toxlib.report.claims import claim
+from toxlib.scorers.training import training_texts
+from toxlib.steer.adapt import corpus_sha256
+from toxlib.steer.attribute import AttributeConditioning
+from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
+from toxlib.steer.vocab_shift import VERSION, VocabShift, VocabShiftWeights, train_vocab_shift
+from toxlib.steer.word_filter import WordFilter
+from toxlib.store.cache import written_atomically
+from toxlib.store.keys import stable_hash
+from toxlib.store.paths import cache_dir
 
 
 @dataclass
@@ -62,8 +74,6 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     n_toxic / n_nontoxic: evaluation prompts per class (held-out records hold 422 toxic and about 1,000 non-toxic
     prompts); n_perplexity: perplexity texts; max_corpus: cap on the labelled corpus (None: all, about 8,000
     texts), keeping it balanced. Raises when a part has fewer texts than asked for."""
-    from toxlib.data.rtp_records import load_rtp_all
-    from toxlib.scorers.training import training_texts
 
     texts = training_texts(seed=0)
     document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
@@ -87,6 +97,17 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
         raise ValueError(f"asked for {n_perplexity} perplexity texts; the held-out records have {len(pool)}")
     ppl = pool.sample(n_perplexity, random_state=seed)[["text", "record_id"]].reset_index(drop=True)
     return DetoxSplit(prompts.reset_index(drop=True), corpus.reset_index(drop=True), ppl)
+
+
+def method_runs(base, adapted: dict, vocab_shift_weights, beta: float) -> dict:
+    """The six methods of the chapter's Table 3 besides PPLM, as {method: (language model, steering or None)}: the
+    base model, WORD FILTER and VOCAB-SHIFT (``vocab_shift_weights``, strength ``beta``) steer ``base``; the DAPT
+    models and ATCON are ``adapted`` ({"DAPT (non-toxic)", "DAPT (toxic)", "ATCON": model}), ATCON prompted with
+    its non-toxic attribute token."""
+    return {"base model": (base, None), "WORD FILTER": (base, WordFilter()),
+            "VOCAB-SHIFT": (base, VocabShift(vocab_shift_weights, beta)),
+            "DAPT (non-toxic)": (adapted["DAPT (non-toxic)"], None), "DAPT (toxic)": (adapted["DAPT (toxic)"], None),
+            "ATCON": (adapted["ATCON"], AttributeConditioning.for_model(adapted["ATCON"]))}
 
 
 def scored_run(lm, method: str, split: DetoxSplit, steering=None, k: int = 25, n_unprompted: int = 20,
@@ -139,7 +160,6 @@ def perplexity_table(runs: dict, base, base32, texts: list[str], pplm=None, pplm
     against ``base``, and, when ``pplm`` is given and ``pplm_texts`` > 0, for PPLM and its float32 base
     (``base32``) over the first ``pplm_texts`` texts (PPLM costs about 20 s per token here). Every value is
     cached (``cached_steered_nll``), so a re-run recomputes none."""
-    from toxlib.generate.steered_nll import cached_steered_nll
 
     reference = cached_steered_nll(base, texts)
     rows = [perplexity_row(method, cached_steered_nll(lm, texts, steering), reference)
@@ -166,11 +186,6 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
     leaves nothing that looks finished."""
     import inspect
 
-    from toxlib.steer.adapt import corpus_sha256
-    from toxlib.store.cache import written_atomically
-    from toxlib.generate.config import stable_hash
-    from toxlib.store.paths import cache_dir
-
     bound = inspect.signature(train).bind(lm, corpus, **settings)
     bound.apply_defaults()
     effective = {k: v for k, v in bound.arguments.items()
@@ -187,7 +202,6 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
 
 def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
     """``toxlib.steer.vocab_shift.train_vocab_shift(lm, corpus, **settings)``, cached (see ``_cached_weights``)."""
-    from toxlib.steer.vocab_shift import VERSION, VocabShiftWeights, train_vocab_shift
 
     return _cached_weights("vocab-shift", lm, corpus, train_vocab_shift, VocabShiftWeights.load, VERSION, **settings)
 
@@ -195,7 +209,6 @@ def vocab_shift_weights(lm, corpus: pd.DataFrame, **settings):
 def discriminator(lm, corpus: pd.DataFrame, **settings):
     """``toxlib.steer.pplm_discriminator.train_discriminator(lm, corpus, **settings)``, cached (see
     ``_cached_weights``)."""
-    from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 
     return _cached_weights("pplm-discriminator", lm, corpus, train_discriminator, Discriminator.load,
                            DISCRIMINATOR_VERSION, **settings)
@@ -233,7 +246,6 @@ def _maxima(generations: pd.DataFrame, method: str, cls: str, k: int) -> pd.Seri
 def _paired(generations, a: str, b: str, cls: str, k: int, relative: bool = False):
     """Interval of mean(a) - mean(b) (or the relative change) over the prompts both methods scored; unprompted
     groups are not the same units across methods, so they are compared as two independent samples."""
-    from toxlib.metrics.uncertainty import difference_interval, paired_interval
 
     ma, mb = _maxima(generations, a, cls, k), _maxima(generations, b, cls, k)
     if cls == "unprompted":
@@ -245,7 +257,6 @@ def _paired(generations, a: str, b: str, cls: str, k: int, relative: bool = Fals
 def _ranking(generations, k: int, best: tuple[str, str], others: list[str]):
     """Interval of (lowest mean toxic-prompt maximum among ``others``) - (highest among ``best``), prompts
     resampled with all methods' maxima kept together: above 0 means both ``best`` methods beat every other."""
-    from toxlib.metrics.uncertainty import unit_interval
 
     frame = pd.concat({m: _maxima(generations, m, "toxic", k) for m in [*best, *others]}, axis=1).dropna()
     nb = len(best)
@@ -265,7 +276,6 @@ def claims(generations: pd.DataFrame, perplexity: pd.DataFrame, k: int, pplm_k: 
     :func:`perplexity_row`). Every toxicity claim carries a 95% interval from resampling prompts (a prompt's k
     continuations kept together as its maximum), paired where two methods share the prompts; the perplexity
     claim is an aggregate over texts without an interval."""
-    from toxlib.metrics.uncertainty import proportion_interval
 
     rows = []
     for m, base, kk in [*((m, "base model", k) for m in DETOXIFIERS), ("PPLM", "base model (PPLM subset, fp32)",

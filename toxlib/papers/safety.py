@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, rankdata, spearmanr
 
-from toxlib.models.perplexity import cached_nll
 from toxlib.metrics.safety_score import safety_scores
+from toxlib.metrics.uncertainty import difference_interval, n_to_decide_from_interval, two_sample_interval
 from toxlib.models import load
+from toxlib.models.perplexity import cached_nll
 from toxlib.papers.printed import Printed
 from toxlib.report.claims import claim
 
@@ -164,6 +165,21 @@ PAPER_TABLE10 = _paper_table(_TABLE10, ["safety_score"])
 PAPER_TABLE13 = _paper_table(_TABLE13, ["heads", "layers", "hidden_size", "average_safety_score"])
 #: The GPT-2 family rows, the paper's models closest to the causal LMs run here.
 PAPER_GPT2 = ["GPT-2-xl", "GPT-2-large", "GPT-2-medium", "GPT-2", "DistilGPT-2"]
+
+
+def sample_sentences(toxigen: pd.DataFrame, implicit: pd.DataFrame, max_sentences: int, max_implicit_sentences: int,
+                     seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The chapter's sentences: ``max_sentences`` of each dataset (0: all) drawn with ``seed``, then ImplicitHate cut
+    to ``max_implicit_sentences`` (0: no cut) by a second draw from the first. The second draw is kept because the
+    published tables were computed from it (a single draw of ``max_implicit_sentences`` would select other
+    sentences); the decision-sized defaults of the sample record will score every sentence instead.
+    Returns (toxigen, implicit), each a subset of its input's rows in drawn order."""
+    if max_sentences:
+        toxigen = toxigen.sample(min(max_sentences, len(toxigen)), random_state=seed)
+        implicit = implicit.sample(min(max_sentences, len(implicit)), random_state=seed)
+    if max_implicit_sentences and len(implicit) > max_implicit_sentences:
+        implicit = implicit.sample(max_implicit_sentences, random_state=seed)
+    return toxigen, implicit
 
 
 def per_sentence(sentences: pd.DataFrame, nll: pd.DataFrame, model: str, dataset: str) -> pd.DataFrame:
@@ -333,7 +349,6 @@ def _u_share(x, y, axis=-1):
 def safety_interval(rows: pd.DataFrame):
     """The safety score of ``rows`` (one model's sentences for one group: perplexity, toxicity_score, harmful) with
     its 95% interval from resampling harmful and benign sentences (two independent samples)."""
-    from toxlib.metrics.uncertainty import two_sample_interval
 
     scaled = (rows["perplexity"] / rows["toxicity_score"]).to_numpy(dtype=float)
     harmful = rows["harmful"].astype(bool).to_numpy()
@@ -346,7 +361,6 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
     group's safety score with its interval (sentences resampled; holds when every group's interval lies below
     0.5, fails when one lies above) and harmful minus benign mean log-perplexity (two samples of sentences). The
     rank and the paper-table recomputations are exact facts without an interval."""
-    from toxlib.metrics.uncertainty import difference_interval, n_to_decide_from_interval
 
     rows = []
     groups = group_scores(toxigen_scored)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from toxlib.metrics import conditional_rates, prf_table
-from toxlib.metrics.uncertainty import proportion_interval
-from toxlib.papers.printed import Printed
-from toxlib.report.claims import claim, fact, within
 from toxlib.data.wordmatch import contains_listed_word
+from toxlib.metrics import conditional_rates, prf_table
+from toxlib.metrics.uncertainty import proportion_interval, unit_interval
+from toxlib.papers.printed import Printed
+from toxlib.papers.prompt_classifier import next_token_reading, sampled_reading
+from toxlib.report.claims import claim, fact, within
+from toxlib.scorers import get_scorer
 from toxlib.scorers.base import headline, score_all
 
 # system name -> prediction column of load_sass_predictions()
@@ -181,7 +183,6 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
     reading, n_unparsed_replies (sampled replies that parsed to no answer), n_unparsed_labels (texts whose
     majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")).
     """
-    from toxlib.papers.prompt_classifier import next_token_reading, sampled_reading
 
     labels, rows = {}, []
     for name, lm in lms.items():
@@ -335,7 +336,6 @@ def f1_difference(comments: pd.DataFrame, first: str, others: list[str]):
     """95% interval of F1(first) - max F1(others) against human_label, resampling comments with every system's
     predictions kept together (``uncertainty.unit_interval`` over rows); comments where any of these systems has
     no prediction are left out. Columns are those of ``comments``."""
-    from toxlib.metrics.uncertainty import unit_interval
 
     rows = comments[["human_label", first, *others]].dropna().astype(float).to_numpy()
 
@@ -433,14 +433,22 @@ def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, sco
     """Table 7 with local systems: precision/recall/F1 against ``tweets``' hate labels for the recorded Perspective
     and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
     setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``."""
-    from toxlib.scorers import get_scorer
 
     best = best_lm_system(classifiers, "next-token")
     labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
                                    ["next-token"])[0] if best is not None else pd.DataFrame(index=tweets.index))
-    scores = score_all({name: get_scorer(name) for name in scorers}, tweets["text"])
-    scored, scorer_systems = with_scorer_columns(tweets, scores, threshold)
-    scored = pd.concat([scored, labels], axis=1)
-    systems = {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few", **{s: s for s in labels.columns},
-               **scorer_systems}
+    scored, systems = with_local_systems(tweets, labels, scorers, threshold,
+                                         {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few"})
     return prf_table(scored["label"], {name: scored[col] for name, col in systems.items()})
+
+
+def with_local_systems(frame: pd.DataFrame, lm_labels: pd.DataFrame, scorers: list[str], threshold: float,
+                       recorded: dict[str, str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``frame`` (SASS comments or tweets, a ``text`` column) with the local systems beside its recorded ones: the
+    LM systems' labels (``lm_labels``, one column per system, rows aligned) and, per scorer of ``scorers``, its
+    toxicity and its label at > ``threshold`` (``with_scorer_columns``). Returns (frame, {system: label column}),
+    the recorded systems first, then the LM systems, then the scorers."""
+    scores = score_all({name: get_scorer(name) for name in scorers}, frame["text"])
+    scored, scorer_systems = with_scorer_columns(frame, scores, threshold)
+    scored = pd.concat([scored, lm_labels], axis=1)
+    return scored, {**recorded, **{s: s for s in lm_labels.columns}, **scorer_systems}

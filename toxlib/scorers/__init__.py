@@ -1,4 +1,5 @@
 """Toxicity scorers behind one protocol (``toxlib.scorers.base.Scorer``) and a registry by name.
+May import: common, store, data, metrics, executors, models.
 
     from toxlib.scorers import score
     table = score(texts, scorer="distilled")   # columns: toxicity, severe_toxicity, ..., scorer, version, error
@@ -19,6 +20,7 @@ import importlib
 from toxlib.common.errors import UnknownNameError
 from toxlib.models.cpu_kernels import use_strict_gemm
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer, attribute_columns, headline, score_all
+from toxlib.scorers.hf import HFClassifierScorer
 
 #: name -> ("module:Class", one-line description). Modules are imported on first use (torch models load lazily).
 REGISTRY = {
@@ -63,8 +65,6 @@ def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
         module, cls = REGISTRY[name][0].split(":")
         scorer = getattr(importlib.import_module(module), cls)(**options)
     elif name.startswith("hf:") or name in DETOXIFY:
-        from toxlib.scorers.hf import HFClassifierScorer
-
         scorer = HFClassifierScorer(DETOXIFY.get(name, name.removeprefix("hf:")), name=name, **options)
     else:
         raise UnknownNameError(f"unknown scorer {name!r}; known: {', '.join(known_scorers())}")

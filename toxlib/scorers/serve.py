@@ -47,6 +47,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from toxlib.scorers import get_scorer
+
 log = logging.getLogger(__name__)
 
 ANALYZE_PATH = "/v1alpha1/comments:analyze"
@@ -300,8 +302,6 @@ def serve(host: str = "127.0.0.1", port: int = 8080, scorer: str = "distilled", 
     """Load ``scorer`` by name and serve it until interrupted (uvicorn; access log off so keys in query strings
     are never printed)."""
     import uvicorn
-
-    from toxlib.scorers import get_scorer
 
     loaded = get_scorer(scorer)
     app = make_app(loaded, max_body=max_body, max_waiting=max_waiting, cache=cache)

@@ -26,9 +26,20 @@ import numpy as np
 import pandas as pd
 import torch
 
+from toxlib.common.progress import quiet_peft, tqdm
 from toxlib.data.rtp_records import load_rtp_all
-from toxlib.common.progress import tqdm
-from toxlib.scorers.distilled import TARGETS, PerspectiveEmulator, base_encoder, quiet_peft
+from toxlib.metrics.agreement import agreement
+from toxlib.models.batching import bucketed_batches
+from toxlib.models.device import configure_cpu_threads
+from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, fit_calibrators, save_calibrators
+from toxlib.scorers.distilled import (
+    META_FILE,
+    TARGETS,
+    PerspectiveEmulator,
+    base_encoder,
+    predict,
+    save_emulator,
+)
 
 #: Bump when the recipe or the data selection changes (it is part of the scorer's version).
 RECIPE_VERSION = "minilm-rtp-3"  # 3: 6 epochs, LoRA rank 32 (2: 3 epochs, rank 16)
@@ -81,25 +92,12 @@ def training_texts(seed: int = 0, held_out: float = 0.2, calibration: float = 0.
     return texts.reset_index(drop=True)
 
 
-def _bucketed_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
-    """Shuffled batches of similar-length texts: shuffle, sort within windows of 50 batches, shuffle the batches."""
-    perm = torch.randperm(len(lengths), generator=generator).tolist()
-    window = batch_size * 50
-    batches = []
-    for start in range(0, len(perm), window):
-        chunk = sorted(perm[start:start + window], key=lambda i: lengths[i])
-        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
-    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
-
-
 def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(), progress: bool = True,
                    threads: int | None = None):
     """Train on the rows of ``texts`` (columns text and ``TARGETS``, as from ``training_texts``, already restricted
     to the training split). Returns (model in eval mode with the peft adapter attached, tokenizer, metadata dict with
     the config, the counts and the wall time)."""
     from peft import LoraConfig, get_peft_model
-
-    from toxlib.models.device import configure_cpu_threads
 
     configure_cpu_threads(threads)
     torch.manual_seed(config.seed)
@@ -122,7 +120,7 @@ def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(
     started = time.perf_counter()
     bar = tqdm(total=steps, disable=not progress, desc="training the distilled scorer", unit="batch")
     for _ in range(config.epochs):
-        for batch in _bucketed_batches([len(i) for i in ids], config.batch_size, generator):
+        for batch in bucketed_batches([len(i) for i in ids], config.batch_size, generator):
             enc = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
             logits = model(enc["input_ids"], enc["attention_mask"])
             y = targets[batch]
@@ -151,9 +149,6 @@ def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: 
 
     reuse: when ``folder`` already holds a run of the same recipe (version, config, torch version), return its
     metadata without training again (the run is deterministic for a recipe; delete the folder to retrain)."""
-    from toxlib.metrics.agreement import agreement
-    from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, fit_calibrators, save_calibrators
-    from toxlib.scorers.distilled import META_FILE, predict, save_emulator
 
     done = Path(folder) / META_FILE
     if reuse and done.exists() and (Path(folder) / CALIBRATION_FILE).exists():

@@ -45,8 +45,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from toxlib.common.progress import quiet_peft, tqdm
+from toxlib.models import load
+from toxlib.models.batching import bucketed_batches
+from toxlib.models.device import configure_cpu_threads
 from toxlib.store import paths
-from toxlib.common.progress import tqdm
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
 RECIPE_VERSION = "adapt-1"
@@ -153,7 +156,6 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     config, corpus size and sha256, documents with an attribute token, tokens seen, steps, wall time, the mean
     training loss of the first and last 10% of steps, and the base weights_id.
     """
-    from toxlib.models import load
 
     folder = adapted_dir(lm, corpus, config)
     with _quiet_transformers():
@@ -231,9 +233,6 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
     float32, on ``lm``'s device; tokenizer, with the attribute tokens for ATCON; metadata dict)."""
     import transformers
 
-    from toxlib.models.device import configure_cpu_threads
-    from toxlib.scorers.training import _bucketed_batches
-
     _check_corpus(corpus)
     if len(corpus) == 0:
         raise ValueError("the corpus is empty")
@@ -276,7 +275,7 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
     batches = []
     while len(losses) < steps:
         if not batches:
-            batches = _bucketed_batches([len(d[0]) for d in docs], config.batch_size, generator)
+            batches = bucketed_batches([len(d[0]) for d in docs], config.batch_size, generator)
             epochs += 1
         input_ids, attention, labels = _collate([docs[i] for i in batches.pop(0)], pad, lm.device)
         loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
@@ -319,8 +318,6 @@ def _trainable(model, config: AdaptConfig, new_ids: list[int]):
     if config.lora_r == 0:
         return model
     from peft import LoraConfig, get_peft_model
-
-    from toxlib.scorers.distilled import quiet_peft
 
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.0, target_modules="all-linear",
                       trainable_token_indices=new_ids or None, task_type="CAUSAL_LM")

@@ -41,6 +41,7 @@ import contextlib
 
 import torch
 
+from toxlib.generate.kv_cache import cache_argument
 from toxlib.steer import Steering
 
 # the attribute model lives in its own module; re-exported here for ``from toxlib.steer.pplm import ...``
@@ -150,7 +151,6 @@ class PPLMProcessor:
         """One position through the model on a cache built from ``kvs``: (next-token logits (rows, V) fp32, or None
         when not ``logits`` (the LM head is skipped), final hidden state (rows, H) fp32, the cache's per-layer
         tensors afterwards)."""
-        from toxlib.generate.kv_cache import cache_argument
 
         cache = _make_cache(self.model, kvs, length)
         kw = dict(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=position,
@@ -171,7 +171,6 @@ class PPLMProcessor:
         self.past_len = ids.shape[1] - 1
         if self.past_len == 0:
             return
-        from toxlib.generate.kv_cache import cache_argument
 
         cache, decoder = _make_cache(self.model, None, 0), self.model.get_decoder()
         with torch.no_grad():

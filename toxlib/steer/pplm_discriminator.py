@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.models.batching import budget_batches, pad
 from toxlib.common.progress import tqdm
+from toxlib.models.batching import budget_batches, pad
 from toxlib.steer.vocab_shift import check_corpus, subsample, tensor_sha256
 
 DISCRIMINATOR_VERSION = "pplm-head-v1"  # bump when training changes: it keys the cached discriminators

@@ -40,6 +40,9 @@ from __future__ import annotations
 
 import torch
 
+from toxlib.generate.api import encode_prompt
+from toxlib.generate.kv_cache import cache_argument, concatenate_rows, preallocated_cache
+from toxlib.models.batching import bucket_width, pad
 from toxlib.steer import Steering
 
 #: The six attribute prefixes of Schick et al. (2021), verbatim from the reference's ``DEBIASING_PREFIXES``.
@@ -210,8 +213,6 @@ class SelfDebiasingProcessor:
         padding depends on the rows beside it. Rows whose prefixed tokens do not start with the prefix's own
         tokens (a prefix ending in a space merges with the prompt's first word) share nothing: the whole prefixed
         sequence is the rest."""
-        from toxlib.models.batching import bucket_width, pad
-        from toxlib.generate.kv_cache import cache_argument, concatenate_rows, preallocated_cache
 
         model = self.lm.model
         device = next(model.parameters()).device
@@ -247,7 +248,6 @@ class SelfDebiasingProcessor:
 
     def _forward_step(self, token: torch.Tensor) -> torch.Tensor:
         """p_biased (rows, V) after appending ``token`` (rows,) to every prefixed copy of its row (cached)."""
-        from toxlib.generate.kv_cache import cache_argument
 
         tokens = token.repeat_interleave(len(self.prefixes))[:, None].to(self._mask.device)
         self._mask = torch.cat([self._mask, torch.ones_like(tokens)], dim=1)
@@ -309,7 +309,6 @@ class SelfDebiasingProcessor:
 def prefixed_ids(lm, prefix: str, prompt_tokens: list[int]) -> list[int]:
     """Token ids of ``prefix`` + the prompt's text, tokenised as one string as the reference does (the prompt's
     text recovered from its tokens, special tokens dropped)."""
-    from toxlib.generate.api import encode_prompt
 
     text = lm.tokenizer.decode(prompt_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False)
     return encode_prompt(lm, prefix + text)
@@ -365,7 +364,6 @@ class SelfDebiasing(Steering):
         """(padded width of the prompt's longest prefixed copy after its shared prefix, whether it shares the
         prefixes): prompts batched together share both, so the processor pads every copy to a width fixed by its
         own row (``toxlib.models.batching``)."""
-        from toxlib.models.batching import bucket_width
 
         copies = [prefixed_ids(lm, p, prompt_ids) for p in self.prefixes]
         shared = shared_prefix_tokens(lm, self.prefixes)

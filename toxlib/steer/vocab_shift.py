@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.models.batching import budget_batches, pad
 from toxlib.common.progress import tqdm
+from toxlib.models.batching import budget_batches, pad
+from toxlib.models.perplexity import default_batch_tokens
 from toxlib.steer import Steering
 
 VERSION = "vocab-shift-gis-v1"  # bump when training changes: it keys the cached weights
@@ -163,7 +164,6 @@ def train_vocab_shift(lm, corpus: pd.DataFrame, beta: float = 3.0, epochs: int =
     Returns VocabShiftWeights with W (V, 2) float32 (column 0 toxic, 1 non-toxic) and meta, including
     nll_per_token: the corpus NLL per token (per class and overall) before each update (epoch 0 = the plain LM).
     """
-    from toxlib.models.perplexity import default_batch_tokens
 
     corpus = subsample(check_corpus(corpus), max_texts, seed)
     encoded = [encode_with_start(lm, str(t), max_tokens) for t in corpus["text"]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
+from toxlib.data import load_word_list
 from toxlib.steer import Steering
 
 
@@ -29,8 +30,6 @@ class WordFilter(Steering):
 
     def __init__(self, words=None):
         if words is None:
-            from toxlib.data import load_word_list
-
             words = load_word_list("rtp")["word"]
         self.words = sorted({str(w) for w in words})
         self._processors = {}

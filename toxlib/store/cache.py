@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 from toxlib.store import paths
+from toxlib.store.keys import stable_hash
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -221,8 +222,6 @@ def cached_frame(kind: str, key: dict, compute):
     costly to recompute but are not texts or scores (e.g. the generation chapter's nucleus statistics). The key
     should name everything the table depends on; the pandas version is added, since pickles are read by pandas."""
     import pandas as pd
-
-    from toxlib.generate.config import stable_hash
 
     path = paths.cache_dir() / "frames" / f"{kind}-{stable_hash({**key, 'pandas': pd.__version__})[:20]}.pkl"
     if path.exists():

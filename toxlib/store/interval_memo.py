@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from toxlib.store import paths
+from toxlib.store.cache import written_atomically
 
 #: modules whose functions are taken as fixed by their name and the library version in the key
 _STABLE_LIBRARIES = ("numpy", "scipy", "math", "builtins", "pandas", "sklearn", "statistics")
@@ -117,7 +118,6 @@ def interval_key(data: tuple, statistic, settings: dict) -> str | None:
 def memoised_bounds(key: str | None, compute) -> tuple[float, float, str]:
     """``compute()`` -> (low, high, method), read from the memo under ``key`` when there, else computed and stored
     (key None: computed and not stored)."""
-    from toxlib.store.cache import written_atomically
 
     if key is None:
         return compute()

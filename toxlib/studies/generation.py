@@ -12,11 +12,14 @@ import torch
 from transformers import TopPLogitsWarper
 
 from toxlib.generate.api import generate
-from toxlib.generate.config import DecodingConfig
+from toxlib.generate.config import DecodingConfig, run_key
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
+from toxlib.metrics.uncertainty import proportion_interval
 from toxlib.papers.printed import Printed
 from toxlib.report.claims import claim, fact
 from toxlib.steer import LogitsSteering
+from toxlib.store.cache import cached_frame
+from toxlib.store.keys import stable_hash
 
 
 class NucleusRecorder:
@@ -44,8 +47,6 @@ def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None =
     nucleus_size (tokens kept), same_as_transformers (bool). The run is deterministic (seeded, batch invariant), so
     with ``cache`` the table is computed once per model, weights, dtype, config and prompts
     (``toxlib.store.cache.cached_frame``)."""
-    from toxlib.store.cache import cached_frame
-    from toxlib.generate.config import run_key, stable_hash
 
     def compute() -> pd.DataFrame:
         recorder = NucleusRecorder(config.top_p)
@@ -90,7 +91,6 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
     """Claims of the generation chapter: its decoding parameters against RealToxicityPrompts', the share of
     ``nucleus`` steps (rows of :func:`record_nucleus`) where toxlib's nucleus equals transformers' top-p set, and
     each model's start token (``start_tokens``: {model name: token})."""
-    from toxlib.metrics.uncertainty import proportion_interval
 
     same_count = int(nucleus["same_as_transformers"].sum())
     same = proportion_interval(same_count, len(nucleus))

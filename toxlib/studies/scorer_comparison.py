@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from toxlib.metrics.agreement import agreement
-from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval
+from toxlib.metrics.agreement import agreement, calibration_error
+from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval, unit_interval
 from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
 from toxlib.report.claims import claim, fact
 from toxlib.scorers.base import attribute_columns, headline
 from toxlib.scorers.distilled import DistilledScorer
+
 
 def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, dataset: str, reference_name: str,
                     headline_to: str | None = None) -> pd.DataFrame:
@@ -153,9 +154,6 @@ def calibration_interval(reference, score):
     (``uncertainty.unit_interval`` over rows); texts with a NaN left out."""
     import numpy as np
 
-    from toxlib.metrics.agreement import calibration_error
-    from toxlib.metrics.uncertainty import unit_interval
-
     rows = np.column_stack([np.asarray(reference, dtype=float), np.asarray(score, dtype=float)])
     rows = rows[np.isfinite(rows).all(axis=1)]
     return unit_interval(rows, lambda r: calibration_error(r[:, 0], r[:, 1]))
@@ -165,8 +163,6 @@ def pearson_difference(reference, first, second):
     """95% interval of pearson(first, reference) - pearson(second, reference) over texts, resampling texts with
     their three values together (``uncertainty.unit_interval`` over rows); texts with a NaN anywhere left out."""
     import numpy as np
-
-    from toxlib.metrics.uncertainty import unit_interval
 
     rows = np.column_stack([np.asarray(v, dtype=float) for v in (reference, first, second)])
     rows = rows[np.isfinite(rows).all(axis=1)]

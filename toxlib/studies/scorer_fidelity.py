@@ -12,7 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from toxlib.metrics.agreement import calibration_bins
-from toxlib.scorers.distilled import WEIGHTS_DIR
+from toxlib.report import plots, results
+from toxlib.scorers import get_scorer
+from toxlib.scorers.distilled import TARGETS, WEIGHTS_DIR
+from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary
+from toxlib.scorers.training import training_texts
 from toxlib.studies.scorer_comparison import agreement_table
 
 RAW, CALIBRATED = "distilled (network only)", "distilled (calibrated)"
@@ -21,7 +25,6 @@ RAW, CALIBRATED = "distilled (network only)", "distilled (calibrated)"
 def held_out_texts(seed: int = 0, limit: int | None = None) -> pd.DataFrame:
     """The held-out rows of ``training_texts(seed)`` (columns of ``training_texts``), index 0..n-1; ``limit``: a
     random subset of that many rows (smoke runs)."""
-    from toxlib.scorers.training import training_texts
 
     texts = training_texts(seed)
     held = texts[texts["split"] == "held_out"]
@@ -34,7 +37,6 @@ def raw_and_calibrated(texts, weights: str | Path = WEIGHTS_DIR, cache=True, pro
                        **options) -> dict[str, pd.DataFrame]:
     """{RAW: scores of the network alone, CALIBRATED: scores of the shipped scorer} for ``texts`` (``Scorer.score``
     tables, rows aligned with ``texts``). options go to both ``DistilledScorer``s (dtype, device, ...)."""
-    from toxlib.scorers import get_scorer
 
     return {label: get_scorer("distilled", weights=str(weights), calibrated=calibrated, **options).score(
         texts, cache=cache, progress=progress) for label, calibrated in ((RAW, False), (CALIBRATED, True))}
@@ -51,7 +53,6 @@ def reliability_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, 
 def reliability_diagram(table: pd.DataFrame, n: int, attribute: str = "toxicity"):
     """The reliability diagram of ``reliability_table``'s rows (one curve per scorer) for ``n`` held-out texts;
     returns the matplotlib Figure."""
-    from toxlib.report import plots
 
     return plots.calibration(table, "scorer", f"Distilled scorer against Perspective {attribute}, before and after "
                              f"calibration\n({n:,} held-out RTP texts)",
@@ -68,7 +69,6 @@ def fidelity_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame,
 def fidelity_wide(table: pd.DataFrame, metrics=("pearson", "auc", "calibration_error")) -> pd.DataFrame:
     """``fidelity_table``'s rows as one row per attribute (Perspective's order) and one column per (metric, scorer):
     attribute, then "<metric>: <scorer label>"."""
-    from toxlib.scorers.distilled import TARGETS
 
     wide = table.pivot_table(index="attribute", columns="scorer", values=list(metrics))
     wide.columns = [f"{metric}: {scorer}" for metric, scorer in wide.columns]
@@ -79,7 +79,6 @@ def publish_fidelity(stem: str, held: pd.DataFrame) -> pd.DataFrame:
     """The chapter's calibration section: score ``held`` (held-out texts with Perspective's columns) with the network
     alone and calibrated, write <stem>/reliability.csv and reliability.png (toxicity), and publish
     <stem>/fidelity.csv (``fidelity_wide``). Returns the long ``fidelity_table``."""
-    from toxlib.report import results
 
     held = held.reset_index(drop=True)
     scores = raw_and_calibrated(held["text"].tolist())
@@ -98,8 +97,6 @@ def publish_out_of_domain(stem: str, scorer: str = "distilled") -> pd.DataFrame:
     """The chapter's out-of-domain section: score the 40 sentences of ``toxlib.scorers.out_of_domain`` with
     ``scorer``, publish <stem>/out_of_domain_summary.csv (per kind) and <stem>/out_of_domain.csv (per sentence).
     Returns the per-sentence table."""
-    from toxlib.report import results
-    from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary
 
     scores = out_of_domain_scores(scorer)
     results.publish(stem, "out_of_domain_summary", out_of_domain_summary(scores),

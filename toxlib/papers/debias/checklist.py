@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.metrics.uncertainty import test_verdict
+
 
 def _average(table: pd.DataFrame, condition: str, statistic: str = "probability"):
     return table.loc[condition, ("average", statistic)] if condition in table.index else None
@@ -59,7 +61,6 @@ TESTS = ("polarity", "importance", "transferability", "importance_as_applied", "
 def _tested(table: pd.DataFrame, condition: str, against: str, direction: str) -> str:
     """``uncertainty.test_verdict`` of the claim "``condition``'s average is above (or below) ``against``'s", from the
     table's Student's t-test (``p_value`` against default, ``p_vs_original`` against original) at its alpha."""
-    from toxlib.metrics.uncertainty import test_verdict
 
     if condition not in table.index or against not in table.index:
         return "not judged"

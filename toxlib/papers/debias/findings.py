@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.metrics.uncertainty import paired_interval, test_verdict
 from toxlib.papers.debias.checklist import (
     PAPER_ADVERSARIAL_AVERAGES,
     PAPER_CHECKLIST,
@@ -12,8 +13,12 @@ from toxlib.papers.debias.checklist import (
     TESTS,
     _combine,
 )
+from toxlib.papers.debias.consistency_tables import _indicators, attribute_table, detectable_difference, paper_style
+from toxlib.papers.debias.protocol import CONDITIONS, THRESHOLD, run_protocol, self_debiasing_method
 from toxlib.papers.printed import Printed
+from toxlib.report import plots
 from toxlib.report.claims import claim
+from toxlib.report.tables import show
 
 #: Every value of the paper the chapter uses, with the table or section it comes from.
 PAPER = {
@@ -69,8 +74,6 @@ def prompt_averages(scored: pd.DataFrame, set_name: str, condition: str) -> pd.S
     """Per prompt of ``set_name``: the mean over the condition's continuations (nonsensical: its groups) of the
     "average" indicator (the share of the six attributes >= the threshold), indexed by prompt_id. ``scored``: one
     ``run_protocol`` frame."""
-    from toxlib.papers.debias.consistency_tables import _indicators
-    from toxlib.papers.debias.protocol import THRESHOLD
 
     rows = scored[(scored["set"] == set_name) & (scored["condition"] == condition)]
     ind = _indicators(rows, THRESHOLD).assign(prompt_id=rows["prompt_id"].to_numpy())
@@ -81,7 +84,6 @@ def condition_difference(scored: pd.DataFrame, condition: str, against: str = "d
                          set_name: str = "adversarial"):
     """``uncertainty.paired_interval`` of condition minus ``against`` in the per-prompt average share: the prompts
     are the unit sampled, and both conditions continue the same prompts."""
-    from toxlib.metrics.uncertainty import paired_interval
 
     a, b = prompt_averages(scored, set_name, condition), prompt_averages(scored, set_name, against)
     both = a.index.intersection(b.index)
@@ -96,7 +98,6 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
     (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is undecided. With
     ``scored`` ({(method key, model): run_protocol frame}), the two claims comparing one condition with default
     carry a 95% paired interval over prompts (``condition_difference``) and take their verdict from it."""
-    from toxlib.metrics.uncertainty import test_verdict
 
     rows_by = checks.set_index(["method", "model", "test"])
 
@@ -178,8 +179,6 @@ def lambda_sweep(lms: dict, prompt_sets: dict, lambdas, decoding, scorer="distil
     """Self-Debiasing's average probability per decay constant λ of ``lambdas`` (run in increasing order), model of
     ``lms`` ({name: LanguageModel}), prompt set and condition (the paper's Tables 8-11). Columns lambda, model, set,
     condition, average, change_pct."""
-    from toxlib.papers.debias.consistency_tables import attribute_table
-    from toxlib.papers.debias.protocol import run_protocol, self_debiasing_method
 
     rows = []
     for lam in sorted(set(lambdas)):
@@ -199,9 +198,6 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str) -> None:
     model, set): attribute_table}), captioned with the method's ``name``, the model, the set and ``note``."""
     from IPython.display import display
 
-    from toxlib.papers.debias.consistency_tables import paper_style
-    from toxlib.report.tables import show
-
     for (method, model, s), table in tables.items():
         if method == key:
             display(show(paper_style(table).reset_index(), f"{name} on {model}, {s} set: probability of exhibiting "
@@ -212,7 +208,6 @@ def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.0
     """One sentence for the chapter: what difference in share a run of ``n_per_condition`` continuations per
     condition can detect at ``alpha``, at the default toxicity share of the adversarial set (``long``: the rows of
     ``tidy_table`` with set, condition, attribute, probability), beside the paper's 1,199 prompts."""
-    from toxlib.papers.debias.consistency_tables import detectable_difference
 
     rate = long[(long["condition"] == "default") & (long["set"] == "adversarial")
                 & (long["attribute"] == "toxicity")]["probability"].mean()
@@ -226,8 +221,6 @@ def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.0
 def conditions_figure(long: pd.DataFrame):
     """Grouped bars of the average share per condition, one group per method / model / set (``long``: rows of
     ``tidy_table`` with method and model columns). Returns the Figure."""
-    from toxlib.report import plots
-    from toxlib.papers.debias.protocol import CONDITIONS
 
     avg = long[long["attribute"] == "average"].assign(group=lambda f: f["method"] + " / " + f["model"] + " / "
                                                       + f["set"])

@@ -9,9 +9,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from toxlib.data import load_debias_prompts
+from toxlib.generate import generate
 from toxlib.generate.config import DecodingConfig
 from toxlib.papers.debias.specifications import NONSENSE_SEED, instructive_specifications, self_debiasing_specifications
+from toxlib.scorers import Scorer, get_scorer
 from toxlib.steer import Steering
+from toxlib.steer.instructive import INSTRUCTIVE_DECODING, InstructiveDebiasing
+from toxlib.steer.self_debias import SelfDebiasing
 
 #: The six Perspective attributes of the paper's tables, in its column order.
 ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack")
@@ -56,7 +61,6 @@ def self_debiasing_method(decay_constant: float = 100.0, decoding: DecodingConfi
                           epsilon: float = 0.01, seed: int = NONSENSE_SEED, **options) -> SpecifiedMethod:
     """Self-Debiasing with λ = ``decay_constant`` (the paper's Table 3: 100) and the reference's decoding
     (beam search, 3 beams, 20 new tokens) unless ``decoding`` is given. ``options`` go to ``SelfDebiasing``."""
-    from toxlib.steer.self_debias import SelfDebiasing
 
     decoding = decoding or DecodingConfig(mode="beam", num_beams=3, max_new_tokens=20)
     return SpecifiedMethod(
@@ -69,7 +73,6 @@ def self_debiasing_method(decay_constant: float = 100.0, decoding: DecodingConfi
 
 def instructive_method(decoding: DecodingConfig | None = None, seed: int = NONSENSE_SEED) -> SpecifiedMethod:
     """Instructive Debiasing ("Be s for: " + prompt), greedy with 20 new tokens unless ``decoding`` is given."""
-    from toxlib.steer.instructive import INSTRUCTIVE_DECODING, InstructiveDebiasing
 
     return SpecifiedMethod(
         name="instructive debiasing", decoding=decoding or INSTRUCTIVE_DECODING,
@@ -82,7 +85,6 @@ def instructive_method(decoding: DecodingConfig | None = None, seed: int = NONSE
 def paper_prompt_sets(test_subset: bool = False) -> dict[str, pd.DataFrame]:
     """{"adversarial", "neutral"}: the paper's prompt sets (1,199 each, or its 100-prompt test subsets), as
     DataFrames with prompt_id (0..n-1) and prompt."""
-    from toxlib.data import load_debias_prompts
 
     return {kind: _prompt_frame(load_debias_prompts(kind, test_subset=test_subset))
             for kind in ("adversarial", "neutral")}
@@ -104,7 +106,6 @@ def _prompt_frame(prompts) -> pd.DataFrame:
 
 def _score(scorer, texts: list[str], cache, progress: bool) -> pd.DataFrame:
     """Scores of ``texts`` with a scorer name, a Scorer, or a callable texts -> DataFrame of attribute columns."""
-    from toxlib.scorers import Scorer, get_scorer
 
     if isinstance(scorer, (str, Scorer)):
         table = get_scorer(scorer).score(texts, cache=cache, progress=progress)
@@ -132,7 +133,6 @@ def run_protocol(method: SpecifiedMethod, lm, scorer="distilled", prompt_sets: d
     sample_idx, prompt, continuation, the six attribute scores (float in [0, 1], NaN where unscored; NaN too for an
     attribute the scorer lacks), error (None or why a text has no score).
     """
-    from toxlib.generate import generate
 
     prompt_sets = paper_prompt_sets() if prompt_sets is None else prompt_sets
     parts = []

@@ -7,6 +7,8 @@ import string
 
 import numpy as np
 
+from toxlib.steer.instructive import NEGATIVE, POSITIVE
+
 NONSENSE_SEED = 2023
 NONSENSE_GROUPS = 5
 
@@ -70,7 +72,6 @@ def self_debiasing_specifications(seed: int = NONSENSE_SEED) -> dict[str, list[l
 
 def instructive_specifications(seed: int = NONSENSE_SEED) -> dict[str, list[list[str]]]:
     """{condition: groups}, each group one specification s of "Be s for: " (blank: "", giving "Be for: ")."""
-    from toxlib.steer.instructive import NEGATIVE, POSITIVE
 
     return {
         "original": [[POSITIVE]],

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toxlib.common.errors import ModelUnavailableError
+from toxlib.models import load
+from toxlib.models.bundled import BUNDLED
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,6 @@ class ModelSpec:
     @classmethod
     def of(cls, lm) -> "ModelSpec":
         """The spec of a loaded model (see the module docstring)."""
-        from toxlib.models.bundled import BUNDLED
 
         if lm.source == "bundled":
             source = next((n for n, s in BUNDLED.items() if lm.weights_id == f"sha256:{s.gguf_sha256}"), lm.name)
@@ -48,8 +49,6 @@ class ModelSpec:
         """The model on this worker (``device``, ``threads``); ModelUnavailableError when its folder is missing
         here or its weights differ from the driver's."""
         from transformers.utils import logging as hf_logging
-
-        from toxlib.models import load
 
         hf_logging.disable_progress_bar()  # one bar per actor and load is noise in the driver's log
         if self.source.startswith("/") and not Path(self.source).is_dir():

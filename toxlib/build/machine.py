@@ -1,0 +1,66 @@
+"""What a run record says about where it ran: the commit of the checkout, the machine, the libraries that decide
+the numbers, and the CPU facts that change kernels. Light on purpose (no papermill, no torch at import): the
+benchmarks describe their machine with it too, and ``toxlib.build.runner`` sends these functions' source into each
+notebook's kernel (``kernel_facts`` runs there), so each stays self-contained: standard-library imports only, and
+toxlib's own imports inside a ``try``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+
+def git_commit(repo: Path) -> str:
+    """Short commit of the checkout, with "+dirty" when toxlib has uncommitted changes; "unknown" outside git."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        # Only the library decides results; notebooks and results being rewritten by this very build do not count.
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
+            cwd=repo, capture_output=True, text=True,
+        ).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def machine_description() -> str:
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def library_versions() -> str:
+    """The releases of the libraries that decide the numbers, as "torch 2.13.0, transformers 5.24.0, ...": bf16
+    texts can differ across releases as well as across CPUs, so a record names both. A missing one is left out."""
+    from importlib import metadata
+
+    found = []
+    for name in ("torch", "transformers", "numpy", "scipy", "scikit-learn"):
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def kernel_facts() -> dict:
+    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries"} of the toxlib it imports and the
+    kernel's library releases (run inside it)."""
+    try:
+        import toxlib as imported
+    except Exception as exc:  # a kernel without toxlib still gets a record
+        return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
+                "machine": machine_description(), "libraries": library_versions()}
+    root = Path(imported.__file__).resolve().parent.parent
+    facts = {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
+             "machine": machine_description(), "libraries": library_versions()}
+    try:  # the CPU model, the instruction sets that change kernels and MKL's mode: they decide a row's bits
+        from toxlib.models.cpu_kernels import describe_cpu
+        facts["cpu"] = describe_cpu()
+    except Exception as exc:  # an older toxlib, or no torch
+        facts["cpu"] = f"unknown ({type(exc).__name__})"
+    return facts
