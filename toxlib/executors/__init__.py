@@ -1,5 +1,4 @@
 """Where the heavy stages run: in this process ("local", the default) or on a Ray cluster ("ray").
-May import: common (Ray itself only inside the functions that need it: the [ray] extra).
 
     generate(lm, prompts, executor="ray")                 # or TOXLIB_EXECUTOR=ray
     score(texts, executor=RayExecutor(workers=4, block_size=64))
@@ -17,6 +16,8 @@ Modules: ``ray_cluster`` (connect or start a cluster), ``ray_pool`` (a ``ray.uti
 hold a loaded model; retries, block errors), ``blocks`` (cutting work into blocks and the local-or-Ray loop). Each
 stage defines its own job beside its function (``GenerateJob``, ``NLLJob``, ``SteeredNLLJob``, ``ScoreJob``); a
 worker reloads the driver's model from a ``toxlib.models.spec.ModelSpec``.
+
+May import: common (Ray itself only inside the functions that need it: the [ray] extra).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Batched, cached text generation.
-May import: common, store, executors, models.
 
     from toxlib.generate import generate, DecodingConfig, RTP_SAMPLING
     df = generate(lm, prompts, RTP_SAMPLING)          # 25 nucleus samples (p = 0.9) of 20 tokens per prompt
 
 Modules: ``config`` (DecodingConfig, cache keys), ``nucleus`` (exact top-p sampling without a full sort),
 ``engine`` (the batched decoding loop), ``api`` (``generate``: prompts in, DataFrame out, with the cache).
+
+May import: common, store, executors, models.
 """
 
 from toxlib.generate.api import COLUMNS, generate

@@ -1,8 +1,10 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
-May import: store.
 ``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
 ``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve), ``uncertainty`` (intervals,
-verdicts and the sample size that would decide a claim)."""
+verdicts and the sample size that would decide a claim).
+
+May import: store.
+"""
 
 from toxlib.metrics.agreement import agreement, calibration_bins
 from toxlib.metrics.classification import binary_prf, prf_table

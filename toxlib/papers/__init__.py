@@ -1,5 +1,4 @@
 """The four papers, one home each: the paper's printed values, its analysis functions and the claims its chapters
-May import: common, store, data, metrics, executors, models, generate, steer, scorers, report.
 check (``claims*`` functions return the rows of a chapter's claims.csv).
 
   paper                                                   module                 sections -> chapter
@@ -13,8 +12,43 @@ check (``claims*`` functions return the rows of a chapter's claims.csv).
   The safety score (seed paper 004)                       ``safety``             Tables 4, 8, 9, 10, 13 -> safety_score
 
 Printed values have one format everywhere: each paper module's ``PAPER`` maps a name to a ``printed.Printed`` (the
-value as printed, a number, the paper's words or a table, and the table or section it comes from); claims quote
-these, never a number typed into a notebook.
+value as printed, a number, the paper's words or a table, the table or section it comes from, and the paper's own
+words or how the value was read off it); claims quote these, never a number typed into a notebook. Beside
+``PAPER``, each module's ``RULES`` holds the cut-off that turns each claim in the paper's words into a test on a
+number (``printed.Rule``); ``claim_rules()`` lists them all.
 
 Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
+
+May import: common, store, data, metrics, executors, models, generate, steer, scorers, report.
 """
+
+
+import pandas as pd  # noqa: E402  (below the docstring's table of modules)
+
+from toxlib.papers import rtp, safety, sass  # noqa: E402
+from toxlib.papers.debias import findings  # noqa: E402
+
+#: paper -> its module holding PAPER and RULES
+PAPER_MODULES = {"RealToxicityPrompts": rtp, "SASS": sass, "Debiasing should be Good and Bad": findings,
+                 "The safety score": safety}
+
+
+def claim_rules() -> pd.DataFrame:
+    """Every claim rule of the four papers, one row each: paper, rule (its name in the module's RULES), printed
+    (the value it reads, as printed; a table's name for a table), source (table or section), quote (the paper's
+    words, or how the value was read off it), cutoff, direction, reading (why that number reads the paper's
+    words). Rows in the modules' order."""
+    rows = []
+    for paper, module in PAPER_MODULES.items():
+        for name, rule in module.RULES.items():
+            printed = module.PAPER[rule.printed]
+            shown = printed.value if not hasattr(printed.value, "columns") and not isinstance(printed.value, dict) \
+                else f"{printed.source} (a table)"
+            cutoff = "..".join(f"{c:g}" for c in rule.cutoff) if isinstance(rule.cutoff, tuple) else (
+                f"± {rule.cutoff:g} around the printed value" if rule.direction == "within" else f"{rule.cutoff:g}")
+            rows.append({"paper": paper, "rule": name, "printed": str(shown), "source": printed.source,
+                         "quote": printed.quote or printed.derived or f"{printed.source} as printed (its numbers "
+                                                                      "checked against the paper's text)",
+                         "cutoff": cutoff, "direction": rule.direction,
+                         "reading": rule.reading})
+    return pd.DataFrame(rows)

@@ -12,7 +12,7 @@ import pandas as pd
 from toxlib.data.wordmatch import contains_listed_word
 from toxlib.metrics import conditional_rates, prf_table
 from toxlib.metrics.uncertainty import proportion_interval, unit_interval
-from toxlib.papers.printed import Printed
+from toxlib.papers.printed import Printed, Rule
 from toxlib.papers.prompt_classifier import next_token_reading, sampled_reading
 from toxlib.report.claims import claim, fact, within
 from toxlib.scorers import get_scorer
@@ -246,8 +246,24 @@ PAPER = {
     "table5": Printed(PAPER_TABLE5, "Table 5"),
     "table6": Printed(PAPER_TABLE6, "Table 6"),
     "table7": Printed(PAPER_TABLE7, "Table 7"),
-    "sexual_harassment": Printed("0.219 vs 0.80", "Table 5"),
-    "swear_comments": Printed(18, "§5.2, Table 6"),
+    "sexual_harassment": Printed("0.219 vs 0.80", "Table 5",
+                                 quote="21.9% for “Sexual Harassment” comments versus the 80% human baseline"),
+    "swear_comments": Printed(18, "§5.2, Table 6",
+                              quote="includes 18 “False Positive” examples that contain swear words. PERSPECTIVE "
+                                    "rated all of them as toxic"),
+}
+
+#: How each claim of the SASS chapter and of the scorers chapter's SASS rows turns the paper's words into a test
+#: on a number (``Rule.printed`` names the PAPER value it reads).
+RULES = {
+    "beats_in_f1": Rule("table3", 0.0, "above", "'beats' (F1): the F1 difference above 0, paired over comments"),
+    "sexual_harassment": Rule("sexual_harassment", 0.005, "within",
+                              "the recorded mean Perspective toxicity equals the paper's 21.9% to 0.005 (rounding)"),
+    "flags_every_swear_comment": Rule("swear_comments", 0.8, "above",
+                                      "'rated all of them as toxic': p(flagged | contains a swear word) above 0.8 "
+                                      "(LDNOOBW finds other comments than the paper's unpublished method)"),
+    "swear_given_flagged": Rule("table6", 0.05, "within",
+                                "p(swear word | flagged) within 0.05 of the paper's Table 6 value"),
 }
 
 
@@ -288,17 +304,19 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
         claim("Perspective: Sexual Harassment 21.9% vs humans 80%", PAPER["sexual_harassment"].value,
               f"{fp.loc['Sexual Harassment', 'perspective']:.3f} vs {fp.loc['Sexual Harassment', 'human']:.3f}",
               verdict=fact(within(paper5.loc["Sexual Harassment", "perspective"],
-                                  fp.loc["Sexual Harassment", "perspective"], 0.005)),
+                                  fp.loc["Sexual Harassment", "perspective"], RULES["sexual_harassment"].cutoff)),
               note="recorded scores and labels (exact)", kind="recorded predictions"),
         claim("Perspective flags every comment containing a swear word",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
-              **_share(swear_ci), threshold=0.8,
+              **_share(swear_ci), **RULES["flags_every_swear_comment"].test(),
               note=f"{int(persp['n_both'])} of {int(persp['n_contains'])} comments with an LDNOOBW swear word flagged "
                    f"(the paper counts {PAPER['swear_comments'].value}); holds = above 0.8 (it relies on swear "
                    "words); exact interval over those comments", kind="recorded predictions"),
         claim("p(swear word | Perspective flags toxic)",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_swear_given_toxic"],
-              **_share(given_ci), threshold=(0.48, 0.58), direction="within",
+              **_share(given_ci),
+              **RULES["swear_given_flagged"].test(PAPER_TABLE6.set_index("system").loc["PERSPECTIVE",
+                                                                                       "p_swear_given_toxic"]),
               note=f"{int(persp['n_both'])} of {int(persp['n_flagged'])} flagged comments; holds = within 0.05 of the "
                    "paper; LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)",
                    kind="recorded predictions"),
@@ -359,7 +377,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     text = f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}"
     if paired:
         ci = f1_difference(comments, systems[best_lm], [systems["PERSPECTIVE"]])
-        best = dict(our_value=round(ci.value, 3), interval=ci, threshold=0.0,
+        best = dict(our_value=round(ci.value, 3), interval=ci, **RULES["beats_in_f1"].test(),
                     note=f"F1 difference, {text}; {ci.n} comments resampled, paired; Perspective on the same comments")
     else:
         best = dict(our_value=text, verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
@@ -374,7 +392,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
             text = f"{f[0]:.2f} vs {f[1]:.2f} / {f[2]:.2f}"
             if paired:
                 ci = f1_difference(comments, systems[names[0]], [systems[n] for n in names[1:]])
-                few = dict(our_value=round(ci.value, 3), interval=ci, threshold=0.0,
+                few = dict(our_value=round(ci.value, 3), interval=ci, **RULES["beats_in_f1"].test(),
                            note=f"F1(few) - max F1(zero, one): {text}; {ci.n} comments resampled, paired")
             else:
                 few = dict(our_value=text, verdict=fact(f[0] > max(f[1], f[2])), note="few vs zero / one")
@@ -392,7 +410,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                           PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
-                          round(ci.value, 3), interval=ci, threshold=0.8,
+                          round(ci.value, 3), interval=ci, **RULES["flags_every_swear_comment"].test(),
                           note=f"at > {scorer_threshold}, {first_list}; {int(swear.loc[name, 'n_both'])} of "
                                f"{ci.n} comments with a swear word; recorded Perspective "
                                f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the "

@@ -1,5 +1,4 @@
 """Toxicity scorers behind one protocol (``toxlib.scorers.base.Scorer``) and a registry by name.
-May import: common, store, data, metrics, executors, models.
 
     from toxlib.scorers import score
     table = score(texts, scorer="distilled")   # columns: toxicity, severe_toxicity, ..., scorer, version, error
@@ -11,6 +10,8 @@ Known names (``known_scorers()``):
   perspective     the Perspective API (key from PERSPECTIVE_API_KEY)
   hf:<id or dir>  any Hugging Face sequence classifier (hub id or local directory)
   detoxify-original, detoxify-unbiased, detoxify-multilingual   Detoxify's checkpoints from the hub
+
+May import: common, store, data, metrics, executors, models.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
 """Steering: ways to change what a model writes, plugged into ``toxlib.generate.generate(..., steering=...)``.
-May import: common, store, data, models, generate.
 
 A steering method is a :class:`Steering`: it may rewrite each prompt before the model sees it (instructive
 prefixes) and may add logits processors that see every decoding step (word filters, vocabulary shifts,
@@ -11,6 +10,8 @@ Logits processors use transformers' interface, ``processor(input_ids, scores) ->
 (rows, prompt + generated tokens, left padded) and scores (rows, vocab) float32 logits. Two optional methods let a
 processor keep per-row state: ``start_batch(input_ids, attention_mask, rows_per_prompt)`` is called before the
 first step of each batch, and ``select_rows(index)`` whenever finished rows leave the batch (index: the rows kept).
+
+May import: common, store, data, models, generate.
 """
 
 from toxlib.generate.steering import LogitsSteering, PromptTemplate, Steering

@@ -15,17 +15,34 @@ from toxlib.papers.debias.checklist import (
 )
 from toxlib.papers.debias.consistency_tables import _indicators, attribute_table, detectable_difference, paper_style
 from toxlib.papers.debias.protocol import CONDITIONS, THRESHOLD, run_protocol, self_debiasing_method
-from toxlib.papers.printed import Printed
+from toxlib.papers.printed import Printed, Rule
 from toxlib.report import plots
 from toxlib.report.claims import claim
 from toxlib.report.tables import show
 
 #: Every value of the paper the chapter uses, with the table or section it comes from.
 PAPER = {
-    "checklist": Printed(PAPER_CHECKLIST, "Table 5"),
+    "checklist": Printed(PAPER_CHECKLIST, "Table 5",
+                         derived="Table 5's pass and fail marks per method and test, read from the paper's PDF (the "
+                                 "text extraction keeps the rows, not the marks)"),
     "adversarial_averages": Printed(PAPER_ADVERSARIAL_AVERAGES, "Tables 3, 4 and 12 (adversarial set)"),
     "neutral_averages": Printed(PAPER_NEUTRAL_AVERAGES, "Tables 3, 4 and 12 (neutral set)"),
-    "instructive_all_three": Printed("GPT-3: all three; GPT-2: importance only", "§6, Table 5"),
+    "instructive_all_three": Printed("GPT-3: all three; GPT-2: importance only", "§6, Table 5",
+                                     quote="the method was observed to pass all standards in the evaluation protocol",
+                                     derived="GPT-2: importance only, from Table 12 (the paper: Instructive Debiasing "
+                                             "on GPT-2 \"failed in the area of Specification Polarity\")"),
+}
+
+#: How the debiasing chapter's interval claims turn the paper's words into a test on a number (``Rule.printed``
+#: names the PAPER value it reads); the checklist's pass/fail tests are the paper's own t-tests
+#: (``toxlib.papers.debias.checklist``).
+RULES = {
+    "self_debiasing_lowers": Rule("adversarial_averages", 0.0, "below",
+                                  "Self-Debiasing's original specification minus default (the six attributes' "
+                                  "average) below 0, paired over prompts"),
+    "opposite_raises": Rule("adversarial_averages", 0.0, "above",
+                            "Instructive Debiasing's opposite specification minus default above 0, paired over "
+                            "prompts"),
 }
 _SD, _ID = "self-debiasing", "instructive debiasing"
 _GPT2_LARGE, _GPT3, _GPT2 = "GPT-2 Large", "GPT-3 text-davinci-003", "GPT-2"
@@ -133,8 +150,8 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
         if scored is not None:
             sd_ci, id_ci = (condition_difference(scored[_SD, model], "original"),
                             condition_difference(scored[_ID, model], "opposite"))
-            lowers_claim = dict(interval=sd_ci, threshold=0.0, direction="below", verdict=None)
-            raises_claim = dict(interval=id_ci, threshold=0.0, verdict=None)
+            lowers_claim = dict(interval=sd_ci, **RULES["self_debiasing_lowers"].test(), verdict=None)
+            raises_claim = dict(interval=id_ci, **RULES["opposite_raises"].test(), verdict=None)
             sd_value, id_value = round(sd_ci.value, 4), round(id_ci.value, 4)
         else:
             lowers_claim, raises_claim = dict(verdict=lowers), dict(verdict=raises)
