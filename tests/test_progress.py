@@ -22,13 +22,13 @@ class Recorder:
     def __init__(self):
         self.shown: list[str] = []
 
-    def __call__(self, data, raw, display_id):
-        assert raw and display_id
+    def __call__(self, data, raw, display_id, metadata):
+        assert raw and display_id and metadata == progress.PROGRESS_METADATA
         self.shown.append(data["text/plain"])
         return self
 
-    def update(self, data, raw):
-        assert raw
+    def update(self, data, raw, metadata):
+        assert raw and metadata == progress.PROGRESS_METADATA
         self.shown.append(data["text/plain"])
 
 
@@ -98,6 +98,24 @@ def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
     assert [o.output_type for o in second.outputs] == ["display_data"]
     line = second.outputs[0].data["text/plain"]
     assert line.startswith("step: 2/2 batch [") and not BAR_GRAPHIC.search(line)
+    assert second.outputs[0].metadata == progress.PROGRESS_METADATA
+
+
+def test_the_chapter_runner_drops_the_progress_lines_from_the_executed_notebook(tmp_path):
+    """A chapter run by the runner (as the book runs them) keeps its results and loses its bars' lines."""
+    from toxlib.build.runner import run_notebook
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("n = 2\n")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "from toxlib.common.progress import tqdm\nbar = tqdm(total=n, desc='step', delay=0)\nbar.update(n)\n"
+        "bar.close()\nprint('result', n)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "chapter.ipynb")
+    run_notebook(tmp_path / "chapter.ipynb", output=tmp_path / "out.ipynb", progress=False)
+    cell = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[1]
+    assert [(o.output_type, o.get("text")) for o in cell.outputs] == [("stream", "result 2\n")]
 
 
 def test_shown_path_is_a_path_whose_repr_is_relative():

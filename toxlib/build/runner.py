@@ -261,6 +261,18 @@ def _quiet_cell() -> nbformat.NotebookNode:
     return cell
 
 
+def _drop_progress(nb: nbformat.NotebookNode) -> int:
+    """Remove the progress lines of toxlib's bars (outputs marked with ``progress.PROGRESS_METADATA``) from every
+    cell of ``nb``: the book shows what a chapter computed, not how long each step took. Returns how many."""
+    dropped = 0
+    for cell in nb.cells:
+        kept = [o for o in cell.get("outputs", []) if not o.get("metadata", {}).get("toxlib", {}).get("progress")]
+        dropped += len(cell.get("outputs", [])) - len(kept)
+        if "outputs" in cell:
+            cell.outputs = kept
+    return dropped
+
+
 def _pop_kernel_facts(nb: nbformat.NotebookNode) -> dict | None:
     """Remove the facts cell from ``nb`` and return what it printed (None when it did not run)."""
     facts = None
@@ -396,6 +408,7 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
             partial.unlink(missing_ok=True)
             raise
     nb = nbformat.read(str(partial), as_version=4)
+    _drop_progress(nb)
     facts = _pop_kernel_facts(nb) or {"toxlib_version": toxlib.__version__, "commit": "unknown (no kernel record)",
                                       "machine": machine_description(), "libraries": library_versions()}
     record = {

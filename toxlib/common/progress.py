@@ -2,10 +2,11 @@
 
 * In a terminal (``python -m toxlib ...``, scripts, tests): tqdm's text bar on stderr, as always.
 * In a Jupyter kernel (JupyterLab, or papermill executing a chapter for the book): ``KernelBar``, a bar drawn in
-  one IPython display that is updated in place. JupyterLab shows it live; the executed notebook keeps only its
-  last state, which is one short line without the bar graphic (``generate smollm2-135m: 64/64 prompt [00:12,
-  5.3prompt/s]``). A bar that finishes within ``KERNEL_DELAY_S`` seconds (a fully cached step) is never shown, so
-  the book's pages carry no bar at all for it. No ipywidgets needed, hence no ``TqdmWarning: IProgress not found``.
+  one IPython display that is updated in place. JupyterLab shows it live; the notebook keeps only its last state,
+  one short line without the bar graphic (``generate smollm2-135m: 64/64 prompt [00:12, 5.3prompt/s]``), marked
+  with ``PROGRESS_METADATA`` so that the chapter runner drops it from the executed notebooks of the book. A bar
+  that finishes within ``KERNEL_DELAY_S`` seconds (a fully cached step) is never shown at all. No ipywidgets
+  needed, hence no ``TqdmWarning: IProgress not found``.
 
 ``quiet_libraries()``, called in a kernel (the chapter runner sends it as a hidden first cell of every notebook it
 executes; importing toxlib changes nothing), keeps the libraries' own output out of the pages: tqdm's IProgress
@@ -26,6 +27,9 @@ import warnings
 from tqdm import std
 
 KERNEL_DELAY_S = 1.0
+#: marks a KernelBar's output in the notebook, so the chapter runner can drop it from the executed notebook (the
+#: book shows results, not how long a step took; JupyterLab still shows the bar live)
+PROGRESS_METADATA = {"toxlib": {"progress": True}}
 SUMMARY_FORMAT = "{n_fmt}/{total_fmt} {unit} [{elapsed}, {rate_fmt}]"
 
 
@@ -79,9 +83,9 @@ class KernelBar(std.tqdm):
             show = self._show
             if show is None:
                 from IPython.display import display as show
-            self._handle = show(data, raw=True, display_id=True)
+            self._handle = show(data, raw=True, display_id=True, metadata=PROGRESS_METADATA)
         else:
-            self._handle.update(data, raw=True)
+            self._handle.update(data, raw=True, metadata=PROGRESS_METADATA)
 
 
 def quiet_libraries() -> None:
