@@ -109,7 +109,7 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
     problems: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1300, "height": 900})  # the issue's reader's window
         failed: list[str] = []
         elsewhere: list[str] = []
         # Everything must come from the book itself (MathJax included): a request to another host is a failure.
@@ -136,6 +136,20 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
                     return [...t.tBodies].flatMap(b => [...b.rows]).filter(r => head && width(r) < head)
                         .map(r => r.textContent.trim().slice(0, 80));
                 })""")
+            # at 1300 pixels the article takes the page's width, and a table wider than it scrolls in its own box
+            column, cut = page.evaluate("""() => {
+                const article = document.querySelector('article');
+                if (!article) return [0, []];
+                const right = article.getBoundingClientRect().right;
+                const scrolls = e => { for (let n = e; n && n !== article; n = n.parentElement) {
+                    if (['auto', 'scroll'].includes(getComputedStyle(n).overflowX)) return true; } return false; };
+                return [article.getBoundingClientRect().width, [...article.querySelectorAll('table')]
+                    .filter(t => t.getBoundingClientRect().right > right + 1 && !scrolls(t))
+                    .map(t => (t.querySelector('caption') || t).textContent.trim().slice(0, 80))];
+            }""")
+            if name.startswith("notebooks/") and column < 1000:
+                problems.append(f"{name}: the article is {column:.0f} px wide in a 1300-px window")
+            problems += [f"{name}: table runs past the column without a scroll box {c!r}" for c in cut]
             n_images = page.eval_on_selector_all("img", "imgs => imgs.length")
             if name.startswith("notebooks/"):
                 notebook_links = page.eval_on_selector_all(

@@ -24,7 +24,7 @@ from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.store import paths
 
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "notebooks")
 
 
 def toc_files(root: Path) -> list[str]:

@@ -62,13 +62,13 @@ def show_claims(claims: pd.DataFrame, caption: str):
                 f"{html.escape(under)}</span>")
 
     shown = table.drop(columns=["paper_value", "note"]).map(html.escape).assign(claim=table.apply(two_lines, axis=1))
-    widths = {"chapter": "12%", "claim": "50%", "our value [95% CI]": "20%", "n": "7%", "verdict": "11%"}
+    widths = {"chapter": "13%", "claim": "45%", "our value [95% CI]": "20%", "n": "9%", "verdict": "13%"}
     if "chapter" not in shown.columns:
-        widths["claim"] = "62%"
+        widths["claim"] = "58%"
     styles = [
         {"selector": "", "props": "table-layout: fixed; width: 100%; border-collapse: collapse;"},
         {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold;"},
-        {"selector": "td, th", "props": "padding: 3px 8px; vertical-align: top; overflow-wrap: anywhere; "
+        {"selector": "td, th", "props": "padding: 3px 8px; vertical-align: top; overflow-wrap: break-word; "
                                         "white-space: normal;"},
     ]
     styles += [{"selector": f"th.col_heading.col{i}", "props": f"width: {widths[c]};"}
