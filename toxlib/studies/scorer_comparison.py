@@ -36,9 +36,9 @@ def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, da
 
 
 def other_precision(default) -> tuple[str, object]:
-    """(label, scorer): the distilled scorer in the precision its ``dtype="auto"`` did not pick on this machine,
-    labelled "distilled (bf16)" or "distilled (fp32)", to set beside ``default`` (a ``DistilledScorer``) in the
-    agreement table and show what the choice costs in agreement."""
+    """(label, scorer): the distilled scorer in the precision its ``dtype="auto"`` did not pick (it picks float32 on
+    any CPU), labelled "distilled (bf16)" or "distilled (fp32)", to set beside ``default`` (a ``DistilledScorer``) in
+    the agreement table and show what the choice costs in agreement."""
     other = "bfloat16" if default.dtype == "float32" else "float32"
     return f"distilled ({_short_dtype(other)})", DistilledScorer(dtype=other)
 
@@ -92,7 +92,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                   note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval",
                   kind="our models"),
             *([_calibration_claim(tox, held, held_scores)] if "calibration_error" in tox.index else []),
-            claim("Distilled scorer: >= 300 texts/s on this machine (target)", ">= 300", rate["distilled"],
+            claim("Distilled scorer: >= 300 texts/s on the machine of the run (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
                        f"{throughput['threads'].iloc[0]} threads, {precision}", kind="our models"),
@@ -123,7 +123,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             versus, text = dict(our_value=text, verdict=fact(tox["pearson"] > b["pearson"])), ""
         rows.append(claim("The distilled scorer tracks Perspective better than the 2018 BiLSTM (toxicity Pearson)",
                           "BiLSTM about 0.81", **versus,
-                          note=text + "the issue's figure for the BiLSTM on these texts: 0.81 / AUC 0.92",
+                          note=text + "the figure set for the BiLSTM on these texts: 0.81 / AUC 0.92",
                           kind="our models"))
     if retrain_difference is not None and tox is not None:
         rows.append(claim("Retraining with the shipped recipe reproduces the shipped scorer", "max |diff| < 0.01",

@@ -1,0 +1,42 @@
+"""The book speaks to readers: no page talks about the project's own work process ("the issue", "issue 12", "this
+machine") or shows a path of the machine that built it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "notebooks").glob("*.ipynb")) + [
+    ROOT / "book" / "scorecard.ipynb"]
+#: words of the project's work process, and the paths of this project's machines
+INTERNAL = re.compile(r"\bthe issue\b|\bissue \d+|\bthis machine\b|\.\./shared\b|/work/|/root/|/home/\w+", re.I)
+
+
+def page_text(path: Path) -> str:
+    """What a reader can see of a page: a markdown file, or a notebook's markdown, code and text outputs."""
+    if path.suffix == ".md":
+        return path.read_text()
+    parts = []
+    for cell in json.loads(path.read_text())["cells"]:
+        parts.append("".join(cell["source"]))
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                parts.append("".join(out.get("data", {}).get(kind, "")))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_speaks_of_the_work_process_or_shows_a_machine_path(path):
+    found = sorted({m.group(0) for m in INTERNAL.finditer(page_text(path))})
+    assert found == [], f"{path.name}: {found}"
+
+
+def test_the_pattern_catches_what_it_is_for():
+    for text in ("the issue's targets", "see issue 30", "on this machine", "../shared/data", "/work/main/x"):
+        assert INTERNAL.search(text), text
+    assert not INTERNAL.search("the issues of bias; tissue; this machinery")
