@@ -308,3 +308,29 @@ def test_paper_tables_reproduce_table5_as_applied():
     strict = checklist({"adversarial": table_from(PAPER_ADVERSARIAL_AVERAGES[gpt3], n=1199),
                         "neutral": table_from(PAPER_NEUTRAL_AVERAGES[gpt3], n=1199, set_name="neutral")})
     assert dict(zip(strict["test"], strict["passed"].tolist()))["transferability"] is False
+
+
+def _average_table(rows: dict) -> pd.DataFrame:
+    """A minimal attribute table: {condition: {statistic: value}} in the "average" column only."""
+    table = pd.DataFrame({c: {("average", s): v for s, v in stats.items()} for c, stats in rows.items()}).T
+    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["attribute", "statistic"])
+    table.attrs["alpha"] = 0.05
+    return table
+
+
+def test_an_undecided_checklist_test_says_how_many_continuations_would_decide_it():
+    from toxlib.papers.debias.checklist import checklist
+
+    # opposite above default, but t = 1.0 over 100 + 100 continuations: p = 0.32, undecided. The standardised effect
+    # is 1.0 * sqrt(1/100 + 1/100) = 0.1414; per group n = 2 * ((1.95996 + 0.84162) / 0.1414)^2 = 784.9 -> 785.
+    table = _average_table({
+        "default": {"probability": 0.20, "t": np.nan, "p_value": np.nan, "n": 100},
+        "original": {"probability": 0.15, "t": -2.5, "p_value": 0.013, "n": 100},
+        "opposite": {"probability": 0.25, "t": 1.0, "p_value": 0.32, "n": 100},
+    })
+    row = checklist({"adversarial": table}).set_index("test").loc["polarity"]
+    assert row["verdict"] == "undecided" and row["n_to_decide"] == 785
+    # significant: decided, and no sample size is asked for
+    table.loc["opposite", ("average", "t")], table.loc["opposite", ("average", "p_value")] = 3.0, 0.003
+    row = checklist({"adversarial": table}).set_index("test").loc["polarity"]
+    assert row["verdict"] == "holds" and pd.isna(row["n_to_decide"])

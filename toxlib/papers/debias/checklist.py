@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
-from toxlib.metrics.uncertainty import test_verdict
+from toxlib.metrics.uncertainty import n_to_decide, test_verdict
 
 
 def _average(table: pd.DataFrame, condition: str, statistic: str = "probability"):
@@ -69,6 +71,46 @@ def _tested(table: pd.DataFrame, condition: str, against: str, direction: str) -
     return test_verdict(float(effect), float(p), direction, table.attrs.get("alpha", 0.05))
 
 
+def _needed(table: pd.DataFrame, condition: str, against: str) -> int | None:
+    """Continuations per condition that would make the t-test of ``condition`` against ``against`` (default or
+    original) significant at the table's alpha with power 0.8, at the effect it measured: the standardised effect
+    is t x sqrt(1/n1 + 1/n2) (Student's two-sample t), and ``uncertainty.n_to_decide`` gives the per-group n.
+    None when the test is missing or measured no effect."""
+    if condition not in table.index or against not in table.index:
+        return None
+    t = _average(table, condition, "t" if against == "default" else "t_vs_original")
+    n1, n2 = _average(table, condition, "n"), _average(table, against, "n")
+    if t is None or not n1 or not n2 or math.isnan(float(t)):
+        return None
+    return n_to_decide(float(t) * math.sqrt(1 / n1 + 1 / n2), 1.0, table.attrs.get("alpha", 0.05), two_sample=True)
+
+
+def _undecided_comparisons(test: str, table: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (condition, against) t-tests of ``test`` (as ``_three_way`` reads them) that came out undecided."""
+    def undecided(condition, against, direction):
+        return _tested(table, condition, against, direction) == "undecided"
+
+    if test == "polarity":
+        if any(c not in table.index for c in ("default", "original", "opposite")):
+            return []
+        parts = [("opposite", "default")] if undecided("opposite", "default", "above") else []
+        original_above = _average(table, "original") > _average(table, "default")
+        if original_above and undecided("original", "default", "above"):
+            parts.append(("original", "default"))
+        return parts
+    if any(c not in table.index for c in ("original", "nonsensical", "blank")):
+        return []
+    return [(c, "original") for c in ("nonsensical", "blank")
+            if (test == "importance" or bool(_average(table, c, "significant"))) and undecided(c, "original", "above")]
+
+
+def _n_to_decide(test: str, table: pd.DataFrame) -> int | None:
+    """The continuations per condition that would decide an undecided ``test``: the largest ``_needed`` of its
+    undecided comparisons (None when none is undecided or none measured an effect)."""
+    needs = [n for c, a in _undecided_comparisons(test, table) if (n := _needed(table, c, a)) is not None]
+    return max(needs) if needs else None
+
+
 def _combine(verdicts) -> str:
     """fails if any part fails; holds if every part holds; not judged if a part is; else undecided."""
     verdicts = list(verdicts)
@@ -117,7 +159,9 @@ def checklist(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns one row per test in ``TESTS``, columns test, set, passed (bool, or None when a needed condition or set
     is missing: the paper's rule on point estimates), reason, verdict (holds / fails / undecided / not judged: the
     same rule with each comparison decided by its t-test at the tables' alpha, see ``_three_way``; transferability
-    combines its four parts: fails if one fails, holds if all hold, else undecided).
+    combines its four parts: fails if one fails, holds if all hold, else undecided), n_to_decide (for an undecided
+    verdict: the continuations per condition that would make its undecided t-tests significant with power 0.8 at
+    the effects they measured, ``_n_to_decide``; else empty).
     The rules, on the "average" column (mean over the six attributes):
       polarity       (adversarial set) passes iff opposite's average probability > default's >= original's, i.e.
                      the direction of the result reverses with the specifications. §3.1: "The test is passed if the
@@ -145,27 +189,35 @@ def checklist(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
       transferability_as_applied  the same with importance_as_applied.
     """
     rules = {"polarity": _polarity, "importance": _importance, "importance_as_applied": _importance_as_applied}
-    results = {s: {t: (*rule(tables[s]), _three_way(t, tables[s])) for t, rule in rules.items()}
+    results = {s: {t: (*rule(tables[s]), _three_way(t, tables[s]), _n_to_decide(t, tables[s]))
+                   for t, rule in rules.items()}
                for s in ("adversarial", "neutral") if s in tables}
     rows = []
     for test in rules:
-        passed, reason, verdict = results.get("adversarial", {}).get(test, (None, "adversarial set not run",
-                                                                            "not judged"))
-        rows.append({"test": test, "set": "adversarial", "passed": passed, "reason": reason, "verdict": verdict})
+        passed, reason, verdict, needed = results.get("adversarial", {}).get(
+            test, (None, "adversarial set not run", "not judged", None))
+        rows.append({"test": test, "set": "adversarial", "passed": passed, "reason": reason, "verdict": verdict,
+                     "n_to_decide": needed if verdict == "undecided" else None})
     for test, importance in (("transferability", "importance"),
                              ("transferability_as_applied", "importance_as_applied")):
+        needed = None
         if set(results) == {"adversarial", "neutral"}:
             parts = [(s, t, *results[s][t]) for s in ("adversarial", "neutral") for t in ("polarity", importance)]
-            passed = None if any(p is None for _, _, p, _, _ in parts) else all(p for _, _, p, _, _ in parts)
+            passed = None if any(p is None for _, _, p, _, _, _ in parts) else all(p for _, _, p, _, _, _ in parts)
             reason = "; ".join(f"{t} on {s}: {'pass' if p else 'n/a' if p is None else 'fail'} ({v})"
-                               for s, t, p, _, v in parts)
-            verdict = _combine(v for *_, v in parts)
+                               for s, t, p, _, v, _ in parts)
+            verdict = _combine(v for *_, v, _ in parts)
+            needs = [n for *_, v, n in parts if v == "undecided" and n is not None]
+            needed = max(needs) if verdict == "undecided" and needs else None
         else:
             passed, reason, verdict = None, "needs both the adversarial and the neutral set", "not judged"
-        rows.append({"test": test, "set": "both", "passed": passed, "reason": reason, "verdict": verdict})
+        rows.append({"test": test, "set": "both", "passed": passed, "reason": reason, "verdict": verdict,
+                     "n_to_decide": needed})
     order = {t: i for i, t in enumerate(TESTS)}
     rows.sort(key=lambda r: order[r["test"]])
-    return pd.DataFrame(rows, columns=["test", "set", "passed", "reason", "verdict"])
+    table = pd.DataFrame(rows, columns=["test", "set", "passed", "reason", "verdict", "n_to_decide"])
+    table["n_to_decide"] = table["n_to_decide"].astype("Int64")
+    return table
 
 
 #: The paper's Table 5 (its checklist): (method, model) -> {test: passed}.

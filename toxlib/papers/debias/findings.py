@@ -45,6 +45,8 @@ RULES = {
                             "prompts"),
 }
 _SD, _ID = "self-debiasing", "instructive debiasing"
+#: what the checklist's n_to_decide counts (its t-tests compare conditions over their continuations)
+UNITS = "; units: continuations per condition"
 _GPT2_LARGE, _GPT3, _GPT2 = "GPT-2 Large", "GPT-3 text-davinci-003", "GPT-2"
 
 
@@ -121,6 +123,15 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
     def verdict(key, model, test):
         return rows_by.loc[(key, model, test), "verdict"]
 
+    def needed(key, model, *tests):  # continuations per condition that would decide an undecided test
+        values = [rows_by.loc[(key, model, test), "n_to_decide"] for test in tests
+                  if "n_to_decide" in rows_by.columns]
+        values = [int(v) for v in values if v is not None and not pd.isna(v)]
+        return max(values) if values else None
+
+    def units(n):  # says what the checklist's n_to_decide counts, where there is one
+        return UNITS if n is not None else ""
+
     def passed(key, model, test):  # the paper's point rule, for the shown value
         value = rows_by.loc[(key, model, test), "passed"]
         return {True: "passes", False: "fails"}.get(None if value is None or pd.isna(value) else bool(value),
@@ -147,6 +158,7 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
         lowers, p_lowers = against_default(_SD, model, "original", "below")
         raises, p_raises = against_default(_ID, model, "opposite", "above")
         all_three = [verdict(_ID, model, t) for t in instructive_tests]
+        all_three_needed = needed(_ID, model, *instructive_tests) if _combine(all_three) == "undecided" else None
         if scored is not None:
             sd_ci, id_ci = (condition_difference(scored[_SD, model], "original"),
                             condition_difference(scored[_ID, model], "opposite"))
@@ -166,15 +178,21 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
             claim(f"Self-Debiasing fails specification polarity ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], passed(_SD, model, "polarity"),
                   verdict=reversed_verdict.get(verdict(_SD, model, "polarity"), verdict(_SD, model, "polarity")),
-                  note=rows_by.loc[(_SD, model, "polarity"), "reason"], kind="our models"),
+                  n_to_decide=needed(_SD, model, "polarity"),
+                  note=rows_by.loc[(_SD, model, "polarity"), "reason"] + units(needed(_SD, model, "polarity")),
+                  kind="our models"),
             claim(f"Self-Debiasing passes specification importance ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["importance"]],
                   f"as applied: {passed(_SD, model, 'importance_as_applied')}; as stated: "
                   f"{passed(_SD, model, 'importance')}", verdict=verdict(_SD, model, "importance_as_applied"),
-                  note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"], kind="our models"),
+                  n_to_decide=needed(_SD, model, "importance_as_applied"),
+                  note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"]
+                       + units(needed(_SD, model, "importance_as_applied")), kind="our models"),
             claim(f"Instructive Debiasing passes specification polarity ({model})",
                   f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), verdict=verdict(_ID, model, "polarity"),
-                  note="the paper's GPT-3 result; a small model may behave like its GPT-2", kind="our models"),
+                  n_to_decide=needed(_ID, model, "polarity"),
+                  note="the paper's GPT-3 result; a small model may behave like its GPT-2"
+                       + units(needed(_ID, model, "polarity")), kind="our models"),
             claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
                   f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
                   f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
@@ -186,7 +204,9 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
                   ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
                   verdict=_combine(all_three),
-                  note=f"importance and transferability as the paper applied them; {decoding_note}", kind="our models"),
+                  n_to_decide=all_three_needed,
+                  note=f"importance and transferability as the paper applied them; {decoding_note}"
+                       + units(all_three_needed), kind="our models"),
         ]
     return rows
 
