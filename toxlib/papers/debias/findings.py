@@ -112,9 +112,10 @@ def condition_difference(scored: pd.DataFrame, condition: str, against: str = "d
 def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant: float,
            decoding_note: str, scored: dict | None = None) -> list[dict]:
     """Claims of the debias_consistency chapter, per model: from ``checks`` (rows method, model, test, passed,
-    reason, verdict of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table}); ``decoding_note``
-    says how the continuations were decoded (it goes into the notes). Verdicts come from the tables' t-tests
-    (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is undecided. With
+    reason, verdict, n_to_decide of ``checklist``) and ``tables`` ({(method key, model, set): attribute_table});
+    ``decoding_note`` says how the continuations were decoded (it goes into the notes). Verdicts come from the
+    tables' t-tests (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is
+    undecided; an undecided checklist claim carries the checklist's n_to_decide. With
     ``scored`` ({(method key, model): run_protocol frame}), the two claims comparing one condition with default
     carry a 95% paired interval over prompts (``condition_difference``) and take their verdict from it."""
 
@@ -124,8 +125,7 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
         return rows_by.loc[(key, model, test), "verdict"]
 
     def needed(key, model, *tests):  # continuations per condition that would decide an undecided test
-        values = [rows_by.loc[(key, model, test), "n_to_decide"] for test in tests
-                  if "n_to_decide" in rows_by.columns]
+        values = [rows_by.loc[(key, model, test), "n_to_decide"] for test in tests]
         values = [int(v) for v in values if v is not None and not pd.isna(v)]
         return max(values) if values else None
 
