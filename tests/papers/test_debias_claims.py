@@ -24,7 +24,7 @@ def _table(averages: dict[str, float], p_values: dict[str, float] | None = None)
 def _checks(model: str, verdicts: dict) -> pd.DataFrame:
     word = {True: "holds", False: "fails", None: "undecided"}
     return pd.DataFrame([{"method": key, "model": model, "test": test, "passed": passed, "set": "both",
-                          "reason": f"{key} {test} reason", "verdict": word[passed]}
+                          "reason": f"{key} {test} reason", "verdict": word[passed], "n_to_decide": None}
                          for (key, test), passed in verdicts.items()])
 
 

@@ -76,9 +76,11 @@ def _needed(table: pd.DataFrame, condition: str, against: str) -> int | None:
     original) significant at the table's alpha with power 0.8, at the effect it measured: the standardised effect
     is t x sqrt(1/n1 + 1/n2) (Student's two-sample t), and ``uncertainty.n_to_decide`` gives the per-group n.
     None when the test is missing or measured no effect."""
-    if condition not in table.index or against not in table.index:
+    statistic = "t" if against == "default" else "t_vs_original"
+    if condition not in table.index or against not in table.index or any(
+            ("average", s) not in table.columns for s in (statistic, "n")):
         return None
-    t = _average(table, condition, "t" if against == "default" else "t_vs_original")
+    t = _average(table, condition, statistic)
     n1, n2 = _average(table, condition, "n"), _average(table, against, "n")
     if t is None or not n1 or not n2 or math.isnan(float(t)):
         return None
