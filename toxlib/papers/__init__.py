@@ -42,8 +42,8 @@ def claim_rules() -> pd.DataFrame:
     for paper, module in PAPER_MODULES.items():
         for name, rule in module.RULES.items():
             printed = module.PAPER[rule.printed]
-            shown = printed.value if not hasattr(printed.value, "columns") and not isinstance(printed.value, dict) \
-                else f"{printed.source} (a table)"
+            table = isinstance(printed.value, (pd.DataFrame, dict))
+            shown = f"{printed.source} (a table)" if table else printed.value
             cutoff = "..".join(f"{c:g}" for c in rule.cutoff) if isinstance(rule.cutoff, tuple) else (
                 f"± {rule.cutoff:g} around the printed value" if rule.direction == "within" else f"{rule.cutoff:g}")
             rows.append({"paper": paper, "rule": name, "printed": str(shown), "source": printed.source,
