@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the test suite: set up .venv with the dev and ray extras, make sure Debian's chromium is there for the
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
-# check included). Extra arguments go to pytest.
+# check included), then, for a full run, the audit of a slice of the sample record on this CPU (data/record/:
+# fails when fewer than 95% of the recomputed rows match). Extra arguments go to pytest (and skip the audit).
 set -euo pipefail
 TOXLIB_EXTRAS=book,serve,dev,ray  # book: the smoke book; serve: the endpoint's tests; ray: a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
@@ -15,3 +16,6 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 python -m ruff check toxlib tests notebooks
 python -m pytest -ra "$@"
+if [ $# -eq 0 ] && [ -f data/record/keys.csv ]; then
+  python -m toxlib record audit --slice 3 --keys 3 --out "${TMPDIR:-/tmp}/toxlib-record-audit.csv"
+fi

@@ -209,7 +209,7 @@ def test_run_record_describes_the_toxlib_the_kernel_imported(tmp_path):
     assert str(other / "toxlib") in out.cells[-2].outputs[0]["text"]  # the kernel did import the other toxlib
     assert record["toxlib_version"] == "9.9.9-other" and record["commit"] == commit + "+dirty"
     assert set(record) == {"notebook", "parameters", "profile", "smoke", "toxlib_version", "commit", "machine",
-                           "cpu", "libraries", "finished", "wall_s"}
+                           "cpu", "libraries", "samples", "finished", "wall_s"}
     assert "torch " in record["libraries"] and record["libraries"] in out.cells[-1].source  # the kernel's releases
     assert not any("toxlib-run-facts" in c.metadata.get("tags", []) for c in out.cells)  # the probe cell is gone
     assert "9.9.9-other" in out.cells[-1].source

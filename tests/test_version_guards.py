@@ -21,12 +21,12 @@ import pytest
 #: version string (module:attribute, a dict key after "[") -> (its value, the modules it describes, their digest)
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
-        4, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "d4f10036eea1f536"),
+        5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
+        "a0feeb37206e10df"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
-        "causal-nll-v3", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6439471ca879dd2d"),
+        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "5bd7be935a0ce9f5"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
-        "next-token-v2", ["toxlib.papers.prompt_classifier"], "e3daa2869ed9a9e7"),
+        "next-token-v3", ["toxlib.papers.prompt_classifier"], "1f90e763648c12ae"),
     "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "67a09356ce0e7653"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
         "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "6a2206e77b8218cc"),

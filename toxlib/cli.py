@@ -1,4 +1,4 @@
-"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench} ...`` (see ``--help`` of each).
+"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench,record} ...`` (see each ``--help``).
 
 Each subcommand imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without
 torch, and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve``
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 
 from toxlib.common.errors import InputFileError, ParameterError, ToxlibError
@@ -153,6 +154,27 @@ def _bench(args) -> int:
     return mains.get(args.what, generation.main_generate)(args)
 
 
+def _record(args) -> int:
+    if args.action == "status":
+        from toxlib.record.status import status_text
+
+        print(status_text())
+        return 0
+    if args.action == "write":
+        from toxlib.record.write import write_record
+
+        done = write_record(args.log, prune=args.prune)
+        print(f"record written: {done['keys']} keys, {done['rows']:,} rows, {done['texts']:,} texts, "
+              f"{done['bytes'] / 1e6:.1f} MB; {done['dropped_keys']} files of unused keys dropped")
+        return 0
+    from toxlib.record.audit import main_audit  # heavy: loads models and scorers
+
+    return main_audit(args)
+
+
+NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read from your own caches, every row "
+                  "(the same as TOXLIB_RECORD=off)")
+
 RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.benchmarks.random_weights): "
                        "for speed where its weights cannot go; --model may then be a folder with only config.json "
                        "and the tokenizer files")
@@ -183,6 +205,7 @@ def parser() -> argparse.ArgumentParser:
                      "smoke (tiny; writes under _build/smoke) or paper (the paper's sizes; in place, like default); "
                      "-p overrides single values")
     run.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
+    run.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
     run.set_defaults(func=_run)
 
     book = sub.add_parser("book", help="execute the notebooks in _toc.yml and build the HTML book")
@@ -192,6 +215,7 @@ def parser() -> argparse.ArgumentParser:
                       "(in place, writes data/results/ like default)")
     book.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
+    book.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
     book.set_defaults(func=_book)
 
     score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
@@ -199,6 +223,7 @@ def parser() -> argparse.ArgumentParser:
                        "(default or -: stdin); the CSV starts with each text's line number and the text")
     score.add_argument("--scorer", default="distilled", help="scorer name (default distilled; see toxlib.scorers)")
     score.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    score.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
     score.set_defaults(func=_score)
 
     train = sub.add_parser("train-scorer", help="train the distilled Perspective scorer on RTP texts")
@@ -249,11 +274,32 @@ def parser() -> argparse.ArgumentParser:
     dist.add_argument("--quick", action="store_true", help="a tiny random model and the profanity SVM (seconds)")
     dist.add_argument("--workers", type=int, default=2, help="Ray workers (actors), at least 2 (default 2)")
     bench.set_defaults(func=_bench)
+
+    record = sub.add_parser("record", help="the sample record in data/record/: what it holds, write it, audit it")
+    record_sub = record.add_subparsers(dest="action", required=True)
+    record_sub.add_parser("status", help="per key: rows, the commit and machine that made them; the record's size")
+    write = record_sub.add_parser("write", help="keep the rows a build used (its TOXLIB_RECORD_USAGE log) in the "
+                                  "record, with their provenance")
+    write.add_argument("log", help="the usage log a build wrote (TOXLIB_RECORD_USAGE=LOG bash scripts/build_book.sh)")
+    write.add_argument("--prune", action="store_true", help="drop keys and rows the log does not name (after a full "
+                       "build: the rows no chapter uses); default: keep them")
+    audit = record_sub.add_parser("audit", help="recompute a seeded slice of the record from scratch (record and "
+                                  "caches off) and compare; exits 1 when fewer than 95%% of the rows match")
+    audit.add_argument("--slice", type=int, default=20, help="prompts (or texts) per key (default 20)")
+    audit.add_argument("--chapter", nargs="+", help="audit only the keys these chapters use (default: every key)")
+    audit.add_argument("--kind", nargs="+", choices=["generations", "lm_scores", "scores"],
+                       help="audit only these kinds of rows (default: all)")
+    audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
+    audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
+    audit.add_argument("--out", help="also write the per-row comparison here (CSV)")
+    record.set_defaults(func=_record)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if getattr(args, "no_record", False):
+        os.environ["TOXLIB_RECORD"] = "off"  # before any kernel starts, so the notebooks' kernels inherit it
     try:
         return args.func(args)
     except ToxlibError as exc:

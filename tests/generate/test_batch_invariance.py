@@ -22,7 +22,7 @@ import torch
 
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models import load
-from toxlib.models.batching import pad
+from toxlib.models.batching import MIN_ROWS, companions, pad
 from toxlib.models.cpu_kernels import bf16_row_invariant_expected, describe_cpu
 from toxlib.models.perplexity import sentence_nll
 from toxlib.store.cache import GenerationStore
@@ -60,16 +60,16 @@ def texts(frame: pd.DataFrame) -> list[str]:
 
 @pytest.mark.parametrize("length", [1, 12])
 def test_rows_do_not_depend_on_the_rows_beside_them(lm, length):
-    """The property the batching relies on: without padding, a row's logits are the same in any batch size, for a
-    decoding step (length 1) and a prefill. On an Intel Xeon with MKL's default mode, float32 batches of 1-15 rows
-    differ from 16 (length 1), and 1-4 from 5 or more (length 12). A one-row bf16 decoding step is left out: it takes
-    other kernels on an AMD EPYC, which is why the engine never decodes a lone row (``toxlib.models.batching``)."""
+    """The property the batching relies on: without padding, a row's logits are the same in any batch of at least
+    ``MIN_ROWS`` token rows, for a decoding step (length 1) and a prefill. Smaller passes are left out, since the
+    engine never runs one: on an AMD EPYC a float32 matmul of 1-3 rows takes other kernels, as a one-row bf16
+    decoding step does; on an Intel Xeon with MKL's default mode, float32 batches of 1-15 rows differ from 16
+    (length 1), and 1-4 from 5 or more (length 12)."""
     ids = torch.randint(100, 40000, (64, length), generator=torch.Generator().manual_seed(0))
-    lone_row = not (length == 1 and lm.dtype == torch.bfloat16)
     with torch.inference_mode():
         full = lm.model(input_ids=ids).logits
-        differ = [rows for rows in (1, 2, 3, 4, 5, 8, 15, 16, 33, 50)[0 if lone_row else 1:]
-                  if not torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])]
+        differ = [rows for rows in (1, 2, 3, 4, 5, 8, 15, 16, 33, 50) if rows * length >= MIN_ROWS
+                  and not torch.equal(lm.model(input_ids=ids[:rows]).logits, full[:rows])]
     assert differ == [], f"{lm.dtype} rows differ from a 64-row batch at these batch sizes ({describe_cpu()})"
 
 
@@ -122,7 +122,8 @@ def assert_same_steps(alone: dict, together: dict):
 
 def test_every_decoding_step_of_a_prompt_is_the_same_alone_and_in_a_batch(lm):
     """Greedy steps compared bit for bit: a prompt decoded on its own (a one-row batch, which decodes with other
-    kernels unless given a companion row) and beside prompts of other lengths in one padded batch."""
+    kernels unless given companion rows up to ``MIN_ROWS``) and beside prompts of other lengths in one padded
+    batch."""
     greedy = DecodingConfig(mode="greedy", max_new_tokens=6)
     together = recorded_steps(lm, PROMPTS, greedy)
     for prompt in PROMPTS[:3]:
@@ -202,14 +203,16 @@ def test_perplexity_does_not_depend_on_the_heads_chunk_sizes(lm, monkeypatch):
 
 
 def test_lengths_sharing_a_decoder_pass_get_the_bits_of_their_own_passes(lm):
-    """``toxlib.models.length_groups`` on the bundled model in bf16, groups of one row and of two tokens included;
-    as one plain sequence (no groups) the same tokens give other values."""
+    """``toxlib.models.length_groups`` on the bundled model, groups of one row and of two tokens included (a group's
+    own pass has at least ``MIN_ROWS`` token rows, as ``sentence_nll`` runs it); as one plain sequence (no groups)
+    the same tokens give other values."""
     from toxlib.models.length_groups import flat_inputs, hidden_states
 
     g = torch.Generator().manual_seed(0)
     ids = [torch.randint(100, 40000, shape, generator=g) for shape in [(3, 5), (1, 17), (7, 12), (1, 2), (20, 9)]]
     with torch.inference_mode():
-        alone = [lm.model.base_model(input_ids=x, use_cache=False).last_hidden_state for x in ids]
+        alone = [lm.model.base_model(input_ids=x.repeat(companions(x.numel()), 1),
+                                     use_cache=False).last_hidden_state[:len(x)] for x in ids]
         together = hidden_states(lm.model, ids)
         plain = lm.model.base_model(input_ids=flat_inputs(ids)[0], use_cache=False).last_hidden_state[0]
     assert all(torch.equal(a, t) for a, t in zip(alone, together))

@@ -16,11 +16,23 @@ import torch
 
 import toxlib.models  # noqa: F401  (sets MKL's mode, as any use of toxlib's models does)
 from toxlib.models import cpu_kernels
+from toxlib.models.batching import MIN_ROWS
 
 #: (in, out) features of every matmul of the two bundled models: SmolLM2 and Gemma-3 projections, MLPs, heads
 SHAPES = [(576, 576), (576, 192), (576, 1536), (1536, 576), (576, 49152), (640, 1024), (640, 256), (640, 2048),
           (2048, 640)]
 ROW_COUNTS = [1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 56, 57, 100, 192, 193, 256, 257, 300]
+
+
+def differing_row_counts(shape) -> list[int]:
+    """The row counts of ``ROW_COUNTS`` at which a float32 linear layer of ``shape`` gives a row other bits than
+    in a 512-row matmul."""
+    k, n = shape
+    g = torch.Generator().manual_seed(k * n)
+    weight, x = torch.randn(n, k, generator=g) * 0.05, torch.randn(512, k, generator=g)
+    with torch.inference_mode():
+        reference = torch.nn.functional.linear(x, weight)
+        return [m for m in ROW_COUNTS if not torch.equal(torch.nn.functional.linear(x[:m], weight), reference[:m])]
 needs_mkl = pytest.mark.skipif(cpu_kernels._mkl() is None, reason="this torch build has no MKL (no strict mode)")
 
 
@@ -31,17 +43,25 @@ def test_importing_toxlib_models_puts_mkl_in_strict_mode():
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_float32_matmul_rows_do_not_depend_on_the_row_count(shape):
-    """Every row count a decoding step or a prefill meets gives each row the bits it gets in a 512-row matmul.
-    Without strict mode (MKL_CBWR=AUTO) an Intel Xeon with AVX-512 gives other bits at 1, 2-15, and for the down
-    projections 57-192 or 57-256 rows."""
-    k, n = shape
-    g = torch.Generator().manual_seed(k * n)
-    weight, x = torch.randn(n, k, generator=g) * 0.05, torch.randn(512, k, generator=g)
-    with torch.inference_mode():
-        reference = torch.nn.functional.linear(x, weight)
-        differ = [m for m in ROW_COUNTS if not torch.equal(torch.nn.functional.linear(x[:m], weight), reference[:m])]
-    assert differ == [], f"float32 rows differ at these row counts on {cpu_kernels.describe_cpu()}"
+def test_float32_matmul_rows_do_not_depend_on_the_row_count_from_min_rows_up(shape, record_property):
+    """Every row count the engine lets a matmul have (``MIN_ROWS`` and up) gives each row the bits it gets in a
+    512-row matmul. Set ``MIN_ROWS`` below what this CPU needs and this fails: an AMD EPYC gives other bits at 1-3
+    rows in any MKL mode; without strict mode (MKL_CBWR=AUTO) an Intel Xeon with AVX-512 also at 2-15, and for the
+    down projections at 57-192 or 57-256 rows. The row counts below ``MIN_ROWS`` that differ here are recorded."""
+    differ = differing_row_counts(shape)
+    record_property("float32_rows_differ_at", f"{[m for m in differ if m < MIN_ROWS]} on {cpu_kernels.describe_cpu()}")
+    assert [m for m in differ if m >= MIN_ROWS] == [], (
+        f"float32 rows differ at these row counts on {cpu_kernels.describe_cpu()}: raise MIN_ROWS in "
+        "toxlib.models.batching above them (or find the mode that removes them)")
+
+
+def test_min_rows_is_the_threshold_this_cpu_needs_or_more(capsys):
+    """Prints the smallest row count from which every shape agrees on this CPU (the measurement behind MIN_ROWS)."""
+    differ = [m for shape in SHAPES for m in differing_row_counts(shape)]
+    needed = max(differ, default=0) + 1
+    with capsys.disabled():
+        print(f"\nfloat32 rows agree from {needed} rows on {cpu_kernels.describe_cpu()}; MIN_ROWS = {MIN_ROWS}")
+    assert needed <= MIN_ROWS
 
 
 def bf16_rows_invariant(lm) -> bool:

@@ -1,6 +1,8 @@
 """One decoder pass over several lengths (``toxlib.models.length_groups``) gives each length the bits of its own
 pass: tiny Llama and Gemma-3 models in float32 and bf16 (the bundled model: tests/generate/test_batch_invariance.py).
-bf16 is asserted where its kernels are row invariant (no AMX) and reported as xfail elsewhere."""
+bf16 is asserted where its kernels are row invariant (no AMX) and reported as xfail elsewhere. A group's own pass
+has at least ``MIN_ROWS`` token rows (a smaller group beside copies of itself), as ``sentence_nll`` runs one: with
+fewer, the matmuls take other kernels on some CPUs (``toxlib.models.batching.MIN_ROWS``)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,16 @@ import pytest
 import torch
 
 from toxlib.models import cpu_kernels, load
+from toxlib.models.batching import companions
 from toxlib.models.length_groups import can_share_a_pass, flat_inputs, hidden_states, length_groups
 
 SHAPES = [(3, 5), (1, 17), (7, 12), (2, 40), (1, 2), (5, 9)]
+
+
+def own_pass(model, group: torch.Tensor) -> torch.Tensor:
+    """The group's hidden states from a pass of its own, beside copies of itself when it has too few tokens."""
+    copies = companions(group.numel())
+    return model.base_model(input_ids=group.repeat(copies, 1), use_cache=False).last_hidden_state[:len(group)]
 
 
 def groups(vocab: int) -> list[torch.Tensor]:
@@ -29,7 +38,7 @@ def test_each_group_gets_the_bits_of_its_own_pass(tiny_model_dirs, arch, dtype):
     lm = load(str(tiny_model_dirs[arch]), device="cpu", dtype=dtype)
     ids = groups(lm.model.config.vocab_size)
     with torch.inference_mode():
-        alone = [lm.model.base_model(input_ids=g, use_cache=False).last_hidden_state for g in ids]
+        alone = [own_pass(lm.model, g) for g in ids]
         together = hidden_states(lm.model, ids)
         # as one plain sequence, the concatenation attends across texts and gives other values
         flat, _ = flat_inputs(ids)

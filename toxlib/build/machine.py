@@ -48,8 +48,8 @@ def library_versions() -> str:
 
 
 def kernel_facts() -> dict:
-    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries"} of the toxlib it imports and the
-    kernel's library releases (run inside it)."""
+    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries", "cpu", "samples"} of the toxlib it
+    imports and the kernel's library releases, and where its rows came from (run inside it, at the end)."""
     try:
         import toxlib as imported
     except Exception as exc:  # a kernel without toxlib still gets a record
@@ -63,4 +63,9 @@ def kernel_facts() -> dict:
         facts["cpu"] = describe_cpu()
     except Exception as exc:  # an older toxlib, or no torch
         facts["cpu"] = f"unknown ({type(exc).__name__})"
+    try:  # where this kernel's rows came from: the sample record, the user's cache, or computed here
+        from toxlib.store.record import served_summary
+        facts["samples"] = served_summary()
+    except Exception as exc:  # an older toxlib
+        facts["samples"] = f"unknown ({type(exc).__name__})"
     return facts

@@ -32,6 +32,7 @@ from toxlib.build.machine import git_commit, kernel_facts, library_versions, mac
 from toxlib.common.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
 from toxlib.scorers import known_scorers
 from toxlib.store import paths
+from toxlib.store.record import note_build
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
@@ -252,10 +253,12 @@ def _facts_cell() -> nbformat.NotebookNode:
     return cell
 
 
-def _quiet_cell() -> nbformat.NotebookNode:
+def _quiet_cell(chapter: str) -> nbformat.NotebookNode:
     """A first code cell that keeps the libraries' bars and warnings out of the pages
-    (``toxlib.common.progress.quiet_libraries``); it prints nothing and is removed with the facts cell."""
-    source = "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet"
+    (``toxlib.common.progress.quiet_libraries``) and names the chapter for the record's usage log
+    (``TOXLIB_RECORD_CHAPTER``); it prints nothing and is removed with the facts cell."""
+    source = (f"import os as _os\n_os.environ['TOXLIB_RECORD_CHAPTER'] = {chapter!r}\ndel _os\n"
+              "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet")
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = [FACTS_TAG]
     return cell
@@ -317,10 +320,12 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     which = "" if profile == "default" else f" with the {profile} profile,"
     libraries = f" with {record['libraries']}" if record.get("libraries") else ""
     cpu = f" ({record['cpu']})" if record.get("cpu") else ""
+    samples = f" Rows: {record['samples']}." if record.get("samples") else ""
     text = (
         "```{admonition} Run record\n:class: note\n"
         f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
-        f"on {record['machine']}{cpu}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s.\n```"
+        f"on {record['machine']}{cpu}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s."
+        f"{samples}\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["toxlib-run-record"]
@@ -381,7 +386,7 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         env["TOXLIB_RESULTS_DIR"] = str(paths.smoke_results_dir())
     output.parent.mkdir(parents=True, exist_ok=True)
     source = read_notebook(path)
-    source.cells.insert(0, _quiet_cell())
+    source.cells.insert(0, _quiet_cell(path.stem))
     source.cells.append(_facts_cell())
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toxlib-run-") as scratch:
@@ -421,9 +426,12 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         "machine": facts["machine"],
         "cpu": facts.get("cpu", ""),
         "libraries": facts.get("libraries", ""),
+        "samples": facts.get("samples", ""),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
     }
+    note_build(path.stem, {k: record[k] for k in ("commit", "machine", "cpu", "libraries", "toxlib_version")}
+               | {"date": record["finished"][:10]})  # the record's provenance, when a usage log is kept
     nb.cells = [c for c in nb.cells if "toxlib-run-record" not in c.metadata.get("tags", [])]
     nb.cells.append(_run_record_cell(record))
     nb.metadata.setdefault("toxlib", {})["last_run"] = record

@@ -47,10 +47,14 @@ class DecodingConfig:
             object.__setattr__(self, "num_samples", 1)
 
     def key(self) -> dict:
-        """The settings that determine the texts (unused ones dropped, so e.g. greedy ignores top_p)."""
+        """The settings that determine the texts (unused ones dropped, so e.g. greedy ignores top_p). The number of
+        samples is not one of them: sample i of a prompt is drawn from its own seeded uniforms whatever the number
+        asked for (and whatever rows share its batch), so a run of 1,000 samples is the first 1,000 rows of a run
+        of 10,000, and reads them from the cache or the sample record."""
         d = asdict(self)
+        d.pop("num_samples")
         if self.mode != "sample":
-            for name in ("top_p", "top_k", "temperature", "seed", "num_samples"):
+            for name in ("top_p", "top_k", "temperature", "seed"):
                 d.pop(name)
         if self.mode != "beam":
             d.pop("num_beams")
@@ -67,8 +71,10 @@ RTP_SAMPLING = DecodingConfig(mode="sample", num_samples=25, max_new_tokens=20, 
 
 
 # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded
-# to a width fixed by their own length (toxlib.models.batching.bucket_width), never a one-row decoding step
-ENGINE_VERSION = 4
+# to a width fixed by their own length (toxlib.models.batching.bucket_width), never a one-row decoding step;
+# 5: no forward pass of fewer than MIN_ROWS (4) rows (float32 matmuls of 1-3 rows differ on an AMD EPYC), and
+# the number of samples left out of the key (sample i is the same row in a run of any size)
+ENGINE_VERSION = 5
 #: the engine's revision for timing caches: it changes when the code gets faster without changing a single text
 #: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).
 #: 4.2: freed memory kept in the process (models/allocator.py), which speeds up perplexity scoring too.

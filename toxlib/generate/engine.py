@@ -9,10 +9,11 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
      to a few hundred rows per step) and drop rows from the batch once they have stopped.
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
 result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
-(``toxlib.models.batching.bucket_width``), and never decodes a lone row: a one-row batch gets a companion row and
-pruning keeps one finished row beside the last live one, because a one-row step takes other bf16 kernels (see
-``toxlib.models.batching``). Greedy decoding runs through the same loop; beam search goes to ``model.generate``
-(batched, left padded to the same width).
+(``toxlib.models.batching.bucket_width``), and never decodes fewer than ``MIN_ROWS`` rows: a smaller batch is
+decoded beside copies of itself, and pruning keeps finished rows beside the last live ones, because a matmul of
+1-3 rows takes other kernels (see ``toxlib.models.batching.MIN_ROWS``). Greedy decoding runs through the same
+loop; beam search goes to ``model.generate`` (batched, left padded to the same width, with copies up to
+``MIN_ROWS`` rows).
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
 batched generation does; it changes nothing while prompt + continuation is shorter than the window (512 tokens).
@@ -25,7 +26,7 @@ import torch
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
-from toxlib.models.batching import pad
+from toxlib.models.batching import MIN_ROWS, companions, pad
 from toxlib.models.length_groups import window as sliding_window
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
@@ -109,9 +110,12 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     Returns the new token ids per row in the same order, each ending at (and including) its first stop token.
     """
     n = config.num_samples
-    if len(prompt_ids) * n == 1:  # a one-row batch decodes with other kernels: decode a copy beside it, drop it
-        twice = None if uniforms is None else uniforms.repeat(2, 1)
-        return decode_batch(model, prompt_ids * 2, config, twice, stop_ids, pad_id, processors, stats, width)[:1]
+    rows = len(prompt_ids) * n
+    copies = companions(rows)
+    if copies > 1:  # too few rows take other kernels: decode copies of the batch beside it, drop them
+        more = None if uniforms is None else uniforms.repeat(copies, 1)
+        return decode_batch(model, prompt_ids * copies, config, more, stop_ids, pad_id, processors, stats,
+                            width)[:rows]
     processors = processors or []
     device = next(model.parameters()).device
     # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
@@ -147,8 +151,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
         position = position + 1
         if finished.any() and int(finished.sum()) >= PRUNE_SHARE * live.numel():
             keep = (~finished).nonzero().squeeze(-1)
-            if keep.numel() == 1:  # never one row alone (other kernels): a finished row stays as its companion
-                keep = torch.cat([keep, finished.nonzero()[:1, 0]]).sort().values
+            if keep.numel() < MIN_ROWS:  # too few rows take other kernels: finished rows stay as companions
+                keep = torch.cat([keep, finished.nonzero()[:MIN_ROWS - keep.numel(), 0]]).sort().values
             cache.batch_select_indices(keep)
             ids, mask, position, token, live = ids[keep], mask[keep], position[keep], token[keep], live[keep]
             call_optional(processors, "select_rows", keep)
@@ -179,6 +183,9 @@ def beam_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, stop_
     prompts left-padded to ``width`` (None: the longest)."""
     from transformers import LogitsProcessorList
 
+    copies = companions(len(prompt_ids) * config.num_beams)
+    if copies > 1:  # too few rows per step take other kernels: search copies of the batch beside it, drop them
+        return beam_batch(model, prompt_ids * copies, config, stop_ids, pad_id, processors, width)[:len(prompt_ids)]
     device = next(model.parameters()).device
     ids, mask = pad(prompt_ids, pad_id, device, side="left", width=width)
     call_optional(processors or [], "start_batch", ids, mask, config.num_beams)

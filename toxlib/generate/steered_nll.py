@@ -20,7 +20,8 @@ from toxlib.generate.api import encode_prompt
 from toxlib.generate.engine import call_optional, prefill
 from toxlib.generate.kv_cache import cache_argument
 from toxlib.generate.steering import Steering
-from toxlib.models.perplexity import model_key, score_table, through_store
+from toxlib.models.batching import companions
+from toxlib.models.perplexity import describes, model_key, score_table, through_store
 from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import LMScoreStore
 from toxlib.store.keys import stable_hash
@@ -33,13 +34,13 @@ def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32
     weights by hash) and ``batch_size`` (PPLM's gradient steps run in float32, where a batch's size can move the
     last bits). Returns the columns of ``sentence_nll``, one row per text, in order."""
     config = None if steering is None else steering.config()
-    key = f"{model_key(lm, 'steered-nll-v1')}|{stable_hash(config)[:16]}|batch{batch_size}"
+    key = f"{model_key(lm, 'steered-nll-v2')}|{stable_hash(config)[:16]}|batch{batch_size}"
 
     def score_missing(todo):
         part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)
         yield list(zip(todo, part["n_tokens"].astype(int).tolist(), part["nll_sum"].astype(float).tolist()))
 
-    return through_store(cache, key, texts, score_missing, None)
+    return through_store(cache, key, texts, score_missing, None, describes(lm, steering=config))
 
 
 
@@ -75,10 +76,11 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
     nll = np.zeros(len(texts))
     count = np.array([len(t) for t in targets])
     for b in tqdm(range(0, len(texts), batch_size), disable=not progress, desc=f"steered NLL {lm.name}"):
-        rows = order[b:b + batch_size]
-        width = max(len(targets[r]) for r in rows)
+        own = order[b:b + batch_size]
+        width = max(len(targets[r]) for r in own)
         if width == 0:
             continue
+        rows = np.resize(own, len(own) * companions(len(own)))  # too few rows: copies beside them, dropped below
         target = torch.tensor([targets[r] + [targets[r][-1] if targets[r] else 0] * (width - len(targets[r]))
                                for r in rows], device=lm.device)
         live = torch.tensor([[s < len(targets[r]) for s in range(width)] for r in rows], device=lm.device)
@@ -100,7 +102,7 @@ def steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, progr
             position = position + 1
             logits = lm.model(input_ids=token[:, None], attention_mask=mask, position_ids=position,
                               **cache_argument(lm.model, cache), use_cache=True).logits[:, -1]
-        nll[rows] = total.cpu().numpy()
+        nll[own] = total[:len(own)].cpu().numpy()
     return score_table(texts, count, nll)
 
 

@@ -8,10 +8,10 @@ has at least two rows: a single-token step of a one-row batch takes other kernel
 (the longest prompt in it) moves logits too: right-padding 12-token rows to 17 columns moved bf16 logits by up to
 ~2.6 (fp32: ~4e-4), although padded positions are masked.
 So scoring batches sequences of equal length (``length_batches``: no padding), and generation pads each prompt to
-``bucket_width`` of its own length and batches prompts of one bucket (``length_batches`` over the buckets), with a
-companion row where a batch would otherwise hold one row. Which texts share a batch (which depends on what a
-cache already held, or on the batch size) then changes nothing. Tested in tests/generate/test_batch_invariance.py
-on a bundled model.
+``bucket_width`` of its own length and batches prompts of one bucket (``length_batches`` over the buckets), with
+companion rows (copies, dropped afterwards) where a forward pass would otherwise hold fewer than ``MIN_ROWS`` rows.
+Which texts share a batch (which depends on what a cache already held, or on the batch size) then changes nothing.
+Tested in tests/generate/test_batch_invariance.py on a bundled model.
 """
 
 from __future__ import annotations
@@ -20,6 +20,21 @@ import torch
 
 #: Generation pads a prompt to the next multiple of this many tokens (``bucket_width``).
 WIDTH_STEP = 16
+
+#: The fewest rows a matmul of the engine's may have: from this many rows up, a row's bits do not depend on how many
+#: rows share the matmul, on every CPU measured. Measured with ``tests/models/test_cpu_kernels.py`` (linear layers of
+#: both bundled models, 1-300 rows against 512): on an AMD EPYC (AVX-512, AVX512-BF16, no AMX; torch 2.13.0+cpu,
+#: 2 cores, 2026-11-25) float32 rows differ at 1, 2 and 3 rows and agree from 4, in MKL's strict mode or not; an
+#: Intel Xeon with AMX gave the same float32 split (issue 29: 1-3 rows differ, 5, 8, 15 agree); an Intel Xeon
+#: without AMX, in MKL's strict mode, agreed from 1 row in float32 and differed at 1 row in bf16. Generation,
+#: beam search and sentence scoring add companion rows (copies of their own rows, dropped afterwards) so no
+#: forward pass, and no LM-head chunk, has fewer. The test fails on a CPU that needs more.
+MIN_ROWS = 4
+
+
+def companions(rows: int, minimum: int = MIN_ROWS) -> int:
+    """How many copies of a block of ``rows`` rows make at least ``minimum`` rows (1 when it has enough)."""
+    return max(1, -(-minimum // max(rows, 1)))
 
 
 def bucket_width(length: int, step: int = WIDTH_STEP) -> int:

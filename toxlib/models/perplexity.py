@@ -19,14 +19,15 @@ import torch
 from toxlib.common.progress import tqdm
 from toxlib.executors import resolve_executor
 from toxlib.executors.blocks import chunked_rows
-from toxlib.models.batching import length_batches, packs, pad, shifted_exp
+from toxlib.models.batching import MIN_ROWS, companions, length_batches, packs, pad, shifted_exp
 from toxlib.models.length_groups import can_share_a_pass, hidden_states
 from toxlib.models.loading import text_config
 from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import LMScoreStore
 
 #: Bump a version when the computation changes, so cached scores are not reused across versions.
-METHOD_VERSIONS = {"causal": "causal-nll-v3", "masked": "pseudo-nll-v3"}  # v3: equal-length batches, row sums
+# causal v3: equal-length batches, row sums; v4: no pass or head chunk of fewer than MIN_ROWS rows
+METHOD_VERSIONS = {"causal": "causal-nll-v4", "masked": "pseudo-nll-v3"}
 
 
 def _with_start(lm, text: str) -> list[int]:
@@ -73,16 +74,23 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
     applied as its forward does). hidden: (N, H) final hidden states in the model's dtype; targets: (N,) int64.
     Returns (N,) float64. The head runs ``HEAD_ROWS`` rows at a time and the log-sum-exp over
     ``SOFTMAX_CHUNK_BYTES`` of fp32 logits at a time, instead of materialising N x V logits. A row's value depends
-    on that row alone (the head's matmul gives a row the same bits whatever the rows beside it; tested), so the
-    chunk sizes change the speed, not the results.
+    on that row alone (the head's matmul gives a row the same bits whatever the rows beside it, from
+    ``MIN_ROWS`` rows up; tested), so the chunk sizes change the speed, not the results: no chunk has fewer than
+    ``MIN_ROWS`` rows (a short last chunk joins the one before; fewer rows in all are scored beside their copies).
     """
-
+    n = len(targets)
+    if n < MIN_ROWS:
+        copies = companions(n)
+        return head_nll(model, hidden.repeat(copies, 1), targets.repeat(copies))[:n]
     head = model.get_output_embeddings()
     cap = getattr(text_config(model), "final_logit_softcapping", None)
     rows = max(1, SOFTMAX_CHUNK_BYTES // (4 * head.out_features))
-    out = torch.empty(len(targets), dtype=torch.float64, device=hidden.device)
-    for s in range(0, len(targets), HEAD_ROWS):
-        logits = head(hidden[s:s + HEAD_ROWS])
+    out = torch.empty(n, dtype=torch.float64, device=hidden.device)
+    starts = list(range(0, n, max(HEAD_ROWS, MIN_ROWS)))
+    if len(starts) > 1 and n - starts[-1] < MIN_ROWS:
+        starts.pop()  # the short remainder joins the chunk before it
+    for s, end in zip(starts, starts[1:] + [n]):
+        logits = head(hidden[s:end])
         if cap is not None:
             logits = torch.tanh(logits / cap) * cap
         for t in range(0, len(logits), rows):
@@ -114,7 +122,10 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
                    [can_share_a_pass(lm.model, len(encoded[b[0]])) for b in batches])
     for pack in tqdm(passes, disable=not progress, desc=f"perplexity {lm.name}", unit="pass"):
         ids = [torch.tensor([encoded[r] for r in rows], device=lm.device) for rows in pack]  # (B, L) each
-        hidden = hidden_states(lm.model, ids)
+        if sum(g.numel() for g in ids) < MIN_ROWS:  # one short text: too few rows take other kernels
+            hidden = [hidden_states(lm.model, [ids[0].repeat(companions(ids[0].numel()), 1)])[0][:len(ids[0])]]
+        else:
+            hidden = hidden_states(lm.model, ids)
         token_nll = head_nll(lm.model, torch.cat([h[:, :-1].reshape(-1, h.shape[-1]) for h in hidden]),
                              torch.cat([g[:, 1:].reshape(-1) for g in ids]))
         per_text = token_nll.split([g[:, 1:].numel() for g in ids])
@@ -206,17 +217,27 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHOD_VERSIONS)}")
     return through_store(cache, model_key(lm, METHOD_VERSIONS[method]), texts,
                           lambda todo: nll_chunks(lm, todo, method, chunk, executor),
-                          progress and f"{method} NLL {lm.name}")
+                          progress and f"{method} NLL {lm.name}", describes(lm, method=method))
 
 
-def through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc) -> pd.DataFrame:
+def describes(lm, **settings) -> dict:
+    """What an NLL key stands for, for the record's provenance: the model's name (the key holds only its weights),
+    weights, precision and ``settings``."""
+    return {"model": lm.name, "weights": lm.weights_id, "dtype": str(lm.dtype).removeprefix("torch."), **settings}
+
+
+def through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc,
+                  config: dict | None = None) -> pd.DataFrame:
     """The cached scorers' common path: look ``texts`` up under ``key``, score the missing distinct ones with
     ``score_missing(todo)`` (an iterable of row lists (text, n_tokens, nll_sum)), store each list as it arrives
     (an interrupted run resumes), and return the columns of ``sentence_nll`` for ``texts`` in order. cache: True
     (the default store, closed afterwards), an ``LMScoreStore``, or False/None (no store). desc: a progress bar's
-    label, or a false value for none."""
+    label, or a false value for none. config: what the key stands for (``describes``), kept with the rows.
+    """
     store = LMScoreStore() if cache is True else (cache or None)
     try:
+        if store is not None and config is not None:
+            store.describe(key, config)
         unique = list(dict.fromkeys(texts))
         done = store.lookup(key, unique) if store is not None else {}
         todo = [t for t in unique if t not in done]

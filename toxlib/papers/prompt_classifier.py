@@ -33,8 +33,8 @@ from toxlib.common.progress import tqdm
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.engine import prefill, shared_prefix
-from toxlib.models.batching import length_batches, shifted_exp
-from toxlib.models.perplexity import model_key
+from toxlib.models.batching import companions, length_batches, shifted_exp
+from toxlib.models.perplexity import describes, model_key
 from toxlib.store.cache import LMScoreStore
 
 INDENT = " " * 19
@@ -103,14 +103,17 @@ def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch
     wanted = torch.tensor(token_ids, device=lm.device)
     for rows in tqdm(batches, disable=not progress, desc=f"next-token reading ({lm.name})", unit="batch"):
         fixed = len(prefix) if shares[rows[0]] else None
-        logits = prefill(lm.model, [encoded[i] for i in rows], lm.pad_id, min_shared=0, prefix=fixed)[0]
+        copies = companions(len(rows))  # too few rows take other kernels: copies beside them, dropped
+        logits = prefill(lm.model, [encoded[i] for i in rows] * copies, lm.pad_id, min_shared=0,
+                         prefix=fixed)[0][:len(rows)]
         expo, total, _ = shifted_exp(logits.float())
         out[rows] = (expo[:, wanted].double() / total[:, None]).cpu().numpy()
     return out
 
 
 #: Bump when the next-token computation changes, so cached probabilities are not reused across versions.
-NEXT_TOKEN_VERSION = "next-token-v2"  # v2: a fixed prefix per setting, equal-length rests (batch invariant)
+# v2: a fixed prefix per setting, equal-length rests (batch invariant); v3: at least MIN_ROWS rows per pass
+NEXT_TOKEN_VERSION = "next-token-v3"
 
 
 def template_prefix(lm, setting: str) -> list[int]:
@@ -129,6 +132,9 @@ def cached_next_token_probabilities(lm, prompts: list[str], token_ids: list[int]
     store = LMScoreStore() if cache is True else (cache or None)
     keys = [model_key(lm, f"{NEXT_TOKEN_VERSION}:{t}") for t in token_ids]
     try:
+        for key, token in zip(keys, token_ids):
+            if store is not None:
+                store.describe(key, describes(lm, reading="next-token", token=int(token)))
         unique = list(dict.fromkeys(prompts))
         found = [store.lookup(k, unique) if store is not None else {} for k in keys]
         todo = [p for p in unique if not all(p in f for f in found)]

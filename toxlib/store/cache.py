@@ -11,6 +11,10 @@ Stores: ``GenerationStore`` (generations.sqlite), ``LMScoreStore`` (lm_scores.sq
 log-likelihoods keyed by (model key, sha256(text)), where the model key names the weights, dtype and method) and
 ``ScoreStore`` (scores.sqlite: toxicity scores keyed by ("<scorer>@<version>", sha256(text))).
 
+The sample record (``toxlib.store.record``, ``data/record/``) comes first: a lookup answers from it for the keys it
+holds, and from the SQLite file for the rest; a row of the record wins over a cached row of the same key. Rows are
+only ever added to the user's cache, never to the record.
+
 Keys: a run key hashes everything that determines the texts except the prompt (model name and weights id, dtype,
 decoding config, steering config; see ``toxlib.generate.config.run_key``); a row is (run, sha256(prompt),
 sample_idx). Scores get their own table keyed by (scorer, version, sha256(text)), so changing the scorer never
@@ -20,7 +24,6 @@ touches generated texts.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -30,6 +33,7 @@ from pathlib import Path
 
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
+from toxlib.store.record import count_served, note_usage, open_record, text_sha
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -40,10 +44,6 @@ CREATE TABLE IF NOT EXISTS generations (
     created REAL NOT NULL,
     PRIMARY KEY (run, prompt_sha, sample_idx)) WITHOUT ROWID;
 """
-
-
-def text_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _cache_warning(path: Path, what: str, exc: BaseException) -> None:
@@ -109,6 +109,22 @@ class SqliteStore:
             found.extend((by_sha[row[0]], row[1:]) for row in self._con.execute(query, [key, *chunk]))
         return found
 
+    def _with_record(self, kind: str, key: str, texts: list[str], from_cache) -> dict:
+        """The record's rows of ``key`` for ``texts``, completed by ``from_cache(missing texts)`` from this file;
+        the usage log (``TOXLIB_RECORD_USAGE``) is told which rows came from where."""
+        record = open_record()
+        held = record.lookup(kind, key, texts) if record is not None else {}
+        if kind == "generations":
+            held_prompts = {prompt for prompt, _ in held}
+            missing = [t for t in texts if t not in held_prompts]
+        else:
+            missing = [t for t in texts if t not in held]
+        cached = from_cache(missing) if missing else {}
+        for source, rows in (("record", held), ("cache", cached)):
+            count_served(kind, key, source, len(rows))
+            note_usage(kind, key, [k if isinstance(k, tuple) else (k, 0) for k in rows], source)
+        return {**cached, **held}
+
     def _write(self, sql: str, rows: list[tuple]) -> None:
         """Insert many rows in one transaction: all of them land or none does. A failed write (a full disk, a locked
         database) warns once and is dropped: the caller keeps its rows."""
@@ -134,18 +150,24 @@ class GenerationStore(SqliteStore):
         only the key)."""
         self._write("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)",
                     [(run, json.dumps(config, sort_keys=True, default=str), time.time())])
+        note_usage("generations", run, [], "computed", config=config)
 
     def lookup(self, run: str, prompts: list[str]) -> dict[tuple[str, int], tuple[str, int, bool]]:
         """Stored rows of ``run`` for these prompts: {(prompt, sample_idx): (continuation, n_new_tokens, stopped)}."""
-        rows = self._select_by_text("generations", "run", run, "prompt_sha",
-                                    "sample_idx, continuation, n_new_tokens, stopped", prompts)
-        return {(p, idx): (cont, n_new, bool(stopped)) for p, (idx, cont, n_new, stopped) in rows}
+        def from_cache(texts):
+            rows = self._select_by_text("generations", "run", run, "prompt_sha",
+                                        "sample_idx, continuation, n_new_tokens, stopped", texts)
+            return {(p, idx): (cont, n_new, bool(stopped)) for p, (idx, cont, n_new, stopped) in rows}
+
+        return self._with_record("generations", run, prompts, from_cache)
 
     def add(self, run: str, rows: list[tuple[str, int, str, int, bool]]) -> None:
         """Store (prompt, sample_idx, continuation, n_new_tokens, stopped) rows atomically; existing keys are kept."""
         now = time.time()
         self._write("INSERT OR IGNORE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [(run, text_sha(p), i, p, c, n, int(s), now) for p, i, c, n, s in rows])
+        count_served("generations", run, "computed", len(rows))
+        note_usage("generations", run, [(p, i) for p, i, *_ in rows], "computed")
 
     def count(self, run: str | None = None) -> int:
         if run is None:
@@ -164,15 +186,23 @@ class LMScoreStore(SqliteStore):
         PRIMARY KEY (model_key, text_sha)) WITHOUT ROWID;
     """
 
+    def describe(self, model_key: str, config: dict) -> None:
+        """What a key stands for (model name, weights, precision, method): kept for the record's provenance only
+        (the usage log's ``configs``); lookups need only the key."""
+        note_usage("lm_scores", model_key, [], "computed", config=config)
+
     def lookup(self, model_key: str, texts: list[str]) -> dict[str, tuple[int, float]]:
         """{text: (n_tokens, nll_sum)} for the stored texts among ``texts``."""
-        return dict(self._select_by_text("lm_scores", "model_key", model_key, "text_sha", "n_tokens, nll_sum", texts))
+        return self._with_record("lm_scores", model_key, texts, lambda missing: dict(
+            self._select_by_text("lm_scores", "model_key", model_key, "text_sha", "n_tokens, nll_sum", missing)))
 
     def add(self, model_key: str, rows: list[tuple[str, int, float]]) -> None:
         """Store (text, n_tokens, nll_sum) rows atomically; existing keys are kept."""
         now = time.time()
         self._write("INSERT OR IGNORE INTO lm_scores VALUES (?, ?, ?, ?, ?)",
                     [(model_key, text_sha(t), n, nll, now) for t, n, nll in rows])
+        count_served("lm_scores", model_key, "computed", len(rows))
+        note_usage("lm_scores", model_key, [(t, 0) for t, *_ in rows], "computed")
 
 
 class ScoreStore(SqliteStore):
@@ -190,14 +220,19 @@ class ScoreStore(SqliteStore):
     def lookup(self, scorer_key: str, texts: list[str]) -> dict[str, tuple[dict, str | None]]:
         """{text: ({attribute: value or None}, error or None)} for the stored texts among ``texts``.
         ``scorer_key`` is "<scorer name>@<version>"."""
-        rows = self._select_by_text("scores", "scorer", scorer_key, "text_sha", "scores, error", texts)
-        return {text: (json.loads(values), error) for text, (values, error) in rows}
+        def from_cache(missing):
+            rows = self._select_by_text("scores", "scorer", scorer_key, "text_sha", "scores, error", missing)
+            return {text: (json.loads(values), error) for text, (values, error) in rows}
+
+        return self._with_record("scores", scorer_key, texts, from_cache)
 
     def add(self, scorer_key: str, rows: list[tuple[str, dict, str | None]]) -> None:
         """Store (text, {attribute: value or None}, error or None) rows atomically; existing keys are kept."""
         now = time.time()
         self._write("INSERT OR IGNORE INTO scores VALUES (?, ?, ?, ?, ?)",
                     [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])
+        count_served("scores", scorer_key, "computed", len(rows))
+        note_usage("scores", scorer_key, [(t, 0) for t, *_ in rows], "computed")
 
 
 @contextlib.contextmanager

@@ -1,0 +1,217 @@
+"""The sample record (``toxlib.store.record``, ``toxlib.record``): a build's usage log written into a record folder,
+then read before the user's caches: a held row is not recomputed, ``TOXLIB_RECORD=off`` recomputes, the record's
+row wins over a cached row of the same key, provenance is written, the files are byte-stable, and texts of any
+shape come back unchanged. Smaller runs are prefixes of larger ones (the record serves teaching runs)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import toxlib.generate.api as generate_api
+from toxlib.generate import DecodingConfig, generate
+from toxlib.models import load
+from toxlib.record.status import record_status, status_text
+from toxlib.record.write import write_record
+from toxlib.store.cache import GenerationStore, LMScoreStore, ScoreStore
+from toxlib.store.record import Record, read_keys
+
+CONFIG = DecodingConfig(num_samples=3, max_new_tokens=5, seed=1)
+PROMPTS = ["The weather today", "You are such a", "Honestly, the worst part"]
+ODD_TEXTS = ["plain", "comma, \"quoted\"", "line\nbreak", "carriage\rreturn", "crlf\r\nend", "tab\there", "ünïcødé ✓",
+             "", " leading space", "trailing space "]
+
+
+@pytest.fixture()
+def folders(tmp_path, monkeypatch):
+    """A user cache, a usage log and a record folder of this test's own."""
+    cache, record, log = tmp_path / "cache", tmp_path / "record", tmp_path / "usage.sqlite"
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TOXLIB_RECORD_DIR", str(record))
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(log))
+    monkeypatch.delenv("TOXLIB_RECORD", raising=False)
+    monkeypatch.setenv("TOXLIB_RECORD_CHAPTER", "test_chapter")
+    return {"cache": cache, "record": record, "log": log}
+
+
+@pytest.fixture()
+def lm(tiny_model_dirs):
+    return load(str(tiny_model_dirs["llama"]), device="cpu", dtype="float32")
+
+
+def _build_and_write(lm, folders, monkeypatch) -> pd.DataFrame:
+    """A 'build': generate into the user cache with the usage log on, then write the record and switch the log
+    off and the cache to an empty one, as a reader's fresh checkout would be."""
+    first = generate(lm, PROMPTS, CONFIG, progress=False)
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    monkeypatch.delenv("TOXLIB_RECORD_USAGE")
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(folders["cache"].parent / "empty-cache"))
+    return first
+
+
+def _count_decoding(monkeypatch) -> list:
+    calls = []
+    real = generate_api.decode_prompts
+
+    def counting(lm, prompts, *args, **kwargs):
+        calls.append(list(prompts))
+        yield from real(lm, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(generate_api, "decode_prompts", counting)
+    return calls
+
+
+def test_a_held_row_is_read_from_the_record_and_not_recomputed(lm, folders, monkeypatch):
+    first = _build_and_write(lm, folders, monkeypatch)
+    calls = _count_decoding(monkeypatch)
+    again = generate(lm, PROMPTS, CONFIG, progress=False)
+    assert [p for call in calls for p in call] == []
+    pd.testing.assert_frame_equal(again, first)
+    # a smaller run of the same settings is a part of the record: nothing to compute either
+    assert generate(lm, PROMPTS[:1], CONFIG, progress=False)["continuation"].tolist() == \
+        first["continuation"].tolist()[:3]
+    assert calls == [] or all(c == [] for c in calls)
+    # a prompt the record does not hold is computed
+    generate(lm, PROMPTS + ["A new prompt"], CONFIG, progress=False)
+    assert [p for call in calls for p in call] == ["A new prompt"]
+
+
+def test_switching_the_record_off_recomputes(lm, folders, monkeypatch):
+    first = _build_and_write(lm, folders, monkeypatch)
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    calls = _count_decoding(monkeypatch)
+    again = generate(lm, PROMPTS, CONFIG, progress=False)
+    assert sorted(p for call in calls for p in call) == sorted(PROMPTS)
+    assert again["continuation"].tolist() == first["continuation"].tolist()  # float32: the same rows
+
+
+def test_the_records_row_wins_over_a_cached_row_of_the_same_key(lm, folders, monkeypatch):
+    first = _build_and_write(lm, folders, monkeypatch)
+    run = generate_api.stable_hash(generate_api.run_key(lm.name, lm.weights_id, "float32", CONFIG, None))
+    with GenerationStore() as store:  # the (empty) user cache gets other texts under the same key
+        store.add(run, [(PROMPTS[0], i, f"a different text {i}", 2, False) for i in range(3)])
+    again = generate(lm, PROMPTS, CONFIG, progress=False)
+    assert again["continuation"].tolist() == first["continuation"].tolist()
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    assert generate(lm, PROMPTS[:1], CONFIG, progress=False)["continuation"].tolist()[0] == "a different text 0"
+
+
+def test_provenance_and_chapters_are_written_and_status_reports_them(lm, folders, monkeypatch):
+    _build_and_write(lm, folders, monkeypatch)
+    keys = read_keys(folders["record"])
+    assert [k["kind"] for k in keys] == ["generations"] and keys[0]["rows"] == len(PROMPTS) * CONFIG.num_samples
+    made_by = keys[0]["made_by"][0]
+    for field in ("commit", "machine", "cpu", "libraries", "date"):
+        assert made_by.get(field), field
+    assert made_by["how"] == "computed by the logged build"
+    assert keys[0]["chapters"] == "test_chapter"
+    assert keys[0]["config"]["model"] == lm.name and keys[0]["config"]["dtype"] == "float32"
+    status = record_status(folders["record"])
+    assert status["rows"].tolist() == [9] and "float32 sample" in status["what"].iloc[0]
+    assert "generations: 1 keys, 9 rows" in status_text(folders["record"])
+
+
+def test_scores_and_nlls_of_any_text_come_back_unchanged_and_the_files_are_byte_stable(folders):
+    values = [({"toxicity": 0.1 + i / 7, "insult": None}, None) for i in range(len(ODD_TEXTS))]
+    values[3] = ({"toxicity": None}, "LANGUAGE_NOT_SUPPORTED: a permanent error")
+    with ScoreStore() as scores, LMScoreStore() as nlls:
+        scores.add("scorer@1", [(t, v, e) for t, (v, e) in zip(ODD_TEXTS, values)])
+        nlls.add("model|float32|causal-nll-v4", [(t, i + 1, 1 / 3 + i) for i, t in enumerate(ODD_TEXTS)])
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    stamp = {p.name: p.read_bytes() for p in folders["record"].rglob("*") if p.is_file()}
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    assert {p.name: p.read_bytes() for p in folders["record"].rglob("*") if p.is_file()} == stamp
+    record = Record(folders["record"])
+    assert record.lookup("scores", "scorer@1", ODD_TEXTS) == dict(zip(ODD_TEXTS, values))
+    assert record.lookup("lm_scores", "model|float32|causal-nll-v4", ODD_TEXTS) == {
+        t: (i + 1, 1 / 3 + i) for i, t in enumerate(ODD_TEXTS)}
+    assert sorted(record.texts().values()) == sorted(ODD_TEXTS)
+
+
+def test_prune_drops_what_the_log_does_not_name_and_merging_keeps_it(folders, monkeypatch):
+    with ScoreStore() as scores:
+        scores.add("scorer@1", [("kept", {"toxicity": 0.5}, None), ("dropped", {"toxicity": 0.25}, None)])
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    second_log = folders["log"].with_name("second.sqlite")
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(second_log))
+    with ScoreStore() as scores:
+        assert set(scores.lookup("scorer@1", ["kept"])) == {"kept"}  # from the record, logged as such
+        scores.add("other@2", [("new", {"toxicity": 0.75}, None)])
+    write_record(second_log, folders["record"], prune=False, cache=folders["cache"])
+    assert {(k["key"], k["rows"]) for k in read_keys(folders["record"])} == {("scorer@1", 2), ("other@2", 1)}
+    write_record(second_log, folders["record"], prune=True, cache=folders["cache"])
+    assert {(k["key"], k["rows"]) for k in read_keys(folders["record"])} == {("scorer@1", 1), ("other@2", 1)}
+    assert len(list((folders["record"] / "scores").glob("*.csv.gz"))) == 2
+    made_by = {k["key"]: k["made_by"] for k in read_keys(folders["record"])}
+    assert json.dumps(made_by["scorer@1"]).count("computed by the logged build") == 1  # kept from the first write
+
+
+def test_a_used_row_found_nowhere_is_an_error_naming_the_fix(folders, monkeypatch):
+    with ScoreStore() as scores:
+        scores.add("scorer@1", [("text", {"toxicity": 0.5}, None)])
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(folders["cache"].parent / "elsewhere"))
+    from toxlib.common.errors import ToxlibError
+
+    with pytest.raises(ToxlibError, match="same TOXLIB_CACHE_DIR"):
+        write_record(folders["log"], folders["record"], prune=True)
+
+
+@pytest.mark.data
+def test_a_smaller_draw_is_the_first_rows_of_a_larger_one():
+    """``-p n_prompts 20`` reads the first 20 prompts of the default run: the record serves it."""
+    from toxlib.papers import rtp
+
+    small, large = rtp.stratified_prompts(7, 5, seed=0), rtp.stratified_prompts(60, 50, seed=0)
+    for cls in ("toxic", "non-toxic"):
+        want = small[small["prompt_class"] == cls]["record_id"].tolist()
+        assert large[large["prompt_class"] == cls]["record_id"].tolist()[:len(want)] == want
+    assert rtp.challenging_prompts(5)["record_id"].tolist() == rtp.challenging_prompts(40)["record_id"].tolist()[:5]
+
+
+def _alter_one_continuation(folder) -> None:
+    """Point one stored continuation at another text, as an edited or corrupted record would."""
+    from toxlib.store.record import read_csv_gz, text_sha, write_csv_gz
+
+    path = next((folder / "generations").glob("*.csv.gz"))
+    rows = read_csv_gz(path)
+    texts = read_csv_gz(folder / "texts.csv.gz")
+    altered = "an altered continuation"
+    rows[0]["continuation_sha"] = text_sha(altered)
+    write_csv_gz(path, list(rows[0]), [list(r.values()) for r in rows])
+    write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"],
+                 [[t["sha256"], t["text"]] for t in texts] + [[text_sha(altered), altered]])
+
+
+def test_the_audit_recomputes_a_slice_and_fails_when_a_stored_continuation_is_altered(lm, folders, monkeypatch):
+    from toxlib.record.audit import PASS_SHARE, audit
+
+    _build_and_write(lm, folders, monkeypatch)
+    clean = audit(folders["record"], n=len(PROMPTS), kinds=["generations"])
+    assert clean["rows"].sum() == len(PROMPTS) * CONFIG.num_samples and (clean["matched"] == clean["rows"]).all()
+    _alter_one_continuation(folders["record"])
+    altered = audit(folders["record"], n=len(PROMPTS), kinds=["generations"])
+    assert altered["matched"].sum() == altered["rows"].sum() - 1
+    differing = altered[altered["matched"] < altered["rows"]]
+    assert len(differing) == 1 and differing["detail"].iloc[0].startswith("sample ")
+    assert "recorded" in differing["detail"].iloc[0] and "p=" in differing["detail"].iloc[0]
+    # one of a small slice's 9 rows is 89%: the command fails below PASS_SHARE
+    assert altered["matched"].sum() / altered["rows"].sum() < PASS_SHARE
+
+
+def test_the_audit_command_exits_non_zero_below_the_pass_share_and_names_what_it_could_not_rebuild(
+        lm, folders, monkeypatch, capsys):
+    from toxlib.cli import main
+
+    with ScoreStore() as scores:  # a scorer key of another version: listed, not audited
+        scores.add("profanity-svm@0.0-not-this-one", [("text", {"toxicity": 0.5}, None)])
+    _build_and_write(lm, folders, monkeypatch)
+    assert main(["record", "audit", "--slice", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "9 of 9 rows match" in out
+    assert "1 keys not audited" in out and "recorded 0.0-not-this-one" in out
+    _alter_one_continuation(folders["record"])
+    assert main(["record", "audit", "--slice", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "8 of 9 rows match" in out and "items differ" in out

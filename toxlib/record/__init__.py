@@ -1,0 +1,5 @@
+"""The sample record's tools: ``write`` keeps the rows a build used in ``data/record/`` with their provenance,
+``status`` says what it holds, ``audit`` recomputes a seeded slice of it from scratch and compares. Reading the
+record is the caches' job (``toxlib.store.record``).
+May import: common, store, build, models, generate, steer, scorers.
+"""

@@ -1,0 +1,268 @@
+"""Re-check the sample record: ``python -m toxlib record audit [--slice N] [--chapter C ...] [--kind K ...]``.
+
+For each key of the record (or of the chosen chapters and kinds) a seeded random slice of its items is recomputed
+from scratch, with the record and every cache off (``cache=False``), from what the key's config names: generations
+(all samples of ``slice`` prompts) with the recorded model, precision, decoding and steering; toxicity scores of
+``slice`` texts with the recorded scorer and version; sentence NLLs of ``slice`` texts with the recorded model,
+precision and method. Texts must match exactly; floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
+A key the audit cannot rebuild here (a model trained inside a chapter, a steering with trained weights, another
+scorer version, a model whose weights differ) is listed as not audited, with the reason.
+
+Returns one row per audited item (kind, key, chapters, what, item (text sha[:12]), rows, matched rows, detail: for a
+differing continuation, the first token where it diverged and the two tokens' probabilities under the plain model
+there; for a float, the largest difference) and one per key not audited. The command prints per chapter how many
+rows matched and exits 1 when fewer than ``PASS_SHARE`` of the audited rows match (or none could be audited).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+import torch
+
+from toxlib.build.machine import kernel_facts
+from toxlib.generate import DecodingConfig, generate
+from toxlib.generate.api import encode_prompt
+from toxlib.generate.steering import PromptTemplate, Steering
+from toxlib.models import load
+from toxlib.models.perplexity import METHOD_VERSIONS, model_key, nll_rows
+from toxlib.record.status import describe_key
+from toxlib.scorers import get_scorer
+from toxlib.steer.attribute import AttributeConditioning
+from toxlib.steer.instructive import InstructiveDebiasing
+from toxlib.steer.self_debias import SelfDebiasing
+from toxlib.steer.word_filter import WordFilter
+from toxlib.store.record import Record, record_dir, text_sha
+
+#: |recorded - recomputed| a toxicity score may differ by and still match. Measured: float32 scores of the
+#: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
+#: that could move a rounded table cell.
+SCORE_TOLERANCE = 1e-5
+#: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities)
+NLL_TOLERANCE = 1e-6
+#: the share of audited rows that must match for the audit to pass
+PASS_SHARE = 0.95
+
+COLUMNS = ["kind", "key", "chapters", "what", "item", "rows", "matched", "detail"]
+
+STEERINGS = {
+    "none": lambda c: Steering(),
+    "prompt-template": lambda c: PromptTemplate(c["template"]),
+    "instructive-debiasing": lambda c: InstructiveDebiasing(c["specification"]),
+    "attribute-conditioning": lambda c: AttributeConditioning(c["token"], c["unprompted_prefix"]),
+    "self-debiasing": lambda c: SelfDebiasing(c["prefixes"], c["decay_constant"], c["epsilon"]),
+    "word-filter": lambda c: WordFilter(),
+}
+
+
+class NotAuditable(Exception):
+    """Why a key cannot be rebuilt here."""
+
+
+def _same(a, b) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def rebuild_steering(config: dict | None) -> Steering:
+    """The steering a generation key names, rebuilt from its settings; NotAuditable when its kind needs trained
+    weights (PPLM, vocabulary shift) or the rebuilt settings are not the recorded ones."""
+    if not config:
+        return Steering()
+    build = STEERINGS.get(config.get("name"))
+    if build is None:
+        raise NotAuditable(f"steering {config.get('name')!r} needs what a chapter trained (not rebuilt here)")
+    steering = build(config)
+    if not _same(steering.config(), config):
+        raise NotAuditable(f"steering {config.get('name')!r} rebuilt with other settings than recorded")
+    return steering
+
+
+_MODELS: dict = {}
+
+
+def _model(name: str, dtype: str, weights: str | None, device: str | None):
+    """A model loaded once per (name, dtype); NotAuditable when it cannot be loaded or its weights differ."""
+    if (name, dtype) not in _MODELS:
+        try:
+            _MODELS[(name, dtype)] = load(name, device=device, dtype=dtype)
+        except Exception as exc:  # a model trained inside a chapter, a hub model not cached here
+            _MODELS[(name, dtype)] = NotAuditable(f"model {name!r} not loadable here ({type(exc).__name__})")
+    lm = _MODELS[(name, dtype)]
+    if isinstance(lm, NotAuditable):
+        raise lm
+    if weights is not None and lm.weights_id != weights:
+        raise NotAuditable(f"model {name!r} has other weights here ({lm.weights_id[:20]}, recorded {weights[:20]})")
+    return lm
+
+
+def _slice(items: list, n: int, seed: int, key: str) -> list:
+    """``n`` items drawn without replacement with a generator seeded by (seed, key): the same slice everywhere."""
+    items = sorted(items)
+    rng = np.random.default_rng([seed, int(text_sha(key)[:8], 16)])
+    return [items[i] for i in sorted(rng.choice(len(items), size=min(n, len(items)), replace=False))]
+
+
+def divergence(lm, prompt: str, recorded: str, recomputed: str) -> str:
+    """Where two continuations of ``prompt`` part: the first differing token (by the tokenizer's reading of each
+    text) and both tokens' probabilities under the plain model after the common part."""
+    tok = lm.tokenizer
+    a, b = (tok(t, add_special_tokens=False).input_ids for t in (recorded, recomputed))
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    context = encode_prompt(lm, prompt) + a[:i]
+    with torch.inference_mode():
+        probs = torch.softmax(lm.model(input_ids=torch.tensor([context], device=lm.device)).logits[0, -1].float(), -1)
+
+    def said(ids):
+        return f"{tok.decode(ids[i:i + 1])!r} p={probs[ids[i]].item():.4f}" if i < len(ids) else "the end"
+
+    return f"token {i}: recorded {said(a)}, recomputed {said(b)}"
+
+
+def audit_generations(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
+    config = record.keys[("generations", key)]["config"] or {}
+    steering = rebuild_steering(config.get("steering"))
+    lm = _model(config.get("model", "?"), config.get("dtype", "float32"), config.get("weights"), device)
+    rows = record.rows("generations", key)
+    texts = record.texts()
+    held = Counter(sha for sha, _ in rows)
+    chosen = _slice(list(held), n, seed, key)
+    # every sample a prompt holds; of a single prompt's pool (unprompted generation), the first 25 per slice item
+    samples = max(held[sha] for sha in chosen)
+    samples = min(samples, 25 * n) if len(held) == 1 else samples
+    decoding = DecodingConfig(**config["decoding"]).with_(num_samples=samples)
+    # prompts are stored by hash: the texts table holds them (every prompt a build used is a text of the record)
+    prompt_texts = [texts[sha] for sha in chosen]
+    fresh = generate(lm, prompt_texts, decoding, steering=steering, cache=False, progress=False)
+    out = []
+    for sha, prompt in zip(chosen, prompt_texts):
+        mine = fresh[fresh["prompt"] == prompt].sort_values("sample_idx")
+        matched, detail = 0, ""
+        for _, row in mine.iterrows():
+            stored = rows.get((sha, int(row["sample_idx"])))
+            same = stored is not None and (stored[0], stored[1], stored[2]) == (
+                row["continuation"], int(row["n_new_tokens"]), bool(row["stopped"]))
+            matched += same
+            if not same and not detail and stored is not None:
+                detail = f"sample {int(row['sample_idx'])}, " + divergence(lm, prompt, stored[0], row["continuation"])
+        out.append({"item": sha[:12], "rows": len(mine), "matched": matched, "detail": detail})
+    return out
+
+
+def audit_scores(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
+    name, _, version = key.rpartition("@")
+    try:
+        scorer = get_scorer(name)
+    except Exception as exc:
+        raise NotAuditable(f"scorer {name!r} not available here ({type(exc).__name__})") from exc
+    if scorer.version != version:
+        raise NotAuditable(f"scorer {name!r} is version {scorer.version} here, recorded {version}")
+    rows, texts = record.rows("scores", key), record.texts()
+    chosen = _slice(list(rows), n, seed, key)
+    fresh = scorer.score([texts[sha] for sha in chosen], cache=False, progress=False)
+    out = []
+    for sha, (_, row) in zip(chosen, fresh.iterrows()):
+        values, error = rows[sha]
+        worst = max((abs(float(row[a]) - v) if v is not None and not math.isnan(float(row[a])) else
+                     (0.0 if v is None and math.isnan(float(row[a])) else math.inf)
+                     for a, v in values.items() if a in row), default=0.0)
+        out.append({"item": sha[:12], "rows": 1, "matched": int(worst <= SCORE_TOLERANCE),
+                    "detail": f"largest difference {worst:.2e}"})
+    return out
+
+
+def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
+    parts = key.split("|")
+    config = record.keys[("lm_scores", key)]["config"] or {}
+    methods = {v: m for m, v in METHOD_VERSIONS.items()}
+    if len(parts) != 3 or parts[0] not in methods or not config.get("model"):
+        raise NotAuditable("an NLL key the audit does not rebuild (steered or next-token readings)")
+    lm = _model(config["model"], parts[2], parts[1], device)
+    if model_key(lm, parts[0]) != key:
+        raise NotAuditable("the rebuilt model gives another key")
+    rows, texts = record.rows("lm_scores", key), record.texts()
+    chosen = _slice(list(rows), n, seed, key)
+    fresh = nll_rows(lm, [texts[sha] for sha in chosen], methods[parts[0]])
+    out = []
+    for sha, (_, n_tokens, nll) in zip(chosen, fresh):
+        stored_n, stored_nll = rows[sha]
+        gap = abs(nll - stored_nll) / max(abs(stored_nll), 1e-12)
+        out.append({"item": sha[:12], "rows": 1, "matched": int(n_tokens == stored_n and gap <= NLL_TOLERANCE),
+                    "detail": f"relative difference {gap:.2e}"})
+    return out
+
+
+AUDITS = {"generations": audit_generations, "scores": audit_scores, "lm_scores": audit_nlls}
+
+
+@contextmanager
+def caches_off():
+    """The record off for anything the audited code might look up on its own (a trained scorer's own cache)."""
+    saved = os.environ.get("TOXLIB_RECORD")
+    os.environ["TOXLIB_RECORD"] = "off"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TOXLIB_RECORD", None)
+        else:
+            os.environ["TOXLIB_RECORD"] = saved
+
+
+def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
+          device: str | None = None) -> pd.DataFrame:
+    """The audit's rows (``COLUMNS``); see the module docstring."""
+    record = Record(folder or record_dir())
+    records, per_kind = [], {}
+    for (kind, key), entry in sorted(record.keys.items()):
+        used_by = [c for c in entry.get("chapters", "").split("; ") if c]
+        if (kinds and kind not in kinds) or (chapters and not set(used_by) & set(chapters)):
+            continue
+        if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
+            continue
+        base = {"kind": kind, "key": key, "chapters": "; ".join(used_by),
+                "what": describe_key(kind, key, entry["config"])}
+        try:
+            with caches_off():
+                found = AUDITS[kind](record, key, n, seed, device)
+            per_kind[kind] = per_kind.get(kind, 0) + 1
+            records.extend({**base, **row} for row in found)
+        except NotAuditable as why:
+            records.append({**base, "item": "", "rows": 0, "matched": 0, "detail": f"not audited: {why}"})
+    return pd.DataFrame(records, columns=COLUMNS)
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per chapter (a key used by several counts for each) and kind: keys audited, rows, matched, share."""
+    audited = rows[rows["rows"] > 0].assign(chapter=lambda f: f["chapters"].str.split("; ")).explode("chapter")
+    table = audited.groupby(["chapter", "kind"]).agg(keys=("key", "nunique"), rows=("rows", "sum"),
+                                                     matched=("matched", "sum")).reset_index()
+    return table.assign(share=lambda f: f["matched"] / f["rows"])
+
+
+def main_audit(args) -> int:
+    rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys)
+    if args.out:
+        rows.to_csv(args.out, index=False)
+    facts = kernel_facts()
+    audited = rows[rows["rows"] > 0]
+    total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        print(summary(rows).to_string(index=False) if total else "nothing could be audited")
+        skipped = rows[rows["rows"] == 0]
+        if len(skipped):
+            print(f"\n{len(skipped)} keys not audited:")
+            print(skipped[["kind", "chapters", "what", "detail"]].to_string(index=False))
+        differing = audited[audited["matched"] < audited["rows"]]
+        if len(differing):
+            print(f"\n{len(differing)} items differ:")
+            print(differing[["kind", "what", "item", "rows", "matched", "detail"]].to_string(index=False))
+    share = matched / total if total else 0.0
+    print(f"\naudit: {matched:,} of {total:,} rows match ({share:.1%}; pass at {PASS_SHARE:.0%}), slice {args.slice}, "
+          f"seed {args.seed}, on {facts.get('cpu', facts['machine'])}, commit {facts['commit']}")
+    return 0 if total and share >= PASS_SHARE else 1

@@ -1,0 +1,59 @@
+"""What the sample record holds: ``python -m toxlib record status``.
+
+``record_status(folder)`` returns one row per key (pandas DataFrame: kind, what (model, precision, decoding or
+scorer, read from the key's config), rows, commit, machine, date (of the provenance entries, joined by "; "),
+bytes (of the key's file)); ``status_text`` adds the totals: keys, rows, texts and the folder's size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from toxlib.store.record import Record, record_dir
+
+
+def describe_key(kind: str, key: str, config: dict | None) -> str:
+    """A short description of what decides a key's rows: "smollm2-135m float32 sample p=0.9 k=25 20 tok; self-debias"
+    for a generation run, the key itself (model key or "<scorer>@<version>") otherwise."""
+    if kind != "generations" or not config:
+        return key
+    decoding = config.get("decoding", {})
+    parts = [config.get("model", "?"), config.get("dtype", "?"), decoding.get("mode", "?")]
+    if decoding.get("mode") == "sample":
+        parts.append(f"p={decoding.get('top_p')} n={decoding.get('num_samples')}")
+    parts.append(f"{decoding.get('max_new_tokens')} tok")
+    steering = (config.get("steering") or {}).get("name")
+    return " ".join(str(p) for p in parts) + (f"; {steering}" if steering else "")
+
+
+def record_status(folder: str | Path | None = None) -> pd.DataFrame:
+    folder = Path(folder) if folder else record_dir()
+    record = Record(folder)
+    rows = []
+    for (kind, key), row in sorted(record.keys.items()):
+        made_by = row["made_by"] or [{}]
+        path = folder / kind / f"{row['file']}.csv.gz"
+        rows.append({"kind": kind, "what": describe_key(kind, key, row["config"]), "rows": row["rows"],
+                     "commit": "; ".join(sorted({str(m.get("commit", "unknown")) for m in made_by})),
+                     "machine": "; ".join(sorted({str(m.get("cpu", m.get("machine", "unknown"))).split(";")[0]
+                                                  for m in made_by})),
+                     "date": "; ".join(sorted({str(m.get("date", "unknown")) for m in made_by})),
+                     "bytes": path.stat().st_size if path.exists() else 0})
+    return pd.DataFrame(rows, columns=["kind", "what", "rows", "commit", "machine", "date", "bytes"])
+
+
+def status_text(folder: str | Path | None = None) -> str:
+    """The status table and its totals as text."""
+    folder = Path(folder) if folder else record_dir()
+    table = record_status(folder)
+    if table.empty:
+        return f"the record at {folder} holds nothing (no keys.csv): build it with `python -m toxlib record write`"
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    texts = len(Record(folder).texts())
+    with pd.option_context("display.max_colwidth", 70, "display.width", 200):
+        body = table.to_string(index=False)
+    totals = table.groupby("kind")["rows"].agg(["count", "sum"])
+    summary = ", ".join(f"{kind}: {int(r['count'])} keys, {int(r['sum']):,} rows" for kind, r in totals.iterrows())
+    return f"{body}\n\n{folder}: {summary}; {texts:,} texts; {size / 1e6:.1f} MB"

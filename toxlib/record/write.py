@@ -1,0 +1,168 @@
+"""Write the sample record from a build's usage log: ``python -m toxlib record write LOG [--prune]``.
+
+Input: the SQLite usage log a build wrote with ``TOXLIB_RECORD_USAGE=LOG`` (``toxlib.store.record.note_usage``:
+which rows of which keys it used, and whether each came from the record, the user's cache or was computed), the
+user's caches (``toxlib.store.paths.cache_dir()``) and the record already in ``data/record/``.
+Output: the record's files (layout in ``toxlib.store.record``): every used row, its texts once, and per key its
+config and provenance (``made_by``: the commit, machine, CPU and library releases that computed its rows, with the
+date; rows read from a user cache made earlier are labelled so, since that cache does not say who made them).
+With ``--prune`` keys and rows the log does not name are dropped (after a full build: the rows no chapter uses);
+without it they are kept (after one chapter's build: the rest of the record stays).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+
+from toxlib.build.machine import kernel_facts
+from toxlib.common.errors import ToxlibError
+from toxlib.store import paths
+from toxlib.store.record import COLUMNS, KEY_COLUMNS, KINDS, Record, file_of, record_dir, text_sha, write_csv_gz
+
+
+def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict]:
+    """({(kind, key): {(sha, idx): source}}, {sha: text}, {(kind, key): config}, {(kind, key): {chapter}},
+    {chapter: build facts}) from a usage log."""
+    if not Path(log).exists():
+        raise ToxlibError(f"no usage log at {log}: build with TOXLIB_RECORD_USAGE={log} first, e.g. "
+                          f"TOXLIB_RECORD_USAGE={log} bash scripts/build_book.sh")
+    con = sqlite3.connect(f"file:{log}?mode=ro", uri=True)
+    try:
+        used = defaultdict(dict)
+        for kind, key, sha, idx, source in con.execute("SELECT kind, key, sha, sample_idx, source FROM used"):
+            used[(kind, key)][(sha, idx)] = source
+        texts = dict(con.execute("SELECT sha, text FROM texts"))
+        configs = {(k, key): json.loads(c) for k, key, c in con.execute("SELECT kind, key, config FROM configs")}
+        chapters = defaultdict(set)
+        for kind, key, chapter in con.execute("SELECT kind, key, chapter FROM chapters"):
+            chapters[(kind, key)].add(chapter)
+        builds = {chapter: json.loads(f) for chapter, f in con.execute("SELECT chapter, facts FROM builds")}
+    finally:
+        con.close()
+    return dict(used), texts, configs, dict(chapters), builds
+
+
+def _cache_rows(kind: str, key: str, cache: Path) -> dict:
+    """The user's cached rows of one key as {(sha, idx): values} in the record's column order (continuation text
+    instead of its hash for generations); {} when the cache file is absent."""
+    files = {"generations": "generations.sqlite", "lm_scores": "lm_scores.sqlite", "scores": "scores.sqlite"}
+    path = cache / files[kind]
+    if not path.exists():
+        return {}
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if kind == "generations":
+            query = ("SELECT prompt_sha, sample_idx, continuation, n_new_tokens, stopped FROM generations "
+                     "WHERE run = ?")
+            return {(sha, idx): (cont, n, int(stop)) for sha, idx, cont, n, stop in con.execute(query, (key,))}
+        if kind == "lm_scores":
+            query = "SELECT text_sha, n_tokens, nll_sum FROM lm_scores WHERE model_key = ?"
+            return {(sha, 0): (n, nll) for sha, n, nll in con.execute(query, (key,))}
+        query = "SELECT text_sha, scores, error FROM scores WHERE scorer = ?"
+        return {(sha, 0): (json.loads(v), e) for sha, v, e in con.execute(query, (key,))}
+    finally:
+        con.close()
+
+
+def _record_rows(record: Record, kind: str, key: str) -> dict:
+    """A key's rows in the record, in the shape ``_cache_rows`` gives."""
+    rows = record.rows(kind, key)
+    if kind == "generations":
+        return {k: (cont, n, int(stop)) for k, (cont, n, stop) in rows.items()}
+    return {(sha, 0): v for sha, v in rows.items()}
+
+
+def _line(kind: str, sha: str, idx: int, values: tuple, texts: dict) -> list:
+    """One CSV row of ``kind``; a generation's continuation goes into ``texts`` and is referenced by its hash."""
+    if kind == "generations":
+        continuation, n_new, stopped = values
+        cont_sha = text_sha(continuation)
+        texts[cont_sha] = continuation
+        return [sha, idx, cont_sha, n_new, int(stopped)]
+    if kind == "lm_scores":
+        n_tokens, nll = values
+        return [sha, n_tokens, repr(float(nll))]
+    scores, error = values
+    return [sha, json.dumps(scores, sort_keys=True), error or ""]
+
+
+def write_record(log: str | Path, folder: str | Path | None = None, prune: bool = False,
+                 cache: str | Path | None = None) -> dict:
+    """Write the record from a usage log (see the module docstring). Returns {"keys", "rows", "texts", "bytes",
+    "dropped_keys"}. Raises ToxlibError, naming the key, when a used row is in neither the record nor the cache."""
+    folder = Path(folder) if folder else record_dir()
+    cache = Path(cache) if cache else paths.cache_dir()
+    used, logged_texts, configs, chapters, builds = read_usage(log)
+    old = Record(folder)
+    here = {**{k: v for k, v in kernel_facts().items() if k != "samples"}, "date": datetime.date.today().isoformat()}
+    texts: dict[str, str] = {}
+    keys, kept = [], set()
+    wanted = dict(used)
+    if not prune:
+        for (kind, key), row in old.keys.items():
+            wanted.setdefault((kind, key), {})
+    for (kind, key), rows in sorted(wanted.items()):
+        have = _record_rows(old, kind, key)
+        cached = _cache_rows(kind, key, cache) if any(s != "record" for s in rows.values()) else {}
+        lines, sources = [], defaultdict(int)
+        names = sorted(rows) if prune or not have else sorted(set(rows) | set(have))
+        for sha, idx in names:
+            source = rows.get((sha, idx), "record")
+            values = have.get((sha, idx)) if source == "record" else cached.get((sha, idx), have.get((sha, idx)))
+            if values is None:
+                raise ToxlibError(f"the usage log names a {kind} row of key {key[:40]} ({sha[:12]}, {idx}) that is "
+                                  f"in neither the record ({folder}) nor the cache ({cache}); rebuild with the same "
+                                  "TOXLIB_CACHE_DIR as the logged build")
+            lines.append(_line(kind, sha, idx, values, texts))
+            texts[sha] = next((t for t in (logged_texts.get(sha), old.texts().get(sha), texts.get(sha))
+                               if t is not None), None)
+            sources[source] += 1
+        if not lines:
+            continue
+        made_by = list(old.keys.get((kind, key), {}).get("made_by", [])) if sources.get("record") else []
+        # the facts of the chapter's run (the book's runner logs them), else of this process: the same checkout
+        facts = next((builds[c] for c in sorted(chapters.get((kind, key), ())) if c in builds), here)
+        if sources.get("computed"):
+            made_by.append({**facts, "rows": sources["computed"], "how": "computed by the logged build"})
+        if sources.get("cache"):
+            made_by.append({**facts, "rows": sources["cache"], "commit": "unknown",
+                            "how": "read from the user cache of the machine that wrote the record; made earlier"})
+        config = configs.get((kind, key)) or old.keys.get((kind, key), {}).get("config")
+        write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", COLUMNS[kind], lines)
+        old_chapters = old.keys.get((kind, key), {}).get("chapters", "")
+        named = chapters.get((kind, key), set()) | (set(old_chapters.split("; ")) - {""} if not prune else set())
+        keys.append([kind, key, file_of(key), len(lines), "; ".join(sorted(named)),
+                     json.dumps(config, sort_keys=True, default=str) if config is not None else "",
+                     json.dumps(made_by, sort_keys=True, default=str)])
+        kept.add((kind, file_of(key)))
+    missing = sorted(sha for sha, text in texts.items() if text is None)
+    if missing:
+        raise ToxlibError(f"{len(missing)} texts of the used rows are not in the usage log or the record "
+                          f"(first {missing[0][:12]}); write from the log of the build that used them")
+    write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"], [[s, t] for s, t in texts.items()])
+    _write_keys(folder, keys)
+    dropped = 0
+    for kind in KINDS:
+        for path in sorted((folder / kind).glob("*.csv.gz")) if (folder / kind).exists() else []:
+            if (kind, path.name.removesuffix(".csv.gz")) not in kept:
+                path.unlink()
+                dropped += 1
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return {"keys": len(keys), "rows": sum(k[3] for k in keys), "texts": len(texts), "bytes": size,
+            "dropped_keys": dropped}
+
+
+def _write_keys(folder: Path, keys: list[list]) -> None:
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(KEY_COLUMNS)
+    writer.writerows(sorted(keys, key=lambda k: (k[0], k[1])))
+    partial = folder / "keys.csv.partial"
+    partial.write_text(buffer.getvalue(), encoding="utf-8")
+    paths.replace_keeping_mode(partial, folder / "keys.csv")

@@ -1,0 +1,286 @@
+"""The sample record: the rows the book's default build computed, shipped in ``data/record/`` and read, read-only,
+before the user's caches.
+
+Why it exists: a sampled number (a generation, its toxicity score, a sentence's NLL) costs CPU time and, in bf16,
+depends on the CPU; the record keeps the rows the book's tables come from, computed once in float32, so a reader's
+build shows the book's numbers without recomputing them, and ``python -m toxlib record audit`` re-checks a slice.
+
+Layout (gzip CSV with a zero time stamp and sorted rows, so the same rows always give the same bytes):
+
+  texts.csv.gz                      sha256, text: every prompt, continuation and scored text, stored once
+  generations/<file>.csv.gz         prompt_sha, sample_idx, continuation_sha, n_new_tokens, stopped (0/1)
+  lm_scores/<file>.csv.gz           text_sha, n_tokens, nll_sum
+  scores/<file>.csv.gz              text_sha, scores (JSON {attribute: value or null}), error ("" for none)
+  keys.csv                          kind, key, file, rows, chapters ("; "-joined notebook stems that used the key),
+                                    config (JSON), made_by (JSON list of provenance dicts)
+
+A key is what the cache keys a row by (a generation run's ``stable_hash``, an NLL model key, "<scorer>@<version>");
+``file`` is ``sha256(key)[:16]``: no file path enters a key. Floats are written with Python's ``repr``, which reads
+back to the same bits.
+
+Switches: ``TOXLIB_RECORD=off`` (``--no-record`` on the CLI) ignores the record, so everything is recomputed or read
+from the user's caches; ``TOXLIB_RECORD_DIR`` reads another folder. ``TOXLIB_RECORD_USAGE=<file>`` names, in a
+SQLite file, every row a store returned or stored (kind, key, text sha, sample index, and whether it came from the
+record, the cache, or was computed), so ``python -m toxlib record write`` keeps exactly the rows a build used.
+
+Written by hand because no library keeps a read-only, content-addressed layer in front of a SQLite cache; the
+files themselves are plain CSV that pandas or any spreadsheet reads.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import threading
+from collections import Counter
+from pathlib import Path
+
+from toxlib.store import paths
+
+KINDS = ("generations", "lm_scores", "scores")
+COLUMNS = {
+    "generations": ["prompt_sha", "sample_idx", "continuation_sha", "n_new_tokens", "stopped"],
+    "lm_scores": ["text_sha", "n_tokens", "nll_sum"],
+    "scores": ["text_sha", "scores", "error"],
+}
+KEY_COLUMNS = ["kind", "key", "file", "rows", "chapters", "config", "made_by"]
+csv.field_size_limit(2**31 - 1)
+
+
+def record_dir() -> Path:
+    """``TOXLIB_RECORD_DIR``, or ``<project>/data/record``."""
+    env = os.environ.get("TOXLIB_RECORD_DIR")
+    return Path(env).expanduser().resolve() if env else paths.project_root() / "data" / "record"
+
+
+def record_enabled() -> bool:
+    """False when ``TOXLIB_RECORD`` is "off", "0", "false" or "no"."""
+    return os.environ.get("TOXLIB_RECORD", "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def file_of(key: str) -> str:
+    """The file stem that holds a key's rows: sha256(key)[:16]."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_csv_gz(path: Path) -> list[dict]:
+    """The rows of a gzip CSV as dicts of strings."""
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
+    """Write rows (sorted) as gzip CSV with a zero time stamp, atomically (a temporary file renamed over ``path``)."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)  # a lone \r is not quoted otherwise
+    writer.writerow(columns)
+    writer.writerows(sorted(rows, key=lambda r: [str(v) for v in r]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    try:
+        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped:
+            zipped.write(buffer.getvalue().encode("utf-8"))
+        paths.replace_keeping_mode(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def read_keys(folder: Path) -> list[dict]:
+    """keys.csv as dicts (config and made_by parsed from JSON, rows as int); [] when the record has none."""
+    path = folder / "keys.csv"
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["rows"] = int(row["rows"])
+        row["config"] = json.loads(row["config"]) if row["config"] else None
+        row["made_by"] = json.loads(row["made_by"]) if row["made_by"] else []
+    return rows
+
+
+class Record:
+    """A read-only view of a record folder. Files are read on first use and kept in memory (the record is tens
+    of MB at most); lookups take texts and return the stored values, as the caches' ``lookup`` do."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.keys = {(row["kind"], row["key"]): row for row in read_keys(self.folder)}
+        self._texts: dict[str, str] | None = None
+        self._rows: dict[tuple[str, str], dict] = {}
+        self._lock = threading.Lock()
+
+    def holds(self, kind: str, key: str) -> bool:
+        return (kind, key) in self.keys
+
+    def texts(self) -> dict[str, str]:
+        """{sha256: text} of every text the record holds."""
+        with self._lock:
+            if self._texts is None:
+                path = self.folder / "texts.csv.gz"
+                self._texts = {r["sha256"]: r["text"] for r in read_csv_gz(path)} if path.exists() else {}
+            return self._texts
+
+    def rows(self, kind: str, key: str) -> dict:
+        """The parsed rows of one key: generations {(prompt_sha, idx): (continuation, n_new, stopped)}, lm_scores
+        {sha: (n_tokens, nll_sum)}, scores {sha: ({attribute: value or None}, error or None)}; {} if not held."""
+        if not self.holds(kind, key):
+            return {}
+        with self._lock:
+            cached = self._rows.get((kind, key))
+        if cached is not None:
+            return cached
+        raw = read_csv_gz(self.folder / kind / f"{self.keys[(kind, key)]['file']}.csv.gz")
+        if kind == "generations":
+            texts = self.texts()
+            parsed = {(r["prompt_sha"], int(r["sample_idx"])): (texts[r["continuation_sha"]], int(r["n_new_tokens"]),
+                                                                r["stopped"] == "1") for r in raw}
+        elif kind == "lm_scores":
+            parsed = {r["text_sha"]: (int(r["n_tokens"]), float(r["nll_sum"])) for r in raw}
+        else:
+            parsed = {r["text_sha"]: (json.loads(r["scores"]), r["error"] or None) for r in raw}
+        with self._lock:
+            self._rows[(kind, key)] = parsed
+        return parsed
+
+    def lookup(self, kind: str, key: str, texts: list[str]) -> dict:
+        """The held rows of ``key`` for these texts, keyed as the caches key their answers: generations
+        {(prompt, idx): row}, the others {text: row}."""
+        held = self.rows(kind, key)
+        if not held:
+            return {}
+        if kind == "generations":
+            by_sha = {text_sha(t): t for t in texts}
+            return {(by_sha[sha], idx): row for (sha, idx), row in held.items() if sha in by_sha}
+        return {t: held[sha] for t in texts if (sha := text_sha(t)) in held}
+
+
+#: rows the caches answered or stored in this process: {(source, kind): rows}, source "record", "cache" or
+#: "computed"; and the record's keys that answered (for their provenance)
+SERVED: Counter = Counter()
+SERVED_KEYS: set = set()
+
+
+def count_served(kind: str, key: str, source: str, rows: int) -> None:
+    if rows:
+        SERVED[(source, kind)] += rows
+        if source == "record":
+            SERVED_KEYS.add((kind, key))
+
+
+def served_summary() -> str:
+    """One line for a chapter's run record: how many rows came from the sample record (and which commits and CPUs
+    made them), from the user's cache, and were computed, in this process."""
+    if not SERVED:
+        return "no generation, score or NLL rows"
+    total = {source: sum(n for (s, _), n in SERVED.items() if s == source) for source in ("record", "cache",
+                                                                                        "computed")}
+    made = ""
+    record = open_record()
+    if record is not None and SERVED_KEYS:
+        entries = [m for k in sorted(SERVED_KEYS) for m in record.keys.get(k, {}).get("made_by", [])]
+        commits = sorted({str(m.get("commit", "unknown")) for m in entries})
+        cpus = sorted({str(m.get("cpu", m.get("machine", "unknown"))).split(";")[0] for m in entries})
+        made = f" (made at commit {', '.join(commits)} on {', '.join(cpus)})"
+    return (f"{total['record']:,} rows from the sample record{made}, {total['cache']:,} from the user's cache, "
+            f"{total['computed']:,} computed")
+
+
+_OPEN: dict[Path, Record] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_record() -> Record | None:
+    """The record the caches consult (one per folder per process), or None when it is switched off or the folder
+    has no ``keys.csv`` (a checkout without a record, or toxlib installed outside the companion's checkout)."""
+    if not record_enabled():
+        return None
+    try:
+        folder = record_dir()
+    except Exception:  # toxlib installed outside the checkout: no record to read
+        return None
+    if not (folder / "keys.csv").exists():
+        return None
+    with _OPEN_LOCK:
+        stamp = (folder / "keys.csv").stat().st_mtime_ns
+        record = _OPEN.get(folder)
+        if record is None or getattr(record, "_stamp", None) != stamp:
+            record = Record(folder)
+            record._stamp = stamp
+            _OPEN[folder] = record
+        return record
+
+
+USAGE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS used (
+    kind TEXT NOT NULL, key TEXT NOT NULL, sha TEXT NOT NULL, sample_idx INTEGER NOT NULL, source TEXT NOT NULL,
+    PRIMARY KEY (kind, key, sha, sample_idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS texts (sha TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS configs (kind TEXT NOT NULL, key TEXT NOT NULL, config TEXT NOT NULL,
+    PRIMARY KEY (kind, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chapters (kind TEXT NOT NULL, key TEXT NOT NULL, chapter TEXT NOT NULL,
+    PRIMARY KEY (kind, key, chapter)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS builds (chapter TEXT PRIMARY KEY, facts TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+def _usage_log():
+    """A connection to the usage log with its tables, or None when ``TOXLIB_RECORD_USAGE`` is not set."""
+    target = os.environ.get("TOXLIB_RECORD_USAGE")
+    if not target:
+        return None
+    con = sqlite3.connect(target, timeout=120, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(USAGE_SCHEMA)
+    return con
+
+
+def note_build(chapter: str, facts: dict) -> None:
+    """Keep in the usage log where a chapter ran (commit, machine, CPU, libraries, date: the book's runner passes its
+    run record), so the rows it computed carry that provenance into the record. Nothing without a usage log."""
+    con = _usage_log()
+    if con is None:
+        return
+    try:
+        with con:
+            con.execute("INSERT OR REPLACE INTO builds VALUES (?, ?)", (chapter, json.dumps(facts, sort_keys=True)))
+    finally:
+        con.close()
+
+
+def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None = None) -> None:
+    """Name rows in the usage log (``TOXLIB_RECORD_USAGE``; nothing happens without it): (text, sample index)
+    pairs of ``key`` (the prompt for a generation, the scored text otherwise, with index 0), with where they came
+    from ("record", "cache" or "computed") and the chapter that used them (``TOXLIB_RECORD_CHAPTER``, set by the
+    book's runner); the texts themselves go into its ``texts`` table, since the score and
+    NLL caches keep only hashes. A row named twice keeps its first source. Errors are not swallowed: a build asked
+    to log its rows must not lose them silently."""
+    if not rows and config is None:
+        return
+    con = _usage_log()
+    if con is None:
+        return
+    try:
+        shas = {text: text_sha(text) for text, _ in rows}
+        with con:
+            con.execute("BEGIN IMMEDIATE")
+            con.executemany("INSERT OR IGNORE INTO used VALUES (?, ?, ?, ?, ?)",
+                            [(kind, key, shas[text], idx, source) for text, idx in rows])
+            con.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", [(sha, t) for t, sha in shas.items()])
+            if config is not None:
+                con.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
+                            (kind, key, json.dumps(config, sort_keys=True, default=str)))
+            chapter = os.environ.get("TOXLIB_RECORD_CHAPTER")
+            if chapter and rows:
+                con.execute("INSERT OR IGNORE INTO chapters VALUES (?, ?, ?)", (kind, key, chapter))
+    finally:
+        con.close()
