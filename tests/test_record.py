@@ -207,11 +207,70 @@ def test_the_audit_command_exits_non_zero_below_the_pass_share_and_names_what_it
     with ScoreStore() as scores:  # a scorer key of another version: listed, not audited
         scores.add("profanity-svm@0.0-not-this-one", [("text", {"toxicity": 0.5}, None)])
     _build_and_write(lm, folders, monkeypatch)
-    assert main(["record", "audit", "--slice", "3"]) == 0
+    assert main(["record", "audit", "--slice", "3", "--history"]) == 0
     out = capsys.readouterr().out
     assert "9 of 9 rows match" in out
     assert "1 keys not audited" in out and "recorded 0.0-not-this-one" in out
+    history = pd.read_csv(folders["record"] / "audits.csv")
+    counts = history[["slice", "keys audited", "keys not audited", "rows", "identical"]]
+    assert counts.values.tolist() == [[3, 1, 1, 9, 9]]
+    assert history["identical share"].tolist() == [1.0] and history["machine"].iloc[0]
     _alter_one_continuation(folders["record"])
     assert main(["record", "audit", "--slice", "3"]) == 1
     out = capsys.readouterr().out
     assert "8 of 9 rows match" in out and "items differ" in out
+
+
+def test_fewer_samples_are_the_first_rows_of_more_and_are_not_recomputed(lm, folders, monkeypatch):
+    """The number of samples is not part of a generation's key: a pool of 3 is the first 3 rows of a pool of 6."""
+    many = generate(lm, [""], CONFIG.with_(num_samples=6), progress=False)
+    calls = _count_decoding(monkeypatch)
+    few = generate(lm, [""], CONFIG.with_(num_samples=3), progress=False)
+    assert [p for call in calls for p in call] == []
+    assert few["continuation"].tolist() == many["continuation"].tolist()[:3]
+    fresh = generate(lm, [""], CONFIG.with_(num_samples=3), cache=False, progress=False)
+    assert fresh["continuation"].tolist() == few["continuation"].tolist()  # and they are what a run of 3 computes
+
+
+def test_a_recorded_trained_file_is_used_instead_of_training_and_write_copies_what_a_build_used(
+        lm, folders, monkeypatch):
+    """The PPLM discriminator and the vocabulary-shift weights are looked up in the record's artefacts/ by a key of
+    their training inputs: a build with the record trains nothing; one without writes its file into the record."""
+    from toxlib.papers.rtp_detox import _cached_weights
+
+    corpus = pd.DataFrame({"text": ["a text", "another"], "toxic": [1, 0]})
+
+    class Saved:
+        def save(self, path):
+            path.write_bytes(b"trained weights")
+
+    def train(lm, corpus, steps: int = 3):
+        trained.append(steps)
+        return Saved()
+
+    trained = []
+    first = _cached_weights("kind", lm, corpus, train, lambda path: path.read_bytes(), "v1")
+    assert trained == [3] and first == b"trained weights"
+    with ScoreStore() as scores:  # the record needs a row to be written at all
+        scores.add("scorer@1", [("text", {"toxicity": 0.5}, None)])
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    copies = list((folders["record"] / "artefacts" / "detox").glob("kind-*.safetensors"))
+    assert [p.read_bytes() for p in copies] == [b"trained weights"]
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(folders["cache"].parent / "empty-cache"))
+    assert _cached_weights("kind", lm, corpus, train, lambda path: path, "v1") == copies[0]
+    assert trained == [3]  # read from the record, not trained again
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    _cached_weights("kind", lm, corpus, train, lambda path: path, "v1")
+    assert trained == [3, 3]  # with the record off it trains (into the user cache)
+
+
+def test_an_adapted_model_is_keyed_by_its_training_inputs_not_its_bytes(lm, tmp_path, monkeypatch):
+    from toxlib.steer.adapt import AdaptConfig, adapt, adaptation_sha
+
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path))
+    corpus = pd.DataFrame({"text": ["one short text", "and another one", "a third"], "toxic": [0, 0, 0]})
+    config = AdaptConfig(method="dapt", max_steps=2, batch_size=2, max_tokens=16)
+    adapted = adapt(lm, corpus, config, progress=False)
+    assert adapted.weights_id == f"adapted:{adaptation_sha(lm, corpus, config)[:32]}"
+    other = adapt(lm, corpus, AdaptConfig(method="dapt", max_steps=3, batch_size=2, max_tokens=16), progress=False)
+    assert other.weights_id != adapted.weights_id

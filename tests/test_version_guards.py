@@ -34,7 +34,7 @@ GUARDS = {
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "f892e43ca7338331"),
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "a5aa8d9434f2a75b"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "c68c5f164faaf25c"),
-    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "308bdb0ee2a13690"),
+    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "c6c19fa7c2f83733"),
 }
 
 

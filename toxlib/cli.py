@@ -292,6 +292,8 @@ def parser() -> argparse.ArgumentParser:
     audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
     audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
     audit.add_argument("--out", help="also write the per-row comparison here (CSV)")
+    audit.add_argument("--history", action="store_true", help="add this audit's line to data/record/audits.csv "
+                       "(the methods page's reproducibility table)")
     record.set_defaults(func=_record)
     return top
 

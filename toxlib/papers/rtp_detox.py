@@ -34,6 +34,7 @@ from toxlib.steer.word_filter import WordFilter
 from toxlib.store.cache import written_atomically
 from toxlib.store.keys import stable_hash
 from toxlib.store.paths import cache_dir
+from toxlib.store.record import note_artefact, recorded_artefact
 
 
 @dataclass
@@ -183,7 +184,8 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
     trainer's defaults filled in) and kept under ``cache_dir()/detox``; later calls load the file. ``train``
     returns an object with ``.save(path)``; ``load(path)`` reads it back. Settings that change no result
     (progress, batch sizes) are left out of the key. Written to a temporary file and renamed, so an interrupted run
-    leaves nothing that looks finished."""
+    leaves nothing that looks finished. The sample record's copy (``toxlib.store.record.recorded_artefact``) comes
+    first: trained on another CPU the file could differ in its last bits, and with it every steered row's key."""
     import inspect
 
     bound = inspect.signature(train).bind(lm, corpus, **settings)
@@ -192,11 +194,12 @@ def _cached_weights(kind: str, lm, corpus: pd.DataFrame, train, load, version: s
                  if k not in ("lm", "corpus", "progress", "batch_tokens", "batch_size_tokens")}
     key = stable_hash({"kind": kind, "version": version, "weights": lm.weights_id, "dtype": str(lm.dtype),
                        "corpus": corpus_sha256(corpus), "settings": effective})[:16]
-    path = cache_dir() / "detox" / f"{kind}-{key}.safetensors"
-    if path.exists():
-        return load(path)
-    with written_atomically(path) as partial:
-        train(lm, corpus, **settings).save(partial)
+    name = f"detox/{kind}-{key}.safetensors"
+    path = recorded_artefact(name) or cache_dir() / name
+    if not path.exists():
+        with written_atomically(path) as partial:
+            train(lm, corpus, **settings).save(partial)
+    note_artefact(name, path)
     return load(path)
 
 

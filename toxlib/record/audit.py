@@ -16,6 +16,7 @@ rows matched and exits 1 when fewer than ``PASS_SHARE`` of the audited rows matc
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -265,4 +266,25 @@ def main_audit(args) -> int:
     share = matched / total if total else 0.0
     print(f"\naudit: {matched:,} of {total:,} rows match ({share:.1%}; pass at {PASS_SHARE:.0%}), slice {args.slice}, "
           f"seed {args.seed}, on {facts.get('cpu', facts['machine'])}, commit {facts['commit']}")
+    if args.history:
+        append_history(rows, args, facts)
     return 0 if total and share >= PASS_SHARE else 1
+
+
+HISTORY_COLUMNS = ["date", "machine", "commit", "slice", "seed", "keys audited", "keys not audited", "rows",
+                   "identical", "identical share"]
+
+
+def append_history(rows: pd.DataFrame, args, facts: dict) -> None:
+    """Add this audit's line to ``<record>/audits.csv``, the table the methods page shows ("Reproducibility
+    audit"): date, machine (CPU model and kernel features), commit, slice, seed, keys audited and not, rows,
+    identical rows and their share."""
+    audited = rows[rows["rows"] > 0]
+    line = {"date": datetime.date.today().isoformat(), "machine": facts.get("cpu", facts["machine"]).split("; MKL")[0],
+            "commit": facts["commit"], "slice": args.slice, "seed": args.seed,
+            "keys audited": audited["key"].nunique(), "keys not audited": int((rows["rows"] == 0).sum()),
+            "rows": int(audited["rows"].sum()), "identical": int(audited["matched"].sum())}
+    line["identical share"] = f"{line['identical'] / line['rows']:.3f}" if line["rows"] else ""
+    path = record_dir() / "audits.csv"
+    old = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=HISTORY_COLUMNS)
+    pd.concat([old, pd.DataFrame([line]).astype(str)], ignore_index=True)[HISTORY_COLUMNS].to_csv(path, index=False)

@@ -6,8 +6,9 @@ user's caches (``toxlib.store.paths.cache_dir()``) and the record already in ``d
 Output: the record's files (layout in ``toxlib.store.record``): every used row, its texts once, and per key its
 config and provenance (``made_by``: the commit, machine, CPU and library releases that computed its rows, with the
 date; rows read from a user cache made earlier are labelled so, since that cache does not say who made them).
-With ``--prune`` keys and rows the log does not name are dropped (after a full build: the rows no chapter uses);
-without it they are kept (after one chapter's build: the rest of the record stays).
+Trained files the log names (``toxlib.store.record.note_artefact``) are copied into ``artefacts/``.
+With ``--prune`` keys, rows and trained files the log does not name are dropped (after a full build: the rows no
+chapter uses); without it they are kept (after one chapter's build: the rest of the record stays).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import csv
 import datetime
 import io
 import json
+import shutil
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -26,9 +28,9 @@ from toxlib.store import paths
 from toxlib.store.record import COLUMNS, KEY_COLUMNS, KINDS, Record, file_of, record_dir, text_sha, write_csv_gz
 
 
-def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict]:
+def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict, dict]:
     """({(kind, key): {(sha, idx): source}}, {sha: text}, {(kind, key): config}, {(kind, key): {chapter}},
-    {chapter: build facts}) from a usage log."""
+    {chapter: build facts}, {artefact name: its path}) from a usage log."""
     if not Path(log).exists():
         raise ToxlibError(f"no usage log at {log}: build with TOXLIB_RECORD_USAGE={log} first, e.g. "
                           f"TOXLIB_RECORD_USAGE={log} bash scripts/build_book.sh")
@@ -43,9 +45,10 @@ def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict]:
         for kind, key, chapter in con.execute("SELECT kind, key, chapter FROM chapters"):
             chapters[(kind, key)].add(chapter)
         builds = {chapter: json.loads(f) for chapter, f in con.execute("SELECT chapter, facts FROM builds")}
+        artefacts = dict(con.execute("SELECT name, path FROM artefacts"))
     finally:
         con.close()
-    return dict(used), texts, configs, dict(chapters), builds
+    return dict(used), texts, configs, dict(chapters), builds, artefacts
 
 
 def _cache_rows(kind: str, key: str, cache: Path) -> dict:
@@ -98,7 +101,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
     "dropped_keys"}. Raises ToxlibError, naming the key, when a used row is in neither the record nor the cache."""
     folder = Path(folder) if folder else record_dir()
     cache = Path(cache) if cache else paths.cache_dir()
-    used, logged_texts, configs, chapters, builds = read_usage(log)
+    used, logged_texts, configs, chapters, builds, artefacts = read_usage(log)
     old = Record(folder)
     here = {**{k: v for k, v in kernel_facts().items() if k != "samples"}, "date": datetime.date.today().isoformat()}
     texts: dict[str, str] = {}
@@ -146,6 +149,15 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         raise ToxlibError(f"{len(missing)} texts of the used rows are not in the usage log or the record "
                           f"(first {missing[0][:12]}); write from the log of the build that used them")
     write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"], [[s, t] for s, t in texts.items()])
+    for name, source in sorted(artefacts.items()):
+        target = folder / "artefacts" / name
+        if Path(source).resolve() != target.resolve():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    if prune and (folder / "artefacts").exists():
+        for path in sorted(p for p in (folder / "artefacts").rglob("*") if p.is_file()):
+            if path.relative_to(folder / "artefacts").as_posix() not in artefacts:
+                path.unlink()
     _write_keys(folder, keys)
     dropped = 0
     for kind in KINDS:

@@ -128,9 +128,13 @@ def default_name(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
 def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig) -> Path:
     """The cache folder of this adaptation: ``cache_dir()/adapted/<base slug>-<method>-<key sha256[:16]>``
     (it exists, with ``training.json`` inside, once training has finished)."""
-    key = hashlib.sha256(json.dumps(adaptation_key(lm, corpus, config), sort_keys=True).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(lm.name).name or "model")[:40]
-    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{key[:16]}"
+    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{adaptation_sha(lm, corpus, config)[:16]}"
+
+
+def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
+    """sha256 of ``adaptation_key``: names the cache folder and, as "adapted:<sha>", the adapted model's weights_id."""
+    return hashlib.sha256(json.dumps(adaptation_key(lm, corpus, config), sort_keys=True).encode()).hexdigest()
 
 
 def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict | None:
@@ -152,9 +156,10 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
       ``lm``'s; e.g. train from a float32 base and generate in bfloat16).
 
     Returns the adapted model as a ``LanguageModel`` loaded from its cache folder on ``lm``'s device and ``dtype``,
-    with ``lm``'s start token and start note. ``adapted_dir`` gives the folder; its ``training.json`` holds the
-    config, corpus size and sha256, documents with an attribute token, tokens seen, steps, wall time, the mean
-    training loss of the first and last 10% of steps, and the base weights_id.
+    with ``lm``'s start token and start note, and weights_id "adapted:<sha256 of adaptation_key>[:32]" (the
+    training's inputs, so its cached and recorded rows are found on any CPU). ``adapted_dir`` gives the folder; its
+    ``training.json`` holds the config, corpus size and sha256, documents with an attribute token, tokens seen,
+    steps, wall time, the mean training loss of the first and last 10% of steps, and the base weights_id.
     """
 
     folder = adapted_dir(lm, corpus, config)
@@ -163,6 +168,9 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
             _train_into(folder, lm, corpus, config, progress, threads)
         adapted = load(str(folder), device=str(lm.device), dtype=dtype or lm.dtype, threads=threads)
     adapted.name = name or default_name(lm, corpus, config)
+    # keyed by what decides the weights, not by their bytes: retrained on another CPU they may differ in the last
+    # bits, and the rows the sample record holds for this adaptation must still be found
+    adapted.weights_id = f"adapted:{adaptation_sha(lm, corpus, config)[:32]}"
     adapted.start_token, adapted.start_note = lm.start_token, lm.start_note
     meta = json.loads((folder / META_FILE).read_text())
     adapted.description = (f"{lm.description}, {config.method.upper()} on {meta['corpus_size']} documents "

@@ -13,6 +13,9 @@ Layout (gzip CSV with a zero time stamp and sorted rows, so the same rows always
   scores/<file>.csv.gz              text_sha, scores (JSON {attribute: value or null}), error ("" for none)
   keys.csv                          kind, key, file, rows, chapters ("; "-joined notebook stems that used the key),
                                     config (JSON), made_by (JSON list of provenance dicts)
+  artefacts/<name>                  small trained files a chapter loads by a key of their training inputs (the PPLM
+                                    discriminator, the vocabulary-shift weights), so a build uses the recorded ones
+                                    and their rows instead of retraining them on another CPU
 
 A key is what the cache keys a row by (a generation run's ``stable_hash``, an NLL model key, "<scorer>@<version>");
 ``file`` is ``sha256(key)[:16]``: no file path enters a key. Floats are written with Python's ``repr``, which reads
@@ -230,7 +233,33 @@ CREATE TABLE IF NOT EXISTS configs (kind TEXT NOT NULL, key TEXT NOT NULL, confi
 CREATE TABLE IF NOT EXISTS chapters (kind TEXT NOT NULL, key TEXT NOT NULL, chapter TEXT NOT NULL,
     PRIMARY KEY (kind, key, chapter)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS builds (chapter TEXT PRIMARY KEY, facts TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS artefacts (name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
 """
+
+
+def recorded_artefact(name: str) -> Path | None:
+    """The record's copy of a trained file (``artefacts/<name>``, e.g. "detox/pplm-discriminator-<key>.safetensors"),
+    or None when the record is off or does not hold it. Logged as used either way (``note_artefact``)."""
+    if not record_enabled():
+        return None
+    try:
+        path = record_dir() / "artefacts" / name
+    except Exception:  # outside the checkout
+        return None
+    return path if path.is_file() else None
+
+
+def note_artefact(name: str, path: Path) -> None:
+    """Name a trained file a build used (and where it lies) in the usage log, so ``record write`` copies it into
+    the record's ``artefacts/``. Nothing without a usage log."""
+    con = _usage_log()
+    if con is None:
+        return
+    try:
+        with con:
+            con.execute("INSERT OR REPLACE INTO artefacts VALUES (?, ?)", (name, str(Path(path).resolve())))
+    finally:
+        con.close()
 
 
 def _usage_log():
