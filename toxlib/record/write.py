@@ -25,7 +25,17 @@ from pathlib import Path
 from toxlib.build.machine import kernel_facts
 from toxlib.common.errors import ToxlibError
 from toxlib.store import paths
-from toxlib.store.record import COLUMNS, KEY_COLUMNS, KINDS, Record, file_of, record_dir, text_sha, write_csv_gz
+from toxlib.store.record import (
+    COLUMNS,
+    KEY_COLUMNS,
+    KINDS,
+    USAGE_SCHEMA,
+    Record,
+    file_of,
+    record_dir,
+    text_sha,
+    write_csv_gz,
+)
 
 
 def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict, dict]:
@@ -34,8 +44,9 @@ def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict, dict]:
     if not Path(log).exists():
         raise ToxlibError(f"no usage log at {log}: build with TOXLIB_RECORD_USAGE={log} first, e.g. "
                           f"TOXLIB_RECORD_USAGE={log} bash scripts/build_book.sh")
-    con = sqlite3.connect(f"file:{log}?mode=ro", uri=True)
+    con = sqlite3.connect(log)
     try:
+        con.executescript(USAGE_SCHEMA)  # a log from an older toxlib may lack a table: read it as empty
         used = defaultdict(dict)
         for kind, key, sha, idx, source in con.execute("SELECT kind, key, sha, sample_idx, source FROM used"):
             used[(kind, key)][(sha, idx)] = source
