@@ -83,12 +83,11 @@ def rtp_detox_dapt() -> list[str]:
     claim = claims.loc["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
     change, low, high = float(claim["our_value"]), float(claim["ci_low"]), float(claim["ci_high"])
     # the solution's statements: undecided, a rise whose interval still includes 0; "if anything, more toxic": DAPT
-    # (non-toxic) is above the base model in five of the six columns and level in the sixth (unprompted probability)
+    # (non-toxic) is above the base model in all six columns
     assert claim["verdict"] == "undecided" and change > 0 and low < 0 < high
     columns = [f"{measure}_{c}" for measure in ("exp_max_toxicity", "toxicity_probability")
                for c in ("toxic", "non-toxic", "unprompted")]
-    assert [col for col in columns if not dapt[col] > base[col]] == ["toxicity_probability_unprompted"]
-    assert dapt["toxicity_probability_unprompted"] == base["toxicity_probability_unprompted"]
+    assert [col for col in columns if not dapt[col] > base[col]] == []
     return [f3(dapt[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
         + [f2(dapt["toxicity_probability_toxic"]), f2(base["toxicity_probability_toxic"]),

@@ -28,6 +28,8 @@ import pandas as pd
 import torch
 
 from toxlib.build.machine import kernel_facts
+from toxlib.common.errors import ToxlibError
+from toxlib.common.progress import quiet_libraries
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.steering import PromptTemplate, Steering
@@ -233,7 +235,7 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
                 found = AUDITS[kind](record, key, n, seed, device)
             per_kind[kind] = per_kind.get(kind, 0) + 1
             records.extend({**base, **row} for row in found)
-        except NotAuditable as why:
+        except (NotAuditable, ToxlibError) as why:  # ToxlibError: e.g. a word list not fetched here
             records.append({**base, "item": "", "rows": 0, "matched": 0, "detail": f"not audited: {why}"})
     return pd.DataFrame(records, columns=COLUMNS)
 
@@ -247,6 +249,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def main_audit(args) -> int:
+    quiet_libraries()
     rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys)
     if args.out:
         rows.to_csv(args.out, index=False)

@@ -15,14 +15,14 @@ from toxlib.store.record import Record, record_dir
 
 
 def describe_key(kind: str, key: str, config: dict | None) -> str:
-    """A short description of what decides a key's rows: "smollm2-135m float32 sample p=0.9 k=25 20 tok; self-debias"
+    """A short description of what decides a key's rows: "smollm2-135m float32 sample p=0.9 20 tok; self-debiasing"
     for a generation run, the key itself (model key or "<scorer>@<version>") otherwise."""
     if kind != "generations" or not config:
         return key
     decoding = config.get("decoding", {})
     parts = [config.get("model", "?"), config.get("dtype", "?"), decoding.get("mode", "?")]
     if decoding.get("mode") == "sample":
-        parts.append(f"p={decoding.get('top_p')} n={decoding.get('num_samples')}")
+        parts.append(f"p={decoding.get('top_p')}")
     parts.append(f"{decoding.get('max_new_tokens')} tok")
     steering = (config.get("steering") or {}).get("name")
     return " ".join(str(p) for p in parts) + (f"; {steering}" if steering else "")
