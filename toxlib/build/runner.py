@@ -253,12 +253,12 @@ def _facts_cell() -> nbformat.NotebookNode:
     return cell
 
 
-def _quiet_cell(chapter: str) -> nbformat.NotebookNode:
+def _quiet_cell(chapter: str = "") -> nbformat.NotebookNode:
     """A first code cell that keeps the libraries' bars and warnings out of the pages
     (``toxlib.common.progress.quiet_libraries``) and names the chapter for the record's usage log
     (``TOXLIB_RECORD_CHAPTER``); it prints nothing and is removed with the facts cell."""
-    source = (f"import os as _os\n_os.environ['TOXLIB_RECORD_CHAPTER'] = {chapter!r}\ndel _os\n"
-              "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet")
+    named = f"import os as _os\n_os.environ['TOXLIB_RECORD_CHAPTER'] = {chapter!r}\ndel _os\n" if chapter else ""
+    source = named + "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet"
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = [FACTS_TAG]
     return cell
