@@ -138,7 +138,7 @@ def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path,
 
 
 def test_written_atomically_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
-    from toxlib.store.cache import written_atomically
+    from toxlib.store.paths import written_atomically
 
     target = tmp_path / "deep" / "table.json"
     with pytest.raises(RuntimeError), written_atomically(target) as partial:

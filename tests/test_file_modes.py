@@ -8,7 +8,7 @@ import stat
 import tempfile
 
 from toxlib.store import paths
-from toxlib.store.cache import written_atomically
+from toxlib.store.paths import written_atomically
 
 
 def _mode(path) -> int:

@@ -22,8 +22,7 @@ import torch
 
 from toxlib.common.errors import ModelUnavailableError
 from toxlib.models.bundled import BUNDLED, converted_dir
-from toxlib.store.cache import written_atomically
-from toxlib.store.paths import model_cache_dir
+from toxlib.store.paths import model_cache_dir, written_atomically
 
 #: a source folder needs one of these (the tokenizer itself), besides config.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model")

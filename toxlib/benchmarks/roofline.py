@@ -29,9 +29,8 @@ from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, sentence_nll
 from toxlib.report import plots
 from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
-from toxlib.store.cache import written_atomically
 from toxlib.store.keys import stable_hash
-from toxlib.store.paths import cache_dir
+from toxlib.store.paths import cache_dir, written_atomically
 
 SQUARE = 2048  # the square shape on a CPU; a GPU needs 8192 to reach its matrix units' rate (``square_size``)
 

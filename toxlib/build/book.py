@@ -24,8 +24,7 @@ from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.store import paths
 
-#: what the book's pages are built from; data/record/audits.csv is the methods page's reproducibility table
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "notebooks", "data/record/audits.csv")
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "notebooks")
 
 
 def toc_files(root: Path) -> list[str]:
@@ -64,7 +63,6 @@ def stage_sources(root: Path, staging: Path) -> Path:
     staging.mkdir(parents=True)
     for name in BOOK_SOURCES:
         src = root / name
-        (staging / name).parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
             shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         elif src.exists():

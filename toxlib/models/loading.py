@@ -24,7 +24,7 @@ from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 from toxlib.store import paths
-from toxlib.store.cache import written_atomically
+from toxlib.store.paths import written_atomically
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")

@@ -31,9 +31,8 @@ from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 from toxlib.steer.vocab_shift import VERSION, VocabShift, VocabShiftWeights, train_vocab_shift
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.cache import written_atomically
 from toxlib.store.keys import stable_hash
-from toxlib.store.paths import cache_dir
+from toxlib.store.paths import cache_dir, written_atomically
 from toxlib.store.record import note_artefact, recorded_artefact
 
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 from collections import Counter
-from contextlib import contextmanager
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -86,19 +85,17 @@ def rebuild_steering(config: dict | None) -> Steering:
     return steering
 
 
-_MODELS: dict = {}
+@lru_cache(maxsize=None)
+def _load(name: str, dtype: str, device: str | None):
+    return load(name, device=device, dtype=dtype)
 
 
 def _model(name: str, dtype: str, weights: str | None, device: str | None):
     """A model loaded once per (name, dtype); NotAuditable when it cannot be loaded or its weights differ."""
-    if (name, dtype) not in _MODELS:
-        try:
-            _MODELS[(name, dtype)] = load(name, device=device, dtype=dtype)
-        except Exception as exc:  # a model trained inside a chapter, a hub model not cached here
-            _MODELS[(name, dtype)] = NotAuditable(f"model {name!r} not loadable here ({type(exc).__name__})")
-    lm = _MODELS[(name, dtype)]
-    if isinstance(lm, NotAuditable):
-        raise lm
+    try:
+        lm = _load(name, dtype, device)
+    except Exception as exc:  # a model trained inside a chapter, a hub model not cached here
+        raise NotAuditable(f"model {name!r} not loadable here ({type(exc).__name__})") from exc
     if weights is not None and lm.weights_id != weights:
         raise NotAuditable(f"model {name!r} has other weights here ({lm.weights_id[:20]}, recorded {weights[:20]})")
     return lm
@@ -203,20 +200,6 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
 AUDITS = {"generations": audit_generations, "scores": audit_scores, "lm_scores": audit_nlls}
 
 
-@contextmanager
-def caches_off():
-    """The record off for anything the audited code might look up on its own (a trained scorer's own cache)."""
-    saved = os.environ.get("TOXLIB_RECORD")
-    os.environ["TOXLIB_RECORD"] = "off"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("TOXLIB_RECORD", None)
-        else:
-            os.environ["TOXLIB_RECORD"] = saved
-
-
 def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
           device: str | None = None) -> pd.DataFrame:
     """The audit's rows (``COLUMNS``); see the module docstring."""
@@ -231,8 +214,7 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
         base = {"kind": kind, "key": key, "chapters": "; ".join(used_by),
                 "what": describe_key(kind, key, entry["config"])}
         try:
-            with caches_off():
-                found = AUDITS[kind](record, key, n, seed, device)
+            found = AUDITS[kind](record, key, n, seed, device)  # each recomputes with cache=False
             per_kind[kind] = per_kind.get(kind, 0) + 1
             records.extend({**base, **row} for row in found)
         except (NotAuditable, ToxlibError) as why:  # ToxlibError: e.g. a word list not fetched here

@@ -186,6 +186,5 @@ def _write_keys(folder: Path, keys: list[list]) -> None:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(KEY_COLUMNS)
     writer.writerows(sorted(keys, key=lambda k: (k[0], k[1])))
-    partial = folder / "keys.csv.partial"
-    partial.write_text(buffer.getvalue(), encoding="utf-8")
-    paths.replace_keeping_mode(partial, folder / "keys.csv")
+    with paths.written_atomically(folder / "keys.csv") as partial:
+        partial.write_text(buffer.getvalue(), encoding="utf-8")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import time
 import warnings
@@ -33,7 +32,7 @@ from pathlib import Path
 
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
-from toxlib.store.record import count_served, note_usage, open_record, text_sha
+from toxlib.store.record import note_usage, open_record, text_sha
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -121,7 +120,6 @@ class SqliteStore:
             missing = [t for t in texts if t not in held]
         cached = from_cache(missing) if missing else {}
         for source, rows in (("record", held), ("cache", cached)):
-            count_served(kind, key, source, len(rows))
             note_usage(kind, key, [k if isinstance(k, tuple) else (k, 0) for k in rows], source)
         return {**cached, **held}
 
@@ -166,7 +164,6 @@ class GenerationStore(SqliteStore):
         now = time.time()
         self._write("INSERT OR IGNORE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [(run, text_sha(p), i, p, c, n, int(s), now) for p, i, c, n, s in rows])
-        count_served("generations", run, "computed", len(rows))
         note_usage("generations", run, [(p, i) for p, i, *_ in rows], "computed")
 
     def count(self, run: str | None = None) -> int:
@@ -201,7 +198,6 @@ class LMScoreStore(SqliteStore):
         now = time.time()
         self._write("INSERT OR IGNORE INTO lm_scores VALUES (?, ?, ?, ?, ?)",
                     [(model_key, text_sha(t), n, nll, now) for t, n, nll in rows])
-        count_served("lm_scores", model_key, "computed", len(rows))
         note_usage("lm_scores", model_key, [(t, 0) for t, *_ in rows], "computed")
 
 
@@ -231,29 +227,13 @@ class ScoreStore(SqliteStore):
         now = time.time()
         self._write("INSERT OR IGNORE INTO scores VALUES (?, ?, ?, ?, ?)",
                     [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])
-        count_served("scores", scorer_key, "computed", len(rows))
         note_usage("scores", scorer_key, [(t, 0) for t, *_ in rows], "computed")
-
-
-@contextlib.contextmanager
-def written_atomically(path: Path):
-    """Yield a temporary path beside ``path`` (parents created) to write a file to; when the block ends without an
-    error it is renamed over ``path``, else removed. A reader, or a run killed mid-write, never sees a half-written
-    file, and two processes writing the same file do not share a temporary (its name carries the process id)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
-    try:
-        yield partial
-        paths.replace_keeping_mode(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def cached_frame(kind: str, key: dict, compute):
     """A deterministic table computed once per ``key`` and read back afterwards: ``compute()`` (returning a pandas
     DataFrame) runs when ``cache_dir()/frames/<kind>-<hash of key>.pkl`` is absent, and its result is written there
-    atomically (``written_atomically``), so an interrupted run leaves no half-written table. For tables that are
+    atomically (``paths.written_atomically``), so an interrupted run leaves no half-written table. For tables that are
     costly to recompute but are not texts or scores (e.g. the generation chapter's nucleus statistics). The key
     should name everything the table depends on; the pandas version is added, since pickles are read by pandas."""
     import pandas as pd
@@ -262,6 +242,6 @@ def cached_frame(kind: str, key: dict, compute):
     if path.exists():
         return pd.read_pickle(path)
     frame = compute()
-    with written_atomically(path) as partial:
+    with paths.written_atomically(path) as partial:
         frame.to_pickle(partial)
     return frame

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from toxlib.store import paths
-from toxlib.store.cache import written_atomically
+from toxlib.store.paths import written_atomically
 
 #: modules whose functions are taken as fixed by their name and the library version in the key
 _STABLE_LIBRARIES = ("numpy", "scipy", "math", "builtins", "pandas", "sklearn", "statistics")

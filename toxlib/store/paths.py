@@ -10,6 +10,7 @@ Every location can be moved with an environment variable:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -86,3 +87,18 @@ def replace_keeping_mode(partial: str | Path, target: str | Path) -> None:
         mode = 0o666 & ~umask
     os.chmod(partial, mode)
     os.replace(partial, target)
+
+
+@contextlib.contextmanager
+def written_atomically(path: Path):
+    """Yield a temporary path beside ``path`` (parents created) to write a file to; when the block ends without an
+    error it is renamed over ``path``, else removed. A reader, or a run killed mid-write, never sees a half-written
+    file, and two processes writing the same file do not share a temporary (its name carries the process id)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
+    try:
+        yield partial
+        replace_keeping_mode(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)

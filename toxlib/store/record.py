@@ -66,13 +66,13 @@ def record_enabled() -> bool:
     return os.environ.get("TOXLIB_RECORD", "on").strip().lower() not in ("off", "0", "false", "no")
 
 
-def file_of(key: str) -> str:
-    """The file stem that holds a key's rows: sha256(key)[:16]."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-
-
 def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_of(key: str) -> str:
+    """The file stem that holds a key's rows: sha256(key)[:16]."""
+    return text_sha(key)[:16]
 
 
 def read_csv_gz(path: Path) -> list[dict]:
@@ -87,14 +87,9 @@ def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
     writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)  # a lone \r is not quoted otherwise
     writer.writerow(columns)
     writer.writerows(sorted(rows, key=lambda r: [str(v) for v in r]))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    try:
-        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped:
-            zipped.write(buffer.getvalue().encode("utf-8"))
-        paths.replace_keeping_mode(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with paths.written_atomically(path) as partial, open(partial, "wb") as raw, \
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped:
+        zipped.write(buffer.getvalue().encode("utf-8"))
 
 
 def read_keys(folder: Path) -> list[dict]:
@@ -171,13 +166,6 @@ class Record:
 #: "computed"; and the record's keys that answered (for their provenance)
 SERVED: Counter = Counter()
 SERVED_KEYS: set = set()
-
-
-def count_served(kind: str, key: str, source: str, rows: int) -> None:
-    if rows:
-        SERVED[(source, kind)] += rows
-        if source == "record":
-            SERVED_KEYS.add((kind, key))
 
 
 def served_summary() -> str:
@@ -287,12 +275,17 @@ def note_build(chapter: str, facts: dict) -> None:
 
 
 def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None = None) -> None:
-    """Name rows in the usage log (``TOXLIB_RECORD_USAGE``; nothing happens without it): (text, sample index)
+    """Count rows served in this process (``SERVED``, for the run record) and name them in the usage log
+    (``TOXLIB_RECORD_USAGE``; not written without it): (text, sample index)
     pairs of ``key`` (the prompt for a generation, the scored text otherwise, with index 0), with where they came
     from ("record", "cache" or "computed") and the chapter that used them (``TOXLIB_RECORD_CHAPTER``, set by the
     book's runner); the texts themselves go into its ``texts`` table, since the score and
     NLL caches keep only hashes. A row named twice keeps its first source. Errors are not swallowed: a build asked
     to log its rows must not lose them silently."""
+    if rows:
+        SERVED[(source, kind)] += len(rows)
+        if source == "record":
+            SERVED_KEYS.add((kind, key))
     if not rows and config is None:
         return
     con = _usage_log()
