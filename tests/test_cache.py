@@ -46,8 +46,8 @@ def test_store_inserts_atomically_and_keeps_the_first_value(tmp_path):
         store.add("run", [("p", 0, "second", 9, True)])
         assert store.lookup("run", ["p", "q"]) == {("p", 0): ("first", 3, False), ("p", 1): ("other", 2, True)}
         with pytest.raises(sqlite3.IntegrityError):  # a failing row rolls the whole batch back
-            store._write("INSERT INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         [("run", "x", 0, "x", "a", 1, 0, 0.0), ("run", "x", 0, "x", "b", 1, 0, 0.0)])
+            store._write("INSERT INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [("run", "x", 0, "x", "a", 1, 0, 0.0, "c"), ("run", "x", 0, "x", "b", 1, 0, 0.0, "c")])
         assert store.count("run") == 2
         assert store.integrity_check() == "ok"
 
@@ -148,3 +148,33 @@ def test_written_atomically_renames_on_success_and_leaves_nothing_on_failure(tmp
     with written_atomically(target) as partial:
         partial.write_text("whole")
     assert target.read_text() == "whole" and [p.name for p in target.parent.iterdir()] == ["table.json"]
+
+
+def test_every_cached_row_names_the_commit_that_computed_it_and_old_caches_gain_the_column(tmp_path):
+    from toxlib.common.provenance import library_commit
+    from toxlib.store.cache import LMScoreStore, ScoreStore
+
+    old = tmp_path / "generations.sqlite"  # a cache written before rows named their commit
+    con = sqlite3.connect(old)
+    con.executescript("""
+        CREATE TABLE runs (run TEXT PRIMARY KEY, config TEXT NOT NULL, created REAL NOT NULL);
+        CREATE TABLE generations (run TEXT NOT NULL, prompt_sha TEXT NOT NULL, sample_idx INTEGER NOT NULL,
+            prompt TEXT NOT NULL, continuation TEXT NOT NULL, n_new_tokens INTEGER NOT NULL,
+            stopped INTEGER NOT NULL, created REAL NOT NULL, PRIMARY KEY (run, prompt_sha, sample_idx)) WITHOUT ROWID;
+        INSERT INTO generations VALUES ('run', 'old-sha', 0, 'old prompt', 'old text', 2, 0, 0.0);""")
+    con.commit()
+    con.close()
+    with GenerationStore(old) as store:
+        store.add("run", [("new prompt", 0, "new text", 2, False)])
+        assert store.lookup("run", ["new prompt"]) == {("new prompt", 0): ("new text", 2, False)}
+    with ScoreStore(tmp_path / "s.sqlite") as scores, LMScoreStore(tmp_path / "n.sqlite") as nlls:
+        scores.add("scorer@1", [("a text", {"toxicity": 0.5}, None)])
+        nlls.add("model|float32|nll", [("a text", 3, 1.5)])
+    made_by = {}
+    for name, table in (("generations.sqlite", "generations"), ("s.sqlite", "scores"), ("n.sqlite", "lm_scores")):
+        con = sqlite3.connect(tmp_path / name)
+        made_by[table] = sorted(con.execute(f"SELECT made_by FROM {table}").fetchall(), key=lambda row: row[0] or "")
+        con.close()
+    commit = library_commit()
+    assert commit and commit != "unknown"
+    assert made_by == {"generations": [(None,), (commit,)], "scores": [(commit,)], "lm_scores": [(commit,)]}

@@ -172,7 +172,7 @@ def test_a_smaller_draw_is_the_first_rows_of_a_larger_one():
 
 def _alter_one_continuation(folder) -> None:
     """Point one stored continuation at another text, as an edited or corrupted record would."""
-    from toxlib.store.record import read_csv_gz, text_sha, write_csv_gz
+    from toxlib.store.record import read_csv_gz, text_sha, write_csv_gz, write_sums
 
     path = next((folder / "generations").glob("*.csv.gz"))
     rows = read_csv_gz(path)
@@ -182,6 +182,7 @@ def _alter_one_continuation(folder) -> None:
     write_csv_gz(path, list(rows[0]), [list(r.values()) for r in rows])
     write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"],
                  [[t["sha256"], t["text"]] for t in texts] + [[text_sha(altered), altered]])
+    write_sums(folder)  # sealed again: what a record written from other rows looks like to its checksums
 
 
 def test_the_audit_recomputes_a_slice_and_fails_when_a_stored_continuation_is_altered(lm, folders, monkeypatch):
@@ -274,3 +275,52 @@ def test_an_adapted_model_is_keyed_by_its_training_inputs_not_its_bytes(lm, tmp_
     assert adapted.weights_id == f"adapted:{adaptation_sha(lm, corpus, config)[:32]}"
     other = adapt(lm, corpus, AdaptConfig(method="dapt", max_steps=3, batch_size=2, max_tokens=16), progress=False)
     assert other.weights_id != adapted.weights_id
+
+
+def test_rows_read_from_a_user_cache_keep_the_commit_that_cached_them(folders, monkeypatch):
+    import sqlite3
+
+    with ScoreStore() as scores:
+        scores.add("scorer@1", [("cached earlier", {"toxicity": 0.5}, None)])
+    con = sqlite3.connect(folders["cache"] / "scores.sqlite")
+    con.execute("UPDATE scores SET made_by = 'abc123def456'")
+    con.commit()
+    con.close()
+    folders["log"].unlink()  # a later build reads that row from its cache
+    with ScoreStore() as scores:
+        assert set(scores.lookup("scorer@1", ["cached earlier"])) == {"cached earlier"}
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    [made_by] = read_keys(folders["record"])[0]["made_by"]
+    assert made_by["commit"] == "abc123def456" and made_by["rows"] == 1 and "user cache" in made_by["how"]
+
+
+def test_a_record_file_edited_after_writing_is_refused_whatever_its_size_and_time(lm, folders, monkeypatch):
+    import gzip
+    import os
+    import subprocess
+
+    from toxlib.store.record import RecordIntegrityError
+
+    _build_and_write(lm, folders, monkeypatch)
+    record = folders["record"]
+    assert subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=record).returncode == 0
+    Record(record).rows("generations", read_keys(record)[0]["key"])  # intact: reads
+    keys = record / "keys.csv"
+    stat = keys.stat()
+    keys.write_bytes(keys.read_bytes().replace(b"test_chapter", b"test_chapteR"))  # same size
+    os.utime(keys, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the time restored, as touch -r would
+    with pytest.raises(RecordIntegrityError, match="keys.csv does not match its checksum"):
+        Record(record)
+    keys.write_bytes(keys.read_bytes().replace(b"test_chapteR", b"test_chapter"))
+    [rows] = list((record / "generations").glob("*.csv.gz"))
+    data = gzip.decompress(rows.read_bytes())
+    rows.write_bytes(gzip.compress(data.replace(b'"0"', b'"1"', 1), mtime=0))
+    with pytest.raises(RecordIntegrityError, match="edited or damaged"):
+        Record(record).rows("generations", read_keys(record)[0]["key"])
+    from toxlib.record.audit import audit
+
+    with pytest.raises(RecordIntegrityError):  # the audit fails on it, rather than listing the key as not audited
+        audit(record, n=1, kinds=["generations"])
+    (record / "SHA256SUMS").unlink()
+    with pytest.raises(RecordIntegrityError, match="has no checksum"):
+        Record(record)

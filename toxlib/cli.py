@@ -140,7 +140,8 @@ def _serve(args) -> int:
     from toxlib.scorers.serve import serve  # optional: the [serve] extra (starlette, uvicorn)
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
-          cache=not args.no_cache)
+          max_connections=args.max_connections, max_per_client=args.max_per_client,
+          request_timeout=args.request_timeout, cache=not args.no_cache)
     return 0
 
 
@@ -243,6 +244,13 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body", type=int, default=65536, help="largest request body in bytes (default 65536)")
     serve.add_argument("--max-waiting", type=int, default=64,
                        help="requests that may wait to be scored before new ones get 429 (default 64)")
+    serve.add_argument("--max-connections", type=int, default=512,
+                       help="connections still sending their request, from all clients; beyond it the oldest is "
+                            "closed with 503 (default 512)")
+    serve.add_argument("--max-per-client", type=int, default=32,
+                       help="the same per client address (default 32)")
+    serve.add_argument("--request-timeout", type=float, default=5.0,
+                       help="seconds a connection gets to send a whole request, else 408 (default 5)")
     serve.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     serve.set_defaults(func=_serve)
 

@@ -153,6 +153,23 @@ def test_generation_is_the_same_cold_after_a_partial_warm_up_and_at_any_batch_ro
     assert texts(wide) == texts(cold)
 
 
+def test_a_prompt_with_more_samples_than_batch_rows_is_decoded_in_slices_with_the_same_rows(lm, monkeypatch):
+    """An unprompted pool (one prompt, thousands of samples) once went to one batch of every sample, whose logits
+    (rows x 262,144 floats on Gemma) ran a 23 GB machine out of memory."""
+    import toxlib.generate.api as api
+
+    pool = CONFIG.with_(num_samples=23)
+    whole = generate(lm, ["", PROMPTS[0]], pool, cache=False, progress=False, batch_rows=1000)
+    sizes = []
+    real = api.decode_batch
+    monkeypatch.setattr(api, "decode_batch", lambda model, ids, config, *rest: sizes.append(
+        len(ids) * config.num_samples) or real(model, ids, config, *rest))
+    sliced = generate(lm, ["", PROMPTS[0]], pool, cache=False, progress=False, batch_rows=8)
+    assert max(sizes) <= 8 and sum(sizes) == 2 * 23
+    assert texts(sliced) == texts(whole)
+    assert sliced["sample_idx"].tolist() == whole["sample_idx"].tolist()
+
+
 def test_greedy_generation_does_not_depend_on_the_other_prompts(lm):
     greedy = DecodingConfig(mode="greedy", max_new_tokens=10)
     together = generate(lm, PROMPTS, greedy, cache=False, progress=False)

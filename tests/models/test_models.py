@@ -204,3 +204,32 @@ def test_real_smollm2_generates_batched_like_transformers_greedy(smollm2):
     assert sampled["continuation"].str.len().gt(0).all() and sampled["continuation"].nunique() > 4
     again = generate(smollm2, prompts, DecodingConfig(num_samples=4, max_new_tokens=12), cache=False, progress=False)
     assert again.equals(sampled)
+
+
+def test_a_hub_model_without_a_known_commit_is_keyed_by_its_parameters(tiny_model_dirs, monkeypatch):
+    """Not "unknown-revision": two models served under one hub id without a commit must not share cached rows."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from toxlib.models import loading
+
+    folder = tiny_model_dirs["llama"]
+    weights = {"perturb": False}
+
+    def from_local(name, where, dtype, kind):  # what an offline hub cache without the revision gives back
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype)
+        model.config._commit_hash = None
+        if weights["perturb"]:
+            with torch.no_grad():
+                next(model.parameters()).view(-1)[0] += 1e-3
+        return model, AutoTokenizer.from_pretrained(folder)
+
+    monkeypatch.setattr(loading, "from_pretrained", from_local)
+    first = loading.load("some-org/some-model", device="cpu", dtype="float32").weights_id
+    again = loading.load("some-org/some-model", device="cpu", dtype="float32").weights_id
+    weights["perturb"] = True
+    changed = loading.load("some-org/some-model", device="cpu", dtype="float32").weights_id
+    assert first.startswith("hf:some-org/some-model@sha256:") and "unknown" not in first
+    assert first == again != changed
+    model, _ = from_local(None, None, torch.float32, "causal")
+    model.config._commit_hash = "0123abcd"
+    assert loading.hub_revision(model) == "0123abcd"

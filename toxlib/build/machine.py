@@ -9,24 +9,9 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from pathlib import Path
 
-
-def git_commit(repo: Path) -> str:
-    """Short commit of the checkout, with "+dirty" when toxlib has uncommitted changes; "unknown" outside git."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        # Only the library decides results; notebooks and results being rewritten by this very build do not count.
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", "toxlib", "pyproject.toml"],
-            cwd=repo, capture_output=True, text=True,
-        ).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+from toxlib.common.provenance import git_commit  # re-exported: the runner sends its source to kernels
 
 
 def machine_description() -> str:

@@ -126,7 +126,8 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
     with a steering's ``batch_key`` equal too) and at most ``batch_rows`` rows, each prompt left-padded to that
     width, and no prompt prefix shared between prompts. So a prompt's continuations do not depend on which prompts
     shared its batch: neither the cache's contents, nor ``batch_rows``, nor the executor's block size change them
-    (in bf16, a batch-dependent padding does; tested).
+    (in bf16, a batch-dependent padding does; tested). A prompt with more samples than ``batch_rows`` is decoded in
+    slices of samples, so no batch passes ``batch_rows`` rows (memory: a batch's logits are rows x vocabulary floats).
     Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
     ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
     """
@@ -134,32 +135,46 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
         return
     n = config.num_samples
     encoded = [encode_prompt(lm, steering.transform_prompt(p)) for p in prompts]
-    per_batch = max(1, (batch_rows or default_batch_rows(lm)) // (n if config.mode == "sample" else config.num_beams))
+    limit = batch_rows or default_batch_rows(lm)
+    per_batch = max(1, limit // (n if config.mode == "sample" else config.num_beams))
     processors = steering.logits_processors(lm)
     stop_ids = lm.stop_ids + (newline_token_ids(lm.tokenizer) if config.stop_at_newline else ())
     keys = [(bucket_width(len(e)), *steering.batch_key(lm, e)) for e in encoded]
-    for positions in length_batches(keys, max_rows=per_batch):
-        batch = [prompts[i] for i in positions]
-        rows = _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch, stop_ids,
-                       keys[positions[0]][0])
+
+    def finished(batch, rows, per_prompt, first=0):
+        """(prompt, sample_idx, text, n_new_tokens, stopped) of a batch's rows, ``per_prompt`` rows per prompt."""
         out = []
         for r, tokens in enumerate(rows):
-            prompt, idx = batch[r // n], r % n
+            prompt, idx = batch[r // per_prompt], first + r % per_prompt
             stopped = bool(tokens) and tokens[-1] in stop_ids
             # an end-of-text token is dropped from the text; a newline that stopped it is kept
             text = lm.tokenizer.decode(tokens[:-1] if stopped and tokens[-1] in lm.stop_ids else tokens,
                                        skip_special_tokens=True)
             out.append((prompt, idx, text, len(tokens), stopped))
-        yield out
+        return out
+
+    if config.mode == "sample" and n > limit:
+        # one prompt's samples would pass the batch's rows (an unprompted pool of 10,000): decode them in slices of
+        # at most ``limit`` samples; each sample has its own seeded uniforms, so a slice gives the rows the whole would
+        for i in sorted(range(len(prompts)), key=lambda i: keys[i]):
+            for first in range(0, n, limit):
+                part = config.with_(num_samples=min(limit, n - first))
+                rows = _decode(lm, [encoded[i]], part, processors, stats, [prompts[i]], stop_ids, keys[i][0], first)
+                yield finished([prompts[i]], rows, part.num_samples, first)
+        return
+    for positions in length_batches(keys, max_rows=per_batch):
+        batch = [prompts[i] for i in positions]
+        yield finished(batch, _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch,
+                                      stop_ids, keys[positions[0]][0]), n)
 
 
-def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids, width):
+def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids, width, first_sample=0):
     if config.mode == "beam":
         return beam_batch(lm.model, prompt_ids, config, stop_ids, lm.pad_id, processors, width)
     uniforms = None
     if config.mode == "sample":
-        uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens)
-                                for p in batch_prompts for i in range(config.num_samples)])
+        uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens) for p in batch_prompts
+                                for i in range(first_sample, first_sample + config.num_samples)])
     return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats, width)
 
 

@@ -65,7 +65,8 @@ class LanguageModel:
     """A causal (or masked) LM and what generation needs to know about it, its weights read on first use.
 
     name, device, dtype, source, description: as given to ``load``.
-    weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>"; part of
+    weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>" (or
+        "hf:<id>@sha256:<hex of the parameters>" where no commit is known: ``hub_revision``); part of
       every cache key, known without reading the weights.
     model / tokenizer: the transformers model (eval mode, on ``device``) and tokenizer (left padding, a pad token).
       Each is loaded the first time it is used, so a chapter whose generations, scores and perplexities all come
@@ -241,7 +242,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         )
     if weights_id is None:  # a hub id: its weights identifier is the commit the hub (or its cache) serves
         model, tokenizer = from_pretrained(name, folder, dt, kind)
-        weights_id = f"hf:{name}@{getattr(model.config, '_commit_hash', None) or 'unknown-revision'}"
+        weights_id = f"hf:{name}@{hub_revision(model)}"
         load_model, load_tokenizer = (lambda: model), (lambda: tokenizer)
     else:
         load_model = functools.partial(_weights, name, folder, dt, kind)
@@ -360,6 +361,25 @@ def _stop_ids(model, tokenizer) -> tuple[int, ...]:
         eos = tokenizer.eos_token_id
     ids = eos if isinstance(eos, (list, tuple)) else [eos]
     return tuple(int(i) for i in ids if i is not None)
+
+
+def hub_revision(model) -> str:
+    """What names a hub model's weights in cache keys: the commit the hub (or its local cache) served, else, where no
+    commit is known (an offline cache or a mirror that does not record it), "sha256:<hex>" of the loaded parameters
+    (``parameters_sha256``), so that rows are never keyed by a name whose weights can change under it."""
+    commit = getattr(model.config, "_commit_hash", None)
+    return commit if commit else f"sha256:{parameters_sha256(model)}"
+
+
+def parameters_sha256(model) -> str:
+    """sha256 over a model's state dict as loaded: each tensor's name, dtype, shape and bytes, in name order
+    (~1 s per 500 MB)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def weights_sha256(folder: Path) -> str:

@@ -40,7 +40,7 @@ from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.instructive import InstructiveDebiasing
 from toxlib.steer.self_debias import SelfDebiasing
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.record import Record, record_dir, text_sha
+from toxlib.store.record import Record, RecordIntegrityError, record_dir, text_sha
 
 #: |recorded - recomputed| a toxicity score may differ by and still match. Measured: float32 scores of the
 #: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
@@ -217,6 +217,8 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
             found = AUDITS[kind](record, key, n, seed, device)  # each recomputes with cache=False
             per_kind[kind] = per_kind.get(kind, 0) + 1
             records.extend({**base, **row} for row in found)
+        except RecordIntegrityError:  # an edited record file fails the audit; it is not a key left unaudited
+            raise
         except (NotAuditable, ToxlibError) as why:  # ToxlibError: e.g. a word list not fetched here
             records.append({**base, "item": "", "rows": 0, "matched": 0, "detail": f"not audited: {why}"})
     return pd.DataFrame(records, columns=COLUMNS)

@@ -3,9 +3,10 @@
 Input: the SQLite usage log a build wrote with ``TOXLIB_RECORD_USAGE=LOG`` (``toxlib.store.record.note_usage``:
 which rows of which keys it used, and whether each came from the record, the user's cache or was computed), the
 user's caches (``toxlib.store.paths.cache_dir()``) and the record already in ``data/record/``.
-Output: the record's files (layout in ``toxlib.store.record``): every used row, its texts once, and per key its
-config and provenance (``made_by``: the commit, machine, CPU and library releases that computed its rows, with the
-date; rows read from a user cache made earlier are labelled so, since that cache does not say who made them).
+Output: the record's files (layout in ``toxlib.store.record``, SHA256SUMS included): every used row, its texts
+once, and per key its config and provenance (``made_by``: the commit, machine, CPU and library releases that
+computed its rows, with the date; rows read from a user cache made earlier are labelled so, with the commit the
+cache row names, "unknown" for rows cached before rows named their commit).
 Trained files the log names (``toxlib.store.record.note_artefact``) are copied into ``artefacts/``.
 With ``--prune`` keys, rows and trained files the log does not name are dropped (after a full build: the rows no
 chapter uses); without it they are kept (after one chapter's build: the rest of the record stays).
@@ -35,6 +36,7 @@ from toxlib.store.record import (
     record_dir,
     text_sha,
     write_csv_gz,
+    write_sums,
 )
 
 
@@ -62,26 +64,32 @@ def read_usage(log: str | Path) -> tuple[dict, dict, dict, dict, dict, dict]:
     return dict(used), texts, configs, dict(chapters), builds, artefacts
 
 
-def _cache_rows(kind: str, key: str, cache: Path) -> dict:
+def _cache_rows(kind: str, key: str, cache: Path) -> tuple[dict, dict]:
     """The user's cached rows of one key as {(sha, idx): values} in the record's column order (continuation text
-    instead of its hash for generations); {} when the cache file is absent."""
+    instead of its hash for generations), and {(sha, idx): the commit that computed the row, or None where the cache
+    predates that column}; ({}, {}) when the cache file is absent."""
     files = {"generations": "generations.sqlite", "lm_scores": "lm_scores.sqlite", "scores": "scores.sqlite"}
     path = cache / files[kind]
     if not path.exists():
-        return {}
+        return {}, {}
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        columns = {row[1] for row in con.execute(f"PRAGMA table_info({kind})")}
+        made_by = "made_by" if "made_by" in columns else "NULL"
         if kind == "generations":
-            query = ("SELECT prompt_sha, sample_idx, continuation, n_new_tokens, stopped FROM generations "
-                     "WHERE run = ?")
-            return {(sha, idx): (cont, n, int(stop)) for sha, idx, cont, n, stop in con.execute(query, (key,))}
-        if kind == "lm_scores":
-            query = "SELECT text_sha, n_tokens, nll_sum FROM lm_scores WHERE model_key = ?"
-            return {(sha, 0): (n, nll) for sha, n, nll in con.execute(query, (key,))}
-        query = "SELECT text_sha, scores, error FROM scores WHERE scorer = ?"
-        return {(sha, 0): (json.loads(v), e) for sha, v, e in con.execute(query, (key,))}
+            query = (f"SELECT prompt_sha, sample_idx, {made_by}, continuation, n_new_tokens, stopped "
+                     "FROM generations WHERE run = ?")
+            rows = [((sha, idx), who, (cont, n, int(stop))) for sha, idx, who, cont, n, stop
+                    in con.execute(query, (key,))]
+        elif kind == "lm_scores":
+            query = f"SELECT text_sha, {made_by}, n_tokens, nll_sum FROM lm_scores WHERE model_key = ?"
+            rows = [((sha, 0), who, (n, nll)) for sha, who, n, nll in con.execute(query, (key,))]
+        else:
+            query = f"SELECT text_sha, {made_by}, scores, error FROM scores WHERE scorer = ?"
+            rows = [((sha, 0), who, (json.loads(v), e)) for sha, who, v, e in con.execute(query, (key,))]
     finally:
         con.close()
+    return {k: values for k, _, values in rows}, {k: who for k, who, _ in rows}
 
 
 def _record_rows(record: Record, kind: str, key: str) -> dict:
@@ -123,8 +131,9 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
             wanted.setdefault((kind, key), {})
     for (kind, key), rows in sorted(wanted.items()):
         have = _record_rows(old, kind, key)
-        cached = _cache_rows(kind, key, cache) if any(s != "record" for s in rows.values()) else {}
-        lines, sources = [], defaultdict(int)
+        cached, commits = (_cache_rows(kind, key, cache) if any(s != "record" for s in rows.values())
+                           else ({}, {}))
+        lines, sources, cache_commits = [], defaultdict(int), defaultdict(int)
         names = sorted(rows) if prune or not have else sorted(set(rows) | set(have))
         for sha, idx in names:
             source = rows.get((sha, idx), "record")
@@ -137,6 +146,8 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
             texts[sha] = next((t for t in (logged_texts.get(sha), old.texts().get(sha), texts.get(sha))
                                if t is not None), None)
             sources[source] += 1
+            if source == "cache":
+                cache_commits[commits.get((sha, idx)) or "unknown"] += 1
         if not lines:
             continue
         made_by = list(old.keys.get((kind, key), {}).get("made_by", [])) if sources.get("record") else []
@@ -144,9 +155,10 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         facts = next((builds[c] for c in sorted(chapters.get((kind, key), ())) if c in builds), here)
         if sources.get("computed"):
             made_by.append({**facts, "rows": sources["computed"], "how": "computed by the logged build"})
-        if sources.get("cache"):
-            made_by.append({**facts, "rows": sources["cache"], "commit": "unknown",
-                            "how": "read from the user cache of the machine that wrote the record; made earlier"})
+        for commit, count in sorted(cache_commits.items()):
+            made_by.append({**facts, "rows": count, "commit": commit,
+                            "how": "read from the user cache of the machine that wrote the record; computed "
+                                   "earlier, at that commit"})
         config = configs.get((kind, key)) or old.keys.get((kind, key), {}).get("config")
         write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", COLUMNS[kind], lines)
         old_chapters = old.keys.get((kind, key), {}).get("chapters", "")
@@ -176,6 +188,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
             if (kind, path.name.removesuffix(".csv.gz")) not in kept:
                 path.unlink()
                 dropped += 1
+    write_sums(folder)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return {"keys": len(keys), "rows": sum(k[3] for k in keys), "texts": len(texts), "bytes": size,
             "dropped_keys": dropped}

@@ -17,7 +17,7 @@ import torch
 
 from toxlib.models.batching import tokenized_batches
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
-from toxlib.models.loading import from_pretrained, weights_sha256
+from toxlib.models.loading import from_pretrained, hub_revision, weights_sha256
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
 #: lower-cased classifier label -> Perspective attribute.
@@ -66,7 +66,7 @@ class HFClassifierScorer(Scorer):
         self.columns = label_columns(config.id2label, not self.multi_label, labels)
         self.attributes = tuple(dict.fromkeys(self.columns.values()))
         weights = (f"sha256:{weights_sha256(folder)[:16]}" if isinstance(folder, Path)
-                   else f"{model}@{getattr(config, '_commit_hash', None) or 'unknown-revision'}")
+                   else f"{model}@{hub_revision(self.model)}")
         self.name = name or f"hf:{model}"
         mapping = ",".join(f"{i}:{a}" for i, a in sorted(self.columns.items()))
         self.batch_tokens, self.max_length = batch_tokens, min(max_length, self.tokenizer.model_max_length)

@@ -59,6 +59,9 @@ DEFAULT_URL = "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze"
 GET_A_KEY = "https://developers.perspectiveapi.com/s/docs-get-started"
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+#: the response header (and discovery field ``servedScorer``) by which ``toxlib serve`` names the scorer that
+#: answers ("<name>@<version>")
+SCORER_HEADER = "X-Toxlib-Scorer"
 
 
 class MissingAPIKeyError(ToxlibError):
@@ -67,6 +70,10 @@ class MissingAPIKeyError(ToxlibError):
 
 class PerspectiveAuthError(ToxlibError):
     """The API refused the key or the endpoint does not exist: every further request would fail the same way."""
+
+
+class EndpointChangedError(ToxlibError):
+    """The endpoint now answers with another model than the one its cached scores are keyed by."""
 
 
 class RateLimiter:
@@ -166,6 +173,21 @@ class _Retry(Retry):
             self.limiter.wait()
 
 
+def served_scorer(url: str, timeout: float = 3.0) -> str | None:
+    """The model a ``toxlib serve`` endpoint says it answers with ("<name>@<version>", from its discovery document
+    beside ``url``), or None for a server that does not say (Google, a test server, one not reachable yet). One GET
+    without the API key and without retries."""
+    parts = urlsplit(url)
+    prefix = parts.path.split("/v1alpha1/")[0]
+    try:
+        answer = requests.get(f"{parts.scheme}://{parts.netloc}{prefix}/$discovery/rest",
+                              params={"version": "v1alpha1"}, timeout=timeout, allow_redirects=False)
+        served = answer.json().get("servedScorer") if answer.status_code == 200 else None
+    except (requests.RequestException, ValueError, AttributeError):
+        return None
+    return served if isinstance(served, str) and served else None
+
+
 class PerspectiveScorer(Scorer):
     """Perspective API scores, one column per requested attribute (lower-case Perspective names).
 
@@ -175,9 +197,11 @@ class PerspectiveScorer(Scorer):
     per read; deadline: seconds for a whole request, retries included (not the rate-limit wait before it);
     retries, backoff_factor: urllib3 ``Retry(total=, backoff_factor=)``; url: the analyze endpoint (default:
     ``$PERSPECTIVE_API_URL``, else Google's; plain http only to a loopback host); do_not_store: ask Google not to
-    keep the texts. ``version`` names what changes the scores (host, API version, attributes, languages), never
-    the key. Raises ``MissingAPIKeyError`` without ``PERSPECTIVE_API_KEY``, ``UnknownNameError`` for an unknown
-    attribute.
+    keep the texts. ``version`` names what changes the scores (the whole endpoint, attributes, languages, and the
+    model behind the endpoint where the server names it: ``toxlib serve`` does, in its discovery document, asked
+    once here for any endpoint other than Google's), never the key. Raises ``MissingAPIKeyError`` without
+    ``PERSPECTIVE_API_KEY``, ``UnknownNameError`` for an unknown attribute, and, while scoring,
+    ``EndpointChangedError`` when the server's answers name another model than the one it named at creation.
     """
 
     name = "perspective"
@@ -227,6 +251,9 @@ class PerspectiveScorer(Scorer):
             adapter.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
             self._session.mount(scheme, adapter)
         self._session.headers["X-Goog-Api-Key"] = self._api_key
+        self.served = None if (parts.hostname or "").endswith(".googleapis.com") else served_scorer(self.url)
+        if self.served:
+            self.version += f";served={self.served}"
 
     def __repr__(self) -> str:
         return f"PerspectiveScorer(version={self.version!r}, url={self.url!r}, qps={self.qps})"
@@ -278,6 +305,12 @@ class PerspectiveScorer(Scorer):
             watchdog.cancel()
             _DEADLINES.pop(me, None)
             _CONNECTIONS.pop(me, None)
+        answered_by = response.headers.get(SCORER_HEADER)
+        if answered_by != self.served and (answered_by or self.served):
+            raise EndpointChangedError(
+                f"{self.url} answered as {answered_by or 'an unnamed server'}, but this scorer's cached scores are "
+                f"keyed by {self.served or 'no named model'} (what the server said when the scorer was created): "
+                "the server was restarted with another model. Create the scorer again to key the new model's scores")
         if response.status_code != 200:
             return self._http_error(response)
         try:

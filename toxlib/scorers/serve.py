@@ -15,8 +15,12 @@ HELM, lm-evaluation-harness, toxlib's own ``perspective`` scorer) runs unchanged
                 "errorType"}]}}: 400 INVALID_ARGUMENT for malformed JSON or a missing/empty/non-string text
                 (COMMENT_EMPTY), an unknown or unsupported attribute (ATTRIBUTE_NOT_SUPPORTED), a language other than
                 English (LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE) or a text over 20,480 bytes (COMMENT_TOO_LONG);
-                413 for a body over ``max_body`` bytes; 429 RESOURCE_EXHAUSTED when ``max_waiting`` requests
-                already wait to be scored; 404 NOT_FOUND for any other path.
+                (also a body nested too deeply to parse, or holding a lone surrogate anywhere); 413 for a body
+                over ``max_body`` bytes; 429 RESOURCE_EXHAUSTED with ``Retry-After`` when ``max_waiting`` requests
+                already wait to be scored; 404 NOT_FOUND for any other path. Inside ``/batch`` each part gets its
+                own answer: a malformed part is a 400 for that part only.
+      every response: ``X-Toxlib-Scorer: <scorer name>@<version>`` (also ``servedScorer`` in the discovery
+                document), so a client can key its cache by the model that answers, not only by the address.
 
 What differs from Perspective: the text is always taken as English (no language detection: "languages" in the
 response is the request's, else ["en"]); span scores are one span covering the whole text (the scorer does not
@@ -25,8 +29,9 @@ API key (``?key=`` or ``X-Goog-Api-Key``) is accepted and ignored, and never log
 prints query strings, is off). Scores go through the scorer's cache as any toxlib scoring does.
 
 Built on Starlette (routing, requests) and uvicorn (HTTP). Scoring runs in a worker thread, one request at a time
-(the model is not shared across threads); ``max_waiting`` bounds the queue and uvicorn's ``limit_concurrency``
-bounds open connections.
+(the model is not shared across threads); ``max_waiting`` bounds the queue. Connections that have not sent a
+whole request are timed out and bounded per client address by ``toxlib.scorers.serve_guard``, so slow clients
+cannot shut normal requests out.
 """
 
 from __future__ import annotations
@@ -43,11 +48,13 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from toxlib.scorers import get_scorer
+from toxlib.scorers.perspective import SCORER_HEADER
+from toxlib.scorers.serve_guard import guarded_protocol
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +63,7 @@ ANALYZE_PATH = "/v1alpha1/comments:analyze"
 MAX_TEXT_BYTES = 20480
 ERROR_TYPE = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
 STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT", 413: "INVALID_ARGUMENT",
-                429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
+                429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
 def error_body(code: int, message: str, error_type: str | None = None) -> tuple[int, dict]:
@@ -68,9 +75,9 @@ def error_body(code: int, message: str, error_type: str | None = None) -> tuple[
 
 
 def perspective_error(code: int, message: str, error_type: str | None = None) -> JSONResponse:
-    """A JSON response in Google's error shape (``error_body``)."""
+    """A JSON response in Google's error shape (``error_body``); an overload (429, 503) says when to retry."""
     code, body = error_body(code, message, error_type)
-    return JSONResponse(body, status_code=code)
+    return JSONResponse(body, status_code=code, headers={"Retry-After": "1"} if code in (429, 503) else None)
 
 
 class BadRequest(Exception):
@@ -88,8 +95,12 @@ def parse_request(body: bytes, supported: tuple[str, ...]) -> tuple[str, dict[st
     supported: the upper-case attribute names the scorer can give."""
     try:
         request = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # a lone surrogate (JSON's "\ud800") anywhere would fail later, when the answer is encoded
+        json.dumps(request, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeError) as exc:
         raise BadRequest(f"Invalid JSON payload received. {exc}") from None
+    except RecursionError:
+        raise BadRequest("Invalid JSON payload received. The body is nested too deeply.") from None
     if not isinstance(request, dict):
         raise BadRequest("Invalid JSON payload received. The request must be a JSON object.")
     comment = request.get("comment")
@@ -162,7 +173,8 @@ def discovery_document(root_url: str) -> dict:
 
 def split_batch(content_type: str, body: bytes, max_parts: int) -> list[tuple[str, str, str, bytes]]:
     """The parts of a Google batch request (multipart/mixed of application/http, as googleapiclient's
-    ``BatchHttpRequest`` sends): [(Content-ID, method, path, body)]; ``BadRequest`` when it is not one."""
+    ``BatchHttpRequest`` sends): [(Content-ID, method, path, body)]; ``BadRequest`` when the whole is not one. A part
+    without an HTTP request line comes back with method "" and the problem as its body (a 400 for that part)."""
     if not content_type.startswith("multipart/mixed"):
         raise BadRequest("A batch request must be multipart/mixed (Google API batch format).")
     message = BytesParser().parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
@@ -176,10 +188,11 @@ def split_batch(content_type: str, body: bytes, max_parts: int) -> list[tuple[st
         payload = part.get_payload(decode=True) or b""
         request_line, _, rest = payload.partition(b"\n")
         fields = request_line.decode("latin-1").split()
-        if len(fields) < 2:
-            raise BadRequest("A batch part does not hold an HTTP request line.")
-        inner = re.split(rb"\r?\n\r?\n", rest, maxsplit=1)
         content_id = re.sub(r"\r?\n(?=[ \t])", "", str(part.get("Content-ID", "")))  # unfold a long header
+        if len(fields) < 2:
+            out.append((content_id, "", "", b"This batch part does not hold an HTTP request line."))
+            continue
+        inner = re.split(rb"\r?\n\r?\n", rest, maxsplit=1)
         out.append((content_id, fields[0], urlsplit(fields[1]).path, inner[1] if len(inner) > 1 else b""))
     return out
 
@@ -207,6 +220,7 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
     max_waiting: requests allowed to wait for the scorer before new ones get 429; cache: use the score cache (as
     ``Scorer.score``)."""
     supported = tuple(a.upper() for a in scorer.attributes)
+    served = f"{scorer.name}@{scorer.version}"
     lock = threading.Lock()  # one scoring at a time: the model is not shared across threads
     waiting = {"n": 0}
 
@@ -220,10 +234,13 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise BadRequest(f"Request payload size exceeds the limit: {limit} bytes.", code=413)
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                raise BadRequest(f"Request payload size exceeds the limit: {limit} bytes.", code=413)
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise BadRequest(f"Request payload size exceeds the limit: {limit} bytes.", code=413)
+        except ClientDisconnect:  # the client left, or the guard closed a request that took too long
+            raise BadRequest("The client disconnected before the request was complete.") from None
         return bytes(body)
 
     async def answer(bodies: list[bytes]) -> list[tuple[int, dict]]:
@@ -234,6 +251,8 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
                 parsed.append(parse_request(body, supported))
             except BadRequest as exc:
                 parsed.append(exc)
+            except Exception as exc:  # whatever else a hostile body triggers is that body's fault, not a 500
+                parsed.append(BadRequest(f"Invalid request ({type(exc).__name__})."))
         texts = [p[0] for p in parsed if not isinstance(p, BadRequest)]
         if texts and waiting["n"] >= max_waiting:
             raise BadRequest(f"Too many requests waiting ({max_waiting}); retry later.", code=429)
@@ -242,6 +261,9 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
             waiting["n"] += 1
             try:
                 scored = await run_in_threadpool(score_texts, texts)
+            except Exception as exc:  # a scorer fault: each request gets a 500 in Google's shape, the log the trace
+                log.exception("the scorer failed on %d text(s)", len(texts))
+                scored = [({}, f"{type(exc).__name__}: {exc}")] * len(texts)
             finally:
                 waiting["n"] -= 1
         out, results = [], iter(scored)
@@ -274,16 +296,18 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
         except BadRequest as exc:
             return perspective_error(exc.code, str(exc), exc.error_type)
         out = []
-        for cid, method, path, _ in parts:
+        for cid, method, path, part_body in parts:
             if (method, path) == ("POST", ANALYZE_PATH):
                 out.append((cid, *next(answers)))
+            elif not method:
+                out.append((cid, *error_body(400, part_body.decode())))
             else:
                 message = f"Not found: {method} {path} (batch parts must POST {ANALYZE_PATH})"
                 out.append((cid, *error_body(404, message)))
         return batch_response(out)
 
     async def discovery(request: Request) -> JSONResponse:
-        return JSONResponse(discovery_document(str(request.base_url)))
+        return JSONResponse({**discovery_document(str(request.base_url)), "servedScorer": served})
 
     async def not_found(request: Request, exc) -> JSONResponse:
         return perspective_error(404, f"Not found: {request.url.path} (this server answers POST {ANALYZE_PATH})")
@@ -294,19 +318,37 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
     routes = [Route(ANALYZE_PATH, analyze, methods=["POST"]), Route("/batch", batch, methods=["POST"]),
               Route("/$discovery/rest", discovery, methods=["GET"]),
               Route("/discovery/v1/apis/commentanalyzer/v1alpha1/rest", discovery, methods=["GET"])]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    return naming_the_scorer(app, served)
+
+
+def naming_the_scorer(app, served: str):
+    """``app`` (ASGI) with ``SCORER_HEADER: served`` on every HTTP response it sends."""
+    header = (SCORER_HEADER.lower().encode(), served.encode("latin-1", "replace"))
+
+    async def wrapped(scope, receive, send):
+        async def send_with_header(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), header]}
+            await send(message)
+
+        await app(scope, receive, send_with_header if scope["type"] == "http" else send)
+
+    return wrapped
 
 
 def serve(host: str = "127.0.0.1", port: int = 8080, scorer: str = "distilled", max_body: int = 65536,
-          max_waiting: int = 64, max_connections: int = 128, cache: bool = True) -> None:
+          max_waiting: int = 64, max_connections: int = 512, max_per_client: int = 32,
+          request_timeout: float = 5.0, cache: bool = True) -> None:
     """Load ``scorer`` by name and serve it until interrupted (uvicorn; access log off so keys in query strings
-    are never printed)."""
+    are never printed). max_connections, max_per_client: connections still sending their request, in all and per
+    client address; request_timeout: seconds a connection gets to send a whole request (``serve_guard``)."""
     import uvicorn
 
     loaded = get_scorer(scorer)
     app = make_app(loaded, max_body=max_body, max_waiting=max_waiting, cache=cache)
     print(f"serving {loaded.name}@{loaded.version} (a local emulation of Perspective, not Perspective) at "
           f"http://{host}:{port}{ANALYZE_PATH}", flush=True)
-    uvicorn.run(app, host=host, port=port, access_log=False, limit_concurrency=max_connections,
-                log_level="warning")
+    protocol = guarded_protocol(request_timeout, max_connections, max_per_client)
+    uvicorn.run(app, host=host, port=port, access_log=False, http=protocol, log_level="warning")
 

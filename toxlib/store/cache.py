@@ -15,6 +15,9 @@ The sample record (``toxlib.store.record``, ``data/record/``) comes first: a loo
 holds, and from the SQLite file for the rest; a row of the record wins over a cached row of the same key. Rows are
 only ever added to the user's cache, never to the record.
 
+Every row names the toxlib that computed it (``made_by``: commit, ``+dirty`` for uncommitted library changes;
+NULL in rows cached before this column existed); keys never include it, so a new commit reuses the rows.
+
 Keys: a run key hashes everything that determines the texts except the prompt (model name and weights id, dtype,
 decoding config, steering config; see ``toxlib.generate.config.run_key``); a row is (run, sha256(prompt),
 sample_idx). Scores get their own table keyed by (scorer, version, sha256(text)), so changing the scorer never
@@ -30,6 +33,7 @@ import time
 import warnings
 from pathlib import Path
 
+from toxlib.common.provenance import library_commit
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 from toxlib.store.record import note_usage, open_record, text_sha
@@ -40,7 +44,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS generations (
     run TEXT NOT NULL, prompt_sha TEXT NOT NULL, sample_idx INTEGER NOT NULL,
     prompt TEXT NOT NULL, continuation TEXT NOT NULL, n_new_tokens INTEGER NOT NULL, stopped INTEGER NOT NULL,
-    created REAL NOT NULL,
+    created REAL NOT NULL, made_by TEXT,
     PRIMARY KEY (run, prompt_sha, sample_idx)) WITHOUT ROWID;
 """
 
@@ -72,6 +76,7 @@ class SqliteStore:
             self._con.execute("PRAGMA journal_mode=WAL")
             self._con.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process; not power loss
             self._con.executescript(self.schema)
+            self._add_made_by()
         except (OSError, sqlite3.Error) as exc:
             _cache_warning(self.path, "opened", exc)
             if not existed:
@@ -81,6 +86,14 @@ class SqliteStore:
             self.persistent = False
             self._con = sqlite3.connect(":memory:", isolation_level=None)
             self._con.executescript(self.schema)
+
+    def _add_made_by(self) -> None:
+        """Give a row table of a cache written before rows named their commit the ``made_by`` column (NULL for
+        the old rows: unknown)."""
+        for (table,) in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            columns = [row[1] for row in self._con.execute(f"PRAGMA table_info({table})")]
+            if table != "runs" and "created" in columns and "made_by" not in columns:
+                self._con.execute(f"ALTER TABLE {table} ADD COLUMN made_by TEXT")
 
     def close(self) -> None:
         self._con.close()
@@ -162,8 +175,9 @@ class GenerationStore(SqliteStore):
     def add(self, run: str, rows: list[tuple[str, int, str, int, bool]]) -> None:
         """Store (prompt, sample_idx, continuation, n_new_tokens, stopped) rows atomically; existing keys are kept."""
         now = time.time()
-        self._write("INSERT OR IGNORE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(run, text_sha(p), i, p, c, n, int(s), now) for p, i, c, n, s in rows])
+        self._write("INSERT OR IGNORE INTO generations (run, prompt_sha, sample_idx, prompt, continuation, "
+                    "n_new_tokens, stopped, created, made_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(run, text_sha(p), i, p, c, n, int(s), now, library_commit()) for p, i, c, n, s in rows])
         note_usage("generations", run, [(p, i) for p, i, *_ in rows], "computed")
 
     def count(self, run: str | None = None) -> int:
@@ -179,7 +193,7 @@ class LMScoreStore(SqliteStore):
     schema = """
     CREATE TABLE IF NOT EXISTS lm_scores (
         model_key TEXT NOT NULL, text_sha TEXT NOT NULL, n_tokens INTEGER NOT NULL, nll_sum REAL NOT NULL,
-        created REAL NOT NULL,
+        created REAL NOT NULL, made_by TEXT,
         PRIMARY KEY (model_key, text_sha)) WITHOUT ROWID;
     """
 
@@ -196,8 +210,9 @@ class LMScoreStore(SqliteStore):
     def add(self, model_key: str, rows: list[tuple[str, int, float]]) -> None:
         """Store (text, n_tokens, nll_sum) rows atomically; existing keys are kept."""
         now = time.time()
-        self._write("INSERT OR IGNORE INTO lm_scores VALUES (?, ?, ?, ?, ?)",
-                    [(model_key, text_sha(t), n, nll, now) for t, n, nll in rows])
+        self._write("INSERT OR IGNORE INTO lm_scores (model_key, text_sha, n_tokens, nll_sum, created, made_by) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(model_key, text_sha(t), n, nll, now, library_commit()) for t, n, nll in rows])
         note_usage("lm_scores", model_key, [(t, 0) for t, *_ in rows], "computed")
 
 
@@ -210,6 +225,7 @@ class ScoreStore(SqliteStore):
     schema = """
     CREATE TABLE IF NOT EXISTS scores (
         scorer TEXT NOT NULL, text_sha TEXT NOT NULL, scores TEXT NOT NULL, error TEXT, created REAL NOT NULL,
+        made_by TEXT,
         PRIMARY KEY (scorer, text_sha)) WITHOUT ROWID;
     """
 
@@ -225,8 +241,10 @@ class ScoreStore(SqliteStore):
     def add(self, scorer_key: str, rows: list[tuple[str, dict, str | None]]) -> None:
         """Store (text, {attribute: value or None}, error or None) rows atomically; existing keys are kept."""
         now = time.time()
-        self._write("INSERT OR IGNORE INTO scores VALUES (?, ?, ?, ?, ?)",
-                    [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now) for t, v, e in rows])
+        self._write("INSERT OR IGNORE INTO scores (scorer, text_sha, scores, error, created, made_by) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now, library_commit())
+                     for t, v, e in rows])
         note_usage("scores", scorer_key, [(t, 0) for t, *_ in rows], "computed")
 
 

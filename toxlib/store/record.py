@@ -16,6 +16,12 @@ Layout (gzip CSV with a zero time stamp and sorted rows, so the same rows always
   artefacts/<name>                  small trained files a chapter loads by a key of their training inputs (the PPLM
                                     discriminator, the vocabulary-shift weights), so a build uses the recorded ones
                                     and their rows instead of retraining them on another CPU
+  SHA256SUMS                        the sha256 of every file above (``sha256sum -c SHA256SUMS`` checks them too)
+
+Every file is checked against SHA256SUMS each time a process first reads it (the whole record hashes in about
+0.02 s), so a file edited after the record was written, whatever its size and time stamp, is refused with
+``RecordIntegrityError`` instead of being read. ``audits.csv`` (the audit history, appended by each audit) is the one
+file outside SHA256SUMS: no number is read from it.
 
 A key is what the cache keys a row by (a generation run's ``stable_hash``, an NLL model key, "<scorer>@<version>");
 ``file`` is ``sha256(key)[:16]``: no file path enters a key. Floats are written with Python's ``repr``, which reads
@@ -43,6 +49,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+from toxlib.common.errors import ToxlibError
 from toxlib.store import paths
 
 KINDS = ("generations", "lm_scores", "scores")
@@ -75,10 +82,53 @@ def file_of(key: str) -> str:
     return text_sha(key)[:16]
 
 
-def read_csv_gz(path: Path) -> list[dict]:
-    """The rows of a gzip CSV as dicts of strings."""
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+SUMS = "SHA256SUMS"
+#: files of a record folder outside SHA256SUMS: the sums themselves and the audit history
+UNSUMMED = {SUMS, "audits.csv"}
+
+
+class RecordIntegrityError(ToxlibError):
+    """A record file does not match SHA256SUMS (edited or damaged after the record was written), or has no sum."""
+
+
+def read_sums(folder: Path) -> dict[str, str]:
+    """{path relative to the folder: sha256} from ``folder/SHA256SUMS``; {} when there is none."""
+    path = folder / SUMS
+    if not path.exists():
+        return {}
+    sums = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        sums[name] = digest
+    return sums
+
+
+def write_sums(folder: Path) -> None:
+    """Write ``folder/SHA256SUMS`` for every file under it but ``UNSUMMED`` (sorted, ``sha256sum`` format)."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.relative_to(folder).as_posix() not in UNSUMMED)
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}" for p in files]
+    with paths.written_atomically(folder / SUMS) as partial:
+        Path(partial).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def checked_bytes(folder: Path, path: Path, sums: dict[str, str]) -> bytes:
+    """The bytes of a record file after checking them against ``sums`` (``read_sums``); RecordIntegrityError, naming
+    the file and the fixes, when they differ or the file has no sum."""
+    data = path.read_bytes()
+    name = path.relative_to(folder).as_posix()
+    if sums.get(name) != hashlib.sha256(data).hexdigest():
+        problem = "has no checksum in" if name not in sums else "does not match its checksum in"
+        raise RecordIntegrityError(
+            f"the sample record's file {path} {problem} {folder / SUMS}: it was edited or damaged after the record "
+            "was written. Restore it (git checkout -- data/record), rewrite the record (python -m toxlib record "
+            "write LOG), or build without it (--no-record, or TOXLIB_RECORD=off)")
+    return data
+
+
+def read_csv_gz(path: Path, data: bytes | None = None) -> list[dict]:
+    """The rows of a gzip CSV as dicts of strings (from ``data``, its bytes, when given)."""
+    raw = gzip.decompress(data if data is not None else path.read_bytes()).decode("utf-8")
+    return list(csv.DictReader(io.StringIO(raw, newline="")))
 
 
 def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
@@ -92,13 +142,14 @@ def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
         zipped.write(buffer.getvalue().encode("utf-8"))
 
 
-def read_keys(folder: Path) -> list[dict]:
-    """keys.csv as dicts (config and made_by parsed from JSON, rows as int); [] when the record has none."""
+def read_keys(folder: Path, data: bytes | None = None) -> list[dict]:
+    """keys.csv as dicts (config and made_by parsed from JSON, rows as int); [] when the record has none. ``data``:
+    the file's bytes, already read (and checked)."""
     path = folder / "keys.csv"
-    if not path.exists():
+    if data is None and not path.exists():
         return []
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    text = (data if data is not None else path.read_bytes()).decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     for row in rows:
         row["rows"] = int(row["rows"])
         row["config"] = json.loads(row["config"]) if row["config"] else None
@@ -112,10 +163,16 @@ class Record:
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
-        self.keys = {(row["kind"], row["key"]): row for row in read_keys(self.folder)}
+        self.sums = read_sums(self.folder)
+        keys = self.folder / "keys.csv"
+        data = checked_bytes(self.folder, keys, self.sums) if keys.exists() else None
+        self.keys = {(row["kind"], row["key"]): row for row in read_keys(self.folder, data)}
         self._texts: dict[str, str] | None = None
         self._rows: dict[tuple[str, str], dict] = {}
         self._lock = threading.Lock()
+
+    def _checked(self, path: Path) -> bytes:
+        return checked_bytes(self.folder, path, self.sums)
 
     def holds(self, kind: str, key: str) -> bool:
         return (kind, key) in self.keys
@@ -125,7 +182,8 @@ class Record:
         with self._lock:
             if self._texts is None:
                 path = self.folder / "texts.csv.gz"
-                self._texts = {r["sha256"]: r["text"] for r in read_csv_gz(path)} if path.exists() else {}
+                self._texts = ({r["sha256"]: r["text"] for r in read_csv_gz(path, self._checked(path))}
+                               if path.exists() else {})
             return self._texts
 
     def rows(self, kind: str, key: str) -> dict:
@@ -137,7 +195,8 @@ class Record:
             cached = self._rows.get((kind, key))
         if cached is not None:
             return cached
-        raw = read_csv_gz(self.folder / kind / f"{self.keys[(kind, key)]['file']}.csv.gz")
+        path = self.folder / kind / f"{self.keys[(kind, key)]['file']}.csv.gz"
+        raw = read_csv_gz(path, self._checked(path))
         if kind == "generations":
             texts = self.texts()
             parsed = {(r["prompt_sha"], int(r["sample_idx"])): (texts[r["continuation_sha"]], int(r["n_new_tokens"]),
@@ -231,10 +290,14 @@ def recorded_artefact(name: str) -> Path | None:
     if not record_enabled():
         return None
     try:
-        path = record_dir() / "artefacts" / name
+        folder = record_dir()
     except Exception:  # outside the checkout
         return None
-    return path if path.is_file() else None
+    path = folder / "artefacts" / name
+    if not path.is_file():
+        return None
+    checked_bytes(folder, path, read_sums(folder))
+    return path
 
 
 def note_artefact(name: str, path: Path) -> None:
