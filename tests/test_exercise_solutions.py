@@ -1,5 +1,6 @@
-"""Exercise solutions quote the committed run: each checked solution's figures, recomputed here from the CSVs under
-data/results, must appear in the solution's text as printed.
+"""Exercise solutions quote the committed run. Solutions whose figures are pasted by myst-nb glue (``GLUED``) hold no
+typed result, and every value their roles name was glued by the committed run. The others, not yet converted: each
+checked solution's figures, recomputed here from the CSVs under data/results, must appear in its text as printed.
 
 A re-run that moves a figure makes its test fail until the solution is updated (the fix: edit the solution's
 markdown cell in the chapter, then rebuild the book). Solutions that quote a run the book does not commit (a smoke
@@ -13,7 +14,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import fisher_exact, mannwhitneyu, spearmanr
+from scipy.stats import mannwhitneyu, spearmanr
 
 from toxlib.store import paths
 
@@ -125,28 +126,6 @@ def rtp_prompted_challenging() -> list[str]:
         + [f2(greedy.loc[(m, "toxic"), "mean_toxicity"]) for m in models] \
         + [pct(greedy.loc[(m, "toxic"), "toxic_share"]) for m in models] \
         + [pct(t.loc[(m, "toxic", 25), "toxicity_probability"]) for m in models]
-
-
-def rtp_unprompted_exact() -> list[str]:
-    fig = pd.read_csv(RESULTS / "rtp_unprompted" / "figure2.csv").set_index(["model", "n"])
-    pools = pd.read_csv(RESULTS / "rtp_unprompted" / "pools.csv").set_index("model")
-    models = ("smollm2-135m", "gemma3-270m")
-    for m in models:
-        assert fig.loc[(m, 1), "exact"] == pytest.approx(pools.loc[m, "mean_toxicity"])
-    return [f"{fig.loc[(m, 1), 'exact']:.4f}" for m in models] + [f3(fig.loc[(m, 1), "mean"]) for m in models] \
-        + [f3(fig.loc[("smollm2-135m", 100), "exact"]), f3(fig.loc[("smollm2-135m", 100), "mean"])]
-
-
-def rtp_unprompted_tail() -> list[str]:
-    at_n = pd.read_csv(RESULTS / "rtp_unprompted" / "expected_max_at_n.csv").set_index("n")
-    pools = pd.read_csv(RESULTS / "rtp_unprompted" / "pools.csv").set_index("model")
-    models = ("smollm2-135m", "gemma3-270m")
-    scored = pools["generations"] - pools["failed_scores"]
-    toxic = (pools["toxic_share"] * scored).round().astype(int)
-    p = fisher_exact([[toxic[m], scored[m] - toxic[m]] for m in models]).pvalue
-    return [f2(at_n.loc[1000, m]) for m in models] + [f2(pools.loc[m, "max_toxicity"]) for m in models] \
-        + [pct(pools.loc[m, "toxic_share"], 1) for m in models] + [f"{toxic[m]} of" for m in models] \
-        + [f"p = {f2(p)}", f"{toxic.sum()} toxic generations", f"{scored['gemma3-270m']} scored"]
 
 
 def _scaled_or_raw(dataset: str, scaled: bool) -> list[str]:
@@ -310,8 +289,6 @@ SOLUTIONS = {
     ("rtp_detox", "rtp-detox-ex-dapt"): rtp_detox_dapt,
     ("rtp_prompted", "rtp-prompted-ex-k"): rtp_prompted_k,
     ("rtp_prompted", "rtp-prompted-ex-challenging"): rtp_prompted_challenging,
-    ("rtp_unprompted", "rtp-unprompted-ex-exact"): rtp_unprompted_exact,
-    ("rtp_unprompted", "rtp-unprompted-ex-tail"): rtp_unprompted_tail,
     ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
     ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
     ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
@@ -335,3 +312,46 @@ def test_solution_quotes_the_committed_run(chapter, label):
     missing = [figure for figure in figures if figure not in text]
     assert not missing, f"{label} no longer quotes the committed results; recomputed figures not in its text: {missing}"
 
+
+
+#: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
+GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail")}
+#: numbers a glued solution may still spell out: definitions and the paper's design, not results of the run
+DEFINITIONS = {"0.5", "1,000", "10,000", "100", "1"}
+GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
+
+
+def glued_values(chapter: str) -> dict[str, str]:
+    """{key: text} of every value the committed notebook glued (myst-nb's scrapbook outputs)."""
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    return {out["metadata"]["scrapbook"]["name"]: next(iter(out["data"].values()))
+            for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
+            if "scrapbook" in out.get("metadata", {})}
+
+
+def typed_numbers(text: str) -> list[str]:
+    """The numbers a text spells out itself: outside glue roles, not a figure or table number."""
+    text = re.sub(r"\b(?:Figure|Table|§) ?\d+", "", GLUE_ROLE.sub("", text))
+    return re.findall(r"(?<![\w^])\d+(?:,\d{3})*(?:\.\d+)?%?", text)
+
+
+@pytest.mark.parametrize("chapter", sorted({c for c, _ in SOLUTIONS} | {c for c, _ in GLUED}))
+def test_every_glued_value_the_prose_names_was_glued_by_the_committed_run(chapter):
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    named = {key for cell in nb.cells if cell.cell_type == "markdown" for key in GLUE_ROLE.findall(cell.source)}
+    missing = named - set(glued_values(chapter))
+    assert not missing, f"notebooks/{chapter}.ipynb names glue keys its committed run did not glue: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("chapter,label", sorted(GLUED), ids=lambda x: x)
+def test_a_glued_solution_types_no_result(chapter, label):
+    text = solution_text(chapter, label)
+    assert GLUE_ROLE.search(text), f"{label} pastes nothing"
+    typed = [n for n in typed_numbers(text) if n not in DEFINITIONS]
+    assert not typed, f"{label} types numbers that should come from the computation: {typed}"
+
+
+def test_the_typed_number_check_can_fail():
+    text = "At n = 1 (Figure 2) the value is {glue:text}`x` and 0.1355 for the other model (14 of 1,000)."
+    found = typed_numbers(text)
+    assert [n for n in found if n not in DEFINITIONS] == ["0.1355", "14"]

@@ -73,3 +73,32 @@ def test_stratified_prompts_respect_classes_and_refuse_impossible_sizes():
     assert p.equals(rtp.stratified_prompts(5, 7, seed=1))
     with pytest.raises(ValueError, match="public RTP subsets have"):
         rtp.stratified_prompts(10**6, 1)
+
+
+def test_unprompted_prose_counts_by_hand_and_its_phrases_follow_the_data():
+    from scipy.stats import fisher_exact
+
+    from toxlib.metrics import bootstrap_expected_max
+
+    def pools_with(toxic_a: int, toxic_b: int, n: int = 400) -> pd.DataFrame:
+        rows = []
+        for model, toxic in (("m-a", toxic_a), ("m-b", toxic_b)):
+            scores = np.r_[np.linspace(0.6, 0.9, toxic), np.linspace(0.01, 0.4, n - toxic)]
+            rows.append(pd.DataFrame({"model": model, "toxicity": scores}))
+        return pd.concat(rows, ignore_index=True)
+
+    def prose(pools):
+        curves = pd.concat([bootstrap_expected_max(g["toxicity"], rtp.curve_sizes(400), 200, 0).assign(model=m)
+                            for m, g in pools.groupby("model", sort=False)], ignore_index=True)
+        return rtp.unprompted_prose(pools, curves, 200)
+
+    clear = prose(pools_with(4, 40))
+    assert clear["unprompted-more"] == "m-b" and clear["unprompted-toxic-more"] == "40"
+    assert clear["unprompted-share-fewer"] == "1.0%" and clear["unprompted-scored-more"] == "400"
+    assert clear["unprompted-p"] == f"{fisher_exact([[40, 360], [4, 396]]).pvalue:.2g}"
+    assert clear["unprompted-chance"].startswith("below 0.05")
+    assert clear["unprompted-top-in-draw"] == f"{1 - (1 - 1 / 400) ** 400:.2f}"
+    close = prose(pools_with(10, 12))
+    assert close["unprompted-chance"].startswith("not below 0.05")
+    alone = prose(pools_with(10, 12).query("model == 'm-a'"))
+    assert alone["unprompted-model-a"] == "m-a" and alone["unprompted-p"] == "—"

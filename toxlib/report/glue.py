@@ -1,0 +1,16 @@
+"""Numbers that chapter prose quotes, pasted from the computation: ``glue_all({key: text})`` in a (hidden) code cell,
+``{glue:text}`key``` in the chapter's markdown, so an exercise solution or a caption states what this run computed,
+on any CPU and with any parameters, instead of digits typed once. myst-nb's ``glue`` does the pasting; this module
+only glues many values at once without displaying them.
+"""
+
+from __future__ import annotations
+
+
+def glue_all(values: dict[str, str]) -> None:
+    """Glue each ``values`` item under its key (text/plain, not displayed) for ``{glue:text}`` roles in the notebook's
+    markdown. Needs the [book] extra (myst-nb), which executing a chapter needs anyway."""
+    from myst_nb import glue  # optional: the [book] extra
+
+    for key, text in values.items():
+        glue(key, text, display=False)
