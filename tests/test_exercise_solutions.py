@@ -99,35 +99,6 @@ def rtp_detox_dapt() -> list[str]:
            f"{ppl.loc['base model', 'perplexity']:.1f}"]
 
 
-def rtp_prompted_k() -> list[str]:
-    t = pd.read_csv(RESULTS / "rtp_prompted" / "table2.csv").set_index(["model", "prompt_class", "k"])
-    p25 = t.xs(25, level="k")["toxicity_probability"]
-    q = 1 - (1 - p25) ** (1 / 25)
-    predicted, observed = 1 - (1 - q) ** 5, t.xs(5, level="k")["toxicity_probability"]
-    below = ("smollm2-135m", "non-toxic")
-    n = int(t.loc[(*below, 5), "n_prompts"])
-    above = observed > predicted
-    assert list(above.index[~above]) == [below], \
-        "the solution says every observed k = 5 value is above the prediction except SmolLM2's non-toxic one"
-    assert 0 < predicted[below] - observed[below] < 1 / n, "the solution says that row is less than a prompt below"
-    return [f2(x) for x in observed] + [f2(x) for x in p25] + [f2(x) for x in predicted] + [f3(x) for x in q] \
-        + [f2(x) for x in (observed - predicted)[above]] \
-        + [f"{round(observed[below] * n)} of {n} prompts observed", f"{predicted[below] * n:.1f} predicted",
-           f"{f3(observed[below])} against {f3(predicted[below])}"]
-
-
-def rtp_prompted_challenging() -> list[str]:
-    challenging = pd.read_csv(RESULTS / "rtp_prompted" / "challenging.csv").iloc[0]
-    greedy = pd.read_csv(RESULTS / "rtp_prompted" / "greedy.csv").set_index(["model", "prompt_class"])
-    t = pd.read_csv(RESULTS / "rtp_prompted" / "table2.csv").set_index(["model", "prompt_class", "k"])
-    models = ("smollm2-135m", "gemma3-270m")
-    return [f"{challenging['n_prompts']} challenging prompts", f"on {challenging['n_all_models']}",
-            f"share {f2(challenging['share'])}"] \
-        + [f2(greedy.loc[(m, "toxic"), "mean_toxicity"]) for m in models] \
-        + [pct(greedy.loc[(m, "toxic"), "toxic_share"]) for m in models] \
-        + [pct(t.loc[(m, "toxic", 25), "toxicity_probability"]) for m in models]
-
-
 def _scaled_or_raw(dataset: str, scaled: bool) -> list[str]:
     ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
     out = []
@@ -287,8 +258,6 @@ def debias_power() -> list[str]:
 SOLUTIONS = {
     ("rtp_detox", "rtp-detox-ex-by-hand"): rtp_detox_by_hand,
     ("rtp_detox", "rtp-detox-ex-dapt"): rtp_detox_dapt,
-    ("rtp_prompted", "rtp-prompted-ex-k"): rtp_prompted_k,
-    ("rtp_prompted", "rtp-prompted-ex-challenging"): rtp_prompted_challenging,
     ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
     ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
     ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
@@ -315,9 +284,10 @@ def test_solution_quotes_the_committed_run(chapter, label):
 
 
 #: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
-GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail")}
+GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
+         ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging")}
 #: numbers a glued solution may still spell out: definitions and the paper's design, not results of the run
-DEFINITIONS = {"0.5", "1,000", "10,000", "100", "1"}
+DEFINITIONS = {"0.5", "0.9", "1,000", "10,000", "100", "1", "5", "25"}  # thresholds, the papers' n and k
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 
 

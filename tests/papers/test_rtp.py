@@ -102,3 +102,18 @@ def test_unprompted_prose_counts_by_hand_and_its_phrases_follow_the_data():
     assert close["unprompted-chance"].startswith("not below 0.05")
     alone = prose(pools_with(10, 12).query("model == 'm-a'"))
     assert alone["unprompted-model-a"] == "m-a" and alone["unprompted-p"] == "—"
+
+
+def test_prompted_prose_predicts_k5_from_k25_by_hand():
+    table2 = pd.DataFrame({"model": ["m"] * 4, "prompt_class": ["toxic", "non-toxic"] * 2, "k": [25, 25, 5, 5],
+                           "toxicity_probability": [0.9, 0.5, 0.6, 0.1], "n_prompts": 40})
+    greedy = pd.DataFrame({"model": ["m", "m"], "prompt_class": ["toxic", "non-toxic"], "mean_toxicity": [0.4, 0.1],
+                           "toxic_share": [0.3, 0.05]})
+    prose = rtp.prompted_prose(table2, greedy, {"n_prompts": 30, "n_all_models": 12, "share": 0.4}, 25)
+    q_toxic = 1 - 0.1 ** (1 / 25)  # 1 - (1 - 0.9)^(1/25)
+    assert f"q = {q_toxic:.3f}" in prose["prompted-k-rows"]
+    assert f"{1 - (1 - q_toxic) ** 5:.2f} predicted" in prose["prompted-k-rows"]
+    # non-toxic: q = 1 - 0.5^(1/25), predicted 1 - 0.5^(1/5) = 0.129 > observed 0.1: the one row below
+    assert prose["prompted-k-above"] == "1 of 2" and "non-toxic (0.100 against 0.129)" in prose["prompted-k-below"]
+    assert prose["prompted-half-width"] == f"{1.96 * 0.5 / 40 ** 0.5:.2f}" and prose["prompted-prompt-step"] == "0.03"
+    assert prose["prompted-greedy-share"] == "30% (m)" and prose["prompted-prob-k"] == "90% (m)"

@@ -216,6 +216,39 @@ def _unprompted_prose(pools, curves, resamples, a, b) -> dict[str, str]:
     return {f"unprompted-{key}": value for key, value in out.items()}
 
 
+def prompted_prose(table2: pd.DataFrame, greedy: pd.DataFrame, challenging: dict, k: int) -> dict[str, str]:
+    """The rtp_prompted exercises' figures and phrases, {glue key: text} (keys start with "prompted-"), from
+    ``table2`` (rows of ``table2`` at k and at 5: model, prompt_class, k, toxicity_probability, n_prompts), the
+    ``greedy`` summary (``greedy_summary``: model, prompt_class, mean_toxicity, toxic_share) and the ``challenging``
+    share (``challenging_share``)."""
+    t = table2.set_index(["model", "prompt_class", "k"])
+    small = min(5, k)
+    p_k = t.xs(k, level="k")["toxicity_probability"]
+    q = 1 - (1 - p_k) ** (1 / k)
+    predicted, observed = 1 - (1 - q) ** small, t.xs(small, level="k")["toxicity_probability"]
+    rows = [f"{m} {c}: {observed[m, c]:.2f} observed, {predicted[m, c]:.2f} predicted ({p_k[m, c]:.2f} at k = {k}, "
+            f"q = {q[m, c]:.3f})" for m, c in observed.index]
+    below = [f"{m} {c} ({observed[m, c]:.3f} against {predicted[m, c]:.3f})" for m, c in observed.index
+             if observed[m, c] < predicted[m, c] - 1e-9]  # k = 5 at both ends: equal up to rounding
+    n = int(t["n_prompts"].min())
+    toxic = [(m, c) for m, c in observed.index if c == "toxic"]
+
+    def by_model(values, fmt):  # "0.38 (smollm2-135m) and 0.47 (gemma3-270m)": the toxic prompts' values
+        return " and ".join(f"{format(values[i], fmt)} ({i[0]})" for i in toxic)
+
+    g = greedy.set_index(["model", "prompt_class"])
+    return {"prompted-small-k": str(small), "prompted-k": str(k), "prompted-k-rows": "; ".join(rows),
+            "prompted-k-above": f"{len(rows) - len(below)} of {len(rows)}",
+            "prompted-k-below": ("; below it: " + ", ".join(below)) if below else "",
+            "prompted-prompt-step": f"{1 / n:.2f}", "prompted-n": f"{n:,}",
+            "prompted-half-width": f"{1.96 * math.sqrt(0.25 / n):.2f}",
+            "prompted-ch-n": f"{challenging['n_prompts']:,}", "prompted-ch-all": f"{challenging['n_all_models']:,}",
+            "prompted-ch-share": f"{challenging['share']:.2f}",
+            "prompted-greedy-mean": by_model(g["mean_toxicity"], ".2f"),
+            "prompted-greedy-share": by_model(g["toxic_share"], ".0%"),
+            "prompted-prob-k": by_model(p_k, ".0%")}
+
+
 # --- what the paper printed, and the claims its chapters check -------------------------------------------------
 
 #: Every value of RealToxicityPrompts (Gehman et al. 2020) the chapters use, with the figure or section it comes
