@@ -51,54 +51,6 @@ def count(x: float) -> str:
 # ------------------------------------------------------------------ one function per solution: the figures it quotes
 
 
-def rtp_detox_by_hand() -> list[str]:
-    gen = pd.read_csv(RESULTS / "rtp_detox" / "generations.csv.gz")
-    table = pd.read_csv(RESULTS / "rtp_detox" / "table3.csv").set_index("method")
-    worst = gen.groupby(["method", "prompt_class", "prompt_id"])["toxicity"].max()
-    ev25 = worst.groupby(["method", "prompt_class"]).mean()
-    ev5 = gen[gen["sample_idx"] < 5].groupby(["method", "prompt_class", "prompt_id"])["toxicity"].max() \
-        .groupby(["method", "prompt_class"]).mean()
-    # the by-hand values are the table's
-    for method in ("base model", "WORD FILTER"):
-        for cls in ("toxic", "non-toxic", "unprompted"):
-            assert ev25[method, cls] == pytest.approx(table.loc[method, f"exp_max_toxicity_{cls}"])
-    # "these two keep their order, but ... DAPT (non-toxic) is above the base model at k = 25 and below it at k = 5"
-    assert (ev25["WORD FILTER", "toxic"] < ev25["base model", "toxic"]) \
-        == (ev5["WORD FILTER", "toxic"] < ev5["base model", "toxic"])
-    assert ev25["DAPT (non-toxic)", "toxic"] > ev25["base model", "toxic"]
-    assert ev5["DAPT (non-toxic)", "toxic"] < ev5["base model", "toxic"]
-    base, word = table.loc["base model"], table.loc["WORD FILTER"]
-    return [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f2(base[f"toxicity_probability_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f3(word[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f3(ev5["base model", "toxic"]), f3(ev5["WORD FILTER", "toxic"])] \
-        + [f"({f3(ev25['DAPT (non-toxic)', 'toxic'])} vs {f3(ev25['base model', 'toxic'])})",
-           f"({f3(ev5['DAPT (non-toxic)', 'toxic'])} vs {f3(ev5['base model', 'toxic'])})"]
-
-
-def rtp_detox_dapt() -> list[str]:
-    table = pd.read_csv(RESULTS / "rtp_detox" / "table3.csv").set_index("method")
-    ppl = pd.read_csv(RESULTS / "rtp_detox" / "perplexity.csv").set_index("method")
-    dapt, base = table.loc["DAPT (non-toxic)"], table.loc["base model"]
-    claims = pd.read_csv(RESULTS / "rtp_detox" / "claims.csv").set_index("claim")
-    claim = claims.loc["DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts"]
-    change, low, high = float(claim["our_value"]), float(claim["ci_low"]), float(claim["ci_high"])
-    # the solution's statements: undecided, a rise whose interval still includes 0; "if anything, more toxic": DAPT
-    # (non-toxic) is above the base model in all six columns
-    assert claim["verdict"] == "undecided" and change > 0 and low < 0 < high
-    columns = [f"{measure}_{c}" for measure in ("exp_max_toxicity", "toxicity_probability")
-               for c in ("toxic", "non-toxic", "unprompted")]
-    assert [col for col in columns if not dapt[col] > base[col]] == []
-    return [f3(dapt[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f3(base[f"exp_max_toxicity_{c}"]) for c in ("toxic", "non-toxic", "unprompted")] \
-        + [f2(dapt["toxicity_probability_toxic"]), f2(base["toxicity_probability_toxic"]),
-           f2(dapt["toxicity_probability_non-toxic"]), f2(base["toxicity_probability_non-toxic"]),
-           f3(dapt["toxicity_probability_unprompted"]), f2(base["toxicity_probability_unprompted"]),
-           f"+{f3(change)}", f"({minus(low, 3)} to {f3(high)})", f"about {count(claim['n_to_decide'])} prompts",
-           f2(ppl.loc["DAPT (non-toxic)", "ratio"]), f"{ppl.loc['DAPT (non-toxic)', 'perplexity']:.1f}",
-           f"{ppl.loc['base model', 'perplexity']:.1f}"]
-
-
 def _scaled_or_raw(dataset: str, scaled: bool) -> list[str]:
     ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
     out = []
@@ -256,8 +208,6 @@ def debias_power() -> list[str]:
 
 
 SOLUTIONS = {
-    ("rtp_detox", "rtp-detox-ex-by-hand"): rtp_detox_by_hand,
-    ("rtp_detox", "rtp-detox-ex-dapt"): rtp_detox_dapt,
     ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
     ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
     ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
@@ -285,7 +235,8 @@ def test_solution_quotes_the_committed_run(chapter, label):
 
 #: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
 GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
-         ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging")}
+         ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging"),
+         ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt")}
 #: numbers a glued solution may still spell out: definitions and the paper's design, not results of the run
 DEFINITIONS = {"0.5", "0.9", "1,000", "10,000", "100", "1", "5", "25"}  # thresholds, the papers' n and k
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
@@ -302,7 +253,7 @@ def glued_values(chapter: str) -> dict[str, str]:
 def typed_numbers(text: str) -> list[str]:
     """The numbers a text spells out itself: outside glue roles, not a figure or table number."""
     text = re.sub(r"\b(?:Figure|Table|§) ?\d+", "", GLUE_ROLE.sub("", text))
-    return re.findall(r"(?<![\w^])\d+(?:,\d{3})*(?:\.\d+)?%?", text)
+    return re.findall(r"(?<![\w^-])\d+(?:,\d{3})*(?:\.\d+)?%?", text)  # not in names: GPT-2, SmolLM2-135M
 
 
 @pytest.mark.parametrize("chapter", sorted({c for c, _ in SOLUTIONS} | {c for c, _ in GLUED}))

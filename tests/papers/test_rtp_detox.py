@@ -148,3 +148,32 @@ def test_trained_weights_are_cached_by_effective_settings(tiny_lm, monkeypatch):
     detox_module.vocab_shift_weights(tiny_lm, corpus, max_texts=4, epochs=2)  # a real setting: retrain
     assert len(calls) == 1
     assert not list((__import__("toxlib.store.paths", fromlist=["x"]).cache_dir() / "detox").glob("*.partial*"))
+
+
+def test_exercise_prose_counts_order_changes_between_k_and_5_by_hand():
+    from toxlib.papers import rtp_detox as detox_module
+
+    # per method and toxic prompt, 25 samples: the first 5 all 0.1 except the marked maxima
+    def method(name, late_max, early_max):
+        rows = []
+        for c in ("toxic", "non-toxic"):
+            for p in range(4):
+                for j in range(25):
+                    value = early_max if j == 0 else (late_max if j == 24 else 0.1)
+                    rows.append({"method": name, "prompt_class": c, "prompt_id": f"{c}{p}", "sample_idx": j,
+                                 "toxicity": value})
+        return rows
+
+    scored = pd.DataFrame(method("base model", 0.9, 0.3) + method("WORD FILTER", 0.5, 0.4)
+                          + method("DAPT (non-toxic)", 0.95, 0.2))
+    claim_rows = [{"claim": "DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts",
+                   "verdict": "fails", "our_value": 0.05, "ci_low": 0.01, "ci_high": 0.09, "n_to_decide": None}]
+    perplexity = pd.DataFrame({"method": ["base model", "DAPT (non-toxic)"], "perplexity": [100.0, 80.0],
+                               "ratio": [1.0, 0.8]})
+    prose = detox_module.exercise_prose(scored, perplexity, claim_rows, 25)
+    # k = 25: DAPT 0.95 > base 0.9 > WORD 0.5; k = 5: WORD 0.4 > base 0.3 > DAPT 0.2: all three pairs swap
+    assert prose["detox-swapped"].startswith("3 of 3 pairs")
+    assert prose["detox-base-toxic-k"] == "0.900" and prose["detox-base-toxic-small"] == "0.300"
+    assert prose["detox-rises"] == "0" and prose["detox-dapt-above"] == "2 of 4"  # emt above, probability equal
+    assert prose["detox-dapt-to-decide"] == "no larger sample is needed to decide it"
+    assert prose["detox-dapt-ppl-ratio"] == "0.80" and prose["detox-step-toxic"] == "0.25"

@@ -24,6 +24,7 @@ from toxlib.generate.steered_nll import cached_steered_nll
 from toxlib.metrics.toxicity import TOXIC, scored_maxima
 from toxlib.metrics.uncertainty import difference_interval, paired_interval, proportion_interval, unit_interval
 from toxlib.papers.rtp import PAPER, RULES, prompted, stratified_prompts, unprompted_pool, with_scores
+from toxlib.papers.rtp import table2 as rtp_table2
 from toxlib.report.claims import claim
 from toxlib.scorers.training import training_texts
 from toxlib.steer.adapt import corpus_sha256
@@ -219,6 +220,54 @@ def discriminator(lm, corpus: pd.DataFrame, **settings):
 #: Methods run on every evaluation prompt whose effect the claims compare (PPLM runs on a subset).
 DETOXIFIERS = ["WORD FILTER", "VOCAB-SHIFT", "DAPT (non-toxic)", "ATCON"]
 CLASSES = ("toxic", "non-toxic", "unprompted")
+
+
+def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: list[dict], k: int
+                   ) -> dict[str, str]:
+    """The rtp_detox exercises' figures and phrases, {glue key: text} (keys start with "detox-"), from the scored
+    generations of the main methods (``scored``: method, prompt_class, prompt_id, sample_idx, toxicity; k samples
+    per prompt), the ``perplexity`` table and the chapter's ``claim_rows``."""
+    small = min(5, k)
+    at = {kk: rtp_table2(scored, kk, by="method").set_index(["method", "prompt_class"]) for kk in (k, small)}
+    emt = {kk: t["exp_max_toxicity"] for kk, t in at.items()}
+    prob = at[k]["toxicity_probability"]
+    classes = [c for c in CLASSES if ("base model", c) in emt[k].index]
+    methods = list(dict.fromkeys(scored["method"]))
+    swapped = [f"{a} and {b}" for i, a in enumerate(methods) for b in methods[i + 1:]
+               if (emt[k][a, "toxic"] > emt[k][b, "toxic"]) != (emt[small][a, "toxic"] > emt[small][b, "toxic"])]
+    n = at[k]["n_prompts"]
+
+    def trio(method, values, fmt):  # "0.778, 0.537 and 0.443": one value per class, in CLASSES order
+        texts = [format(values[method, c], fmt) for c in classes]
+        return ", ".join(texts[:-1]) + " and " + texts[-1] if len(texts) > 1 else texts[0]
+
+    dapt, base = "DAPT (non-toxic)", "base model"
+    pairs = [(f"expected maximum toxicity ({c})", emt[k][dapt, c], emt[k][base, c]) for c in classes] \
+        + [(f"toxicity probability ({c})", prob[dapt, c], prob[base, c]) for c in classes]
+    found = next(r for r in claim_rows if r["claim"] == f"{dapt} lowers the expected maximum toxicity on toxic prompts")
+    ppl = perplexity.set_index("method")
+    return {f"detox-{key}": value for key, value in {
+        "k": str(k), "small-k": str(small), "classes": ", ".join(classes[:-1]) + " and " + classes[-1],
+        "base-emt": trio(base, emt[k], ".3f"), "base-prob": trio(base, prob, ".2f"),
+        "word-emt": trio("WORD FILTER", emt[k], ".3f"),
+        "base-toxic-k": f"{emt[k][base, 'toxic']:.3f}", "base-toxic-small": f"{emt[small][base, 'toxic']:.3f}",
+        "word-toxic-k": f"{emt[k]['WORD FILTER', 'toxic']:.3f}",
+        "word-toxic-small": f"{emt[small]['WORD FILTER', 'toxic']:.3f}",
+        "rises": str(int((emt[small] > emt[k] + 1e-12).sum())),
+        "swapped": (f"{len(swapped)} of {len(methods) * (len(methods) - 1) // 2} pairs of methods change order on "
+                    f"toxic prompts ({'; '.join(swapped)})" if swapped else
+                    f"no pair of the {len(methods)} methods changes order on toxic prompts"),
+        "n-toxic": f"{int(n[base, 'toxic']):,}", "step-toxic": f"{1 / n[base, 'toxic']:.2f}",
+        "dapt-vs-base": "; ".join(f"{name} {d:.3f} against {b:.3f}" for name, d, b in pairs),
+        "dapt-above": f"{sum(d > b for _, d, b in pairs)} of {len(pairs)}",
+        "dapt-verdict": found["verdict"], "dapt-change": f"{float(found['our_value']):+.3f}",
+        "dapt-interval": (f"{found['ci_low']:.3f} to {found['ci_high']:.3f}" if found.get("ci_low") is not None
+                          else "none"),
+        "dapt-to-decide": (f"about {int(found['n_to_decide']):,} prompts would be needed to decide it"
+                           if found["verdict"] == "undecided" and found.get("n_to_decide") else
+                           "no larger sample is needed to decide it"),
+        "dapt-ppl-ratio": f"{ppl.loc[dapt, 'ratio']:.2f}", "dapt-ppl": f"{ppl.loc[dapt, 'perplexity']:.1f}",
+        "base-ppl": f"{ppl.loc[base, 'perplexity']:.1f}"}.items()}
 
 
 def table3_wide(long3: pd.DataFrame) -> pd.DataFrame:
