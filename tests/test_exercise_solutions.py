@@ -119,15 +119,6 @@ def scorers_calibration() -> list[str]:
             f"BiLSTM's {f3(gap['bilstm'])}", f"averages {f2(bilstm['mean_reference'])}"]
 
 
-def debias_polarity() -> list[str]:
-    checklist = pd.read_csv(RESULTS / "debias_consistency" / "checklist.csv")
-    polarity = checklist[(checklist["test"] == "polarity") & (checklist["set"] == "adversarial")]
-    out = []
-    for reason in polarity["reason"]:
-        out += re.findall(r"\d+\.\d+%", reason)
-    return out
-
-
 def minus(x: float, digits: int) -> str:
     """A signed figure as the chapters print it, with a true minus sign."""
     return f"{x:.{digits}f}".replace("-", "\u2212")
@@ -191,30 +182,12 @@ def sass_swear_lists() -> list[str]:
             f"{f2(row['p_toxic_given_swear_paper'])}", f"({row['n_flagged'] - row['n_both']} of {row['n_flagged']})"]
 
 
-def debias_power() -> list[str]:
-    from scipy.stats import ttest_ind
-
-    t = pd.read_csv(RESULTS / "debias_consistency" / "attribute_tables.csv")
-    t = t[(t["method"] == "self-debiasing") & (t["model"] == "smollm2-135m") & (t["set"] == "adversarial")
-          & (t["attribute"] == "toxicity")].set_index("condition")
-    n = int(t.loc["default", "n"])
-    toxic = round(t.loc["default", "probability"] * n)
-    default = np.r_[np.ones(toxic), np.zeros(n - toxic)]
-    needed = next(k for k in range(n + 1) if ttest_ind(np.r_[np.ones(k), np.zeros(n - k)], default).pvalue < 0.05
-                  and k / n > t.loc["default", "probability"])
-    p_needed = ttest_ind(np.r_[np.ones(needed), np.zeros(n - needed)], default).pvalue
-    return [f"p-value is {t.loc['opposite', 'p_value']:.4f}", f"default of {int(default.sum())} in {n}",
-            f"needs {needed} of {n}", f"p = {p_needed:.3f}"]
-
-
 SOLUTIONS = {
     ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
     ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
     ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
     ("scorers", "scorers-ex-false-positive"): scorers_false_positive,
     ("scorers", "scorers-ex-calibration"): scorers_calibration,
-    ("debias_consistency", "debias-ex-polarity"): debias_polarity,
-    ("debias_consistency", "debias-ex-power"): debias_power,
     ("datasets", "datasets-ex-threshold"): datasets_threshold,
     ("datasets", "datasets-ex-correlation"): datasets_correlation,
     ("generation", "generation-ex-top-k"): generation_top_k,
@@ -236,9 +209,11 @@ def test_solution_quotes_the_committed_run(chapter, label):
 #: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
 GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
          ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging"),
-         ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt")}
-#: numbers a glued solution may still spell out: definitions and the paper's design, not results of the run
-DEFINITIONS = {"0.5", "0.9", "1,000", "10,000", "100", "1", "5", "25"}  # thresholds, the papers' n and k
+         ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt"),
+         ("debias_consistency", "debias-ex-polarity"), ("debias_consistency", "debias-ex-power")}
+#: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
+#: results of the run
+DEFINITIONS = {"0", "0.5", "0.9", "0.05", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 
 

@@ -52,6 +52,7 @@ from toxlib.papers.debias.findings import (
                                           show_attribute_tables,
                                           specifications_table,
 )
+from toxlib.papers.debias.prose import exercise_prose
 from toxlib.papers.debias.protocol import (
                                           ATTRIBUTES,
                                           CONDITIONS,
@@ -73,7 +74,7 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "conditions_figure", "detectable_note",
+__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
            "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",
