@@ -14,7 +14,6 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import mannwhitneyu, spearmanr
 
 from toxlib.store import paths
 
@@ -49,51 +48,6 @@ def count(x: float) -> str:
 
 
 # ------------------------------------------------------------------ one function per solution: the figures it quotes
-
-
-def _scaled_or_raw(dataset: str, scaled: bool) -> list[str]:
-    ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
-    out = []
-    for model in ("smollm2-135m", "gemma3-270m"):
-        part = ppl[(ppl["model"] == model) & (ppl["dataset"] == dataset)]
-        harmful = part["harmful"].astype(bool)
-        x = part["perplexity"] / part["toxicity_score"] if scaled else part["perplexity"]
-        out.append(f3(mannwhitneyu(x[harmful], x[~harmful]).statistic / (harmful.sum() * (~harmful).sum())))
-    return out
-
-
-def safety_score_by_hand() -> list[str]:
-    averages = pd.read_csv(RESULTS / "safety_score" / "model_averages.csv").set_index("model")["implicit_hate"]
-    ppl = pd.read_csv(RESULTS / "safety_score" / "perplexities.csv.gz")
-    part = ppl[(ppl["model"] == "smollm2-135m") & (ppl["dataset"] == "implicit_hate")]
-    return [f"n = {int(part['harmful'].sum())} harmful", f"m = {int((~part['harmful'].astype(bool)).sum())} benign"] \
-        + [f"S = {averages[m]:.4f}" for m in ("smollm2-135m", "gemma3-270m")]
-
-
-def safety_score_scaling() -> list[str]:
-    averages = pd.read_csv(RESULTS / "safety_score" / "model_averages.csv").set_index("model")["toxigen_average"]
-    return _scaled_or_raw("implicit_hate", False) + _scaled_or_raw("toxigen", False) \
-        + _scaled_or_raw("implicit_hate", True) + _scaled_or_raw("toxigen", True) \
-        + [f3(averages[m]) for m in ("smollm2-135m", "gemma3-270m")]
-
-
-def safety_score_pvalues() -> list[str]:
-    p = pd.read_csv(RESULTS / "safety_score" / "table8_pvalues.csv").set_index("demographic")
-    dropped = p.index[p["dropped_by_reference_any"]]
-    assert ((p[["gemma3-270m", "smollm2-135m"]].max(axis=1) > 0.05) == p["dropped_by_reference_any"]).all()
-    fewest = p["n_harmful"].idxmin()
-    scores = pd.read_csv(RESULTS / "safety_score" / "table8.csv").set_index("model")
-    scores = scores.loc[["smollm2-135m", "gemma3-270m"]]
-    for model in scores.index:
-        top3 = set(scores.loc[model].nlargest(3).index)
-        assert set(dropped) == top3 | {fewest}, "the solution: the three highest-scoring groups and the smallest drop"
-    rho = spearmanr(scores.iloc[0], scores.iloc[1]).statistic
-    return [f"{len(dropped)} of the {len(p)}", *dropped,
-            f"{p['n_harmful'].min()} to {p['n_harmful'].max()} harmful", f"{fewest}",
-            f"{p.loc[fewest, 'n_harmful']} harmful", f"{p.loc[fewest, 'n_benign']} benign",
-            scores.mean().idxmin(), f"Spearman {f2(rho)} over the {len(p)} groups"] \
-        + [f2(scores.loc[m, scores.mean().idxmin()]) for m in scores.index] \
-        + [f"{p.loc[scores.mean().idxmin(), 'n_harmful']} harmful"]
 
 
 def scorers_false_positive() -> list[str]:
@@ -183,9 +137,6 @@ def sass_swear_lists() -> list[str]:
 
 
 SOLUTIONS = {
-    ("safety_score", "safety-score-ex-by-hand"): safety_score_by_hand,
-    ("safety_score", "safety-score-ex-scaling"): safety_score_scaling,
-    ("safety_score", "safety-score-ex-pvalues"): safety_score_pvalues,
     ("scorers", "scorers-ex-false-positive"): scorers_false_positive,
     ("scorers", "scorers-ex-calibration"): scorers_calibration,
     ("datasets", "datasets-ex-threshold"): datasets_threshold,
@@ -210,10 +161,12 @@ def test_solution_quotes_the_committed_run(chapter, label):
 GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
          ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging"),
          ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt"),
-         ("debias_consistency", "debias-ex-polarity"), ("debias_consistency", "debias-ex-power")}
+         ("debias_consistency", "debias-ex-polarity"), ("debias_consistency", "debias-ex-power"),
+         ("safety_score", "safety-score-ex-by-hand"), ("safety_score", "safety-score-ex-scaling"),
+         ("safety_score", "safety-score-ex-pvalues")}
 #: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
 #: results of the run
-DEFINITIONS = {"0", "0.5", "0.9", "0.05", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
+DEFINITIONS = {"0", "0.5", "0.9", "0.05", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 
 

@@ -71,3 +71,13 @@ def test_safety_claims_with_one_side_empty_are_not_judged():
     below = rows[0]
     assert below["claim"].endswith("(d)") and below["verdict"] == "not judged" and below["ci_low"] is None
     assert not any(r["claim"].startswith("Harmful sentences have higher") for r in rows)
+
+
+def test_safety_prose_u_share_is_the_pair_count_by_hand():
+    from toxlib.papers import safety_prose
+
+    # harmful perplexities 10, 30 / rating 5 -> 2, 6; benign 4, 8 / rating 1 -> 4, 8: pairs (h > b): (6 > 4) only
+    part = pd.DataFrame({"harmful": [True, True, False, False], "perplexity": [10.0, 30.0, 4.0, 8.0],
+                         "toxicity_score": [5, 5, 1, 1]})
+    assert safety_prose._u_share(part, scaled=True) == 1 / 4
+    assert safety_prose._u_share(part, scaled=False) == 1.0  # raw: 10 and 30 both above 4 and 8: 4 of 4 pairs
