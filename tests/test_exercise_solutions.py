@@ -184,10 +184,15 @@ def typed_numbers(text: str) -> list[str]:
     return re.findall(r"(?<![\w^-])\d+(?:,\d{3})*(?:\.\d+)?%?", text)  # not in names: GPT-2, SmolLM2-135M
 
 
-@pytest.mark.parametrize("chapter", sorted({c for c, _ in SOLUTIONS} | {c for c, _ in GLUED}))
+GLUE_DIRECTIVE = re.compile(r"^`{3,}\{glue:md\} (\S+)", re.MULTILINE)
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_glued_value_the_prose_names_was_glued_by_the_committed_run(chapter):
     nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
-    named = {key for cell in nb.cells if cell.cell_type == "markdown" for key in GLUE_ROLE.findall(cell.source)}
+    named = {key for cell in nb.cells if cell.cell_type == "markdown"
+             for key in GLUE_ROLE.findall(cell.source) + GLUE_DIRECTIVE.findall(cell.source)}
     missing = named - set(glued_values(chapter))
     assert not missing, f"notebooks/{chapter}.ipynb names glue keys its committed run did not glue: {sorted(missing)}"
 
@@ -204,3 +209,11 @@ def test_the_typed_number_check_can_fail():
     text = "At n = 1 (Figure 2) the value is {glue:text}`x` and 0.1355 for the other model (14 of 1,000)."
     found = typed_numbers(text)
     assert [n for n in found if n not in DEFINITIONS] == ["0.1355", "14"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_opens_with_its_findings_box(chapter):
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    assert nb.cells[0].source.startswith("# ")
+    assert GLUE_DIRECTIVE.findall(nb.cells[1].source) == [f"{chapter}-findings"], \
+        f"{chapter}: the cell after the title should be the findings box pasting {chapter}-findings"

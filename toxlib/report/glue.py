@@ -14,3 +14,12 @@ def glue_all(values: dict[str, str]) -> None:
 
     for key, text in values.items():
         glue(key, text, display=False)
+
+
+def glue_markdown(key: str, text: str) -> None:
+    """Glue ``text`` as MyST markdown under ``key``, for a ``{glue:md}`` directive (``:format: myst``): a block such
+    as a chapter's findings, pasted where the page wants it (above the computation that made it)."""
+    from IPython.display import Markdown  # optional: IPython comes with the [book] extra
+    from myst_nb import glue  # optional: the [book] extra
+
+    glue(key, Markdown(text), display=False)

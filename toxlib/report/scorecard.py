@@ -12,7 +12,9 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from toxlib.metrics.uncertainty import VERDICTS
 from toxlib.report.claims import claims_summary, write_claims
+from toxlib.report.glue import glue_markdown
 from toxlib.report.plots import VERDICT_COLOURS, claims_forest
 from toxlib.report.results import save_figure
 
@@ -85,13 +87,39 @@ def show_claims(claims: pd.DataFrame, caption: str):
     )
 
 
+PLURAL = {"holds": "hold", "fails": "fail"}  # "3 hold, 1 fail, 2 undecided"
+
+
+def findings_markdown(claims: pd.DataFrame) -> str:
+    """A chapter's findings as MyST markdown, for the box at the top of its page: how many claims hold, fail, are
+    undecided or not judged, then one line per claim, decided ones first: verdict, claim, the paper's value and ours
+    with its interval. ``claims``: the contract's columns (``write_claims`` output)."""
+    counts = claims["verdict"].value_counts()
+    head = (f"Of this chapter's {len(claims)} claims, "
+            + ", ".join(f"{counts.get(v, 0)} {PLURAL.get(v, v)}" for v in VERDICTS) + ".")
+    order = {v: i for i, v in enumerate(VERDICTS)}
+    lines = []
+    for _, row in claims.assign(_o=claims["verdict"].map(order)).sort_values("_o", kind="stable").iterrows():
+        ours = value_with_interval(row["shown"], row["ci_low"], row["ci_high"])
+        lines.append(f"- **{row['verdict']}**: {_md(row['claim'])} (paper: {_md(row['paper_value'])}; ours: "
+                     f"{_md(ours)})")
+    return head + "\n\n" + "\n".join(lines)
+
+
+def _md(text) -> str:
+    """``text`` with the characters markdown would read as markup escaped."""
+    return "".join("\\" + c if c in "\\`*_[]<>|#" else c for c in str(text))
+
+
 def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
-    """Write the chapter's claims (every column, ``claims.write_claims``) and display the reader's narrow form under
+    """Write the chapter's claims (every column, ``claims.write_claims``), display the reader's narrow form under
     ``caption`` (``show_claims``: claim with paper value, kind and note beneath, our value with its interval, n,
-    verdict)."""
+    verdict), and glue ``findings_markdown`` as "<stem>-findings" for the findings box at the top of the page."""
     from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
 
-    display(show_claims(write_claims(stem, rows), caption))
+    claims = write_claims(stem, rows)
+    glue_markdown(f"{stem}-findings", findings_markdown(claims))
+    display(show_claims(claims, caption))
 
 
 def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
