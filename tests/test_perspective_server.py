@@ -318,6 +318,17 @@ def read_all(sock: socket.socket, seconds: float) -> bytes:
     return data
 
 
+def is_open(sock: socket.socket) -> bool:
+    """True while the server keeps the connection open and silent (a read times out instead of ending)."""
+    sock.settimeout(0.2)
+    try:
+        return sock.recv(1) != b""  # data: open but answered
+    except TimeoutError:
+        return True
+    except OSError:
+        return False
+
+
 def test_an_incomplete_request_is_answered_408_and_closed():
     with guarded(make_app(LengthScorer(), cache=False), timeout=0.5) as running:
         with socket.create_connection(("127.0.0.1", running.port)) as sock:
@@ -334,10 +345,38 @@ def test_a_request_whose_body_trickles_is_cut_off(caplog):
         with socket.create_connection(("127.0.0.1", running.port)) as sock:
             sock.sendall(HEAD + b"Content-Length: 100\r\n\r\n" + b'{"comment"')
             start = time.monotonic()
-            read_all(sock, 5)  # returns when the server closes the connection
+            answer = read_all(sock, 5)  # returns when the server closes the connection
             elapsed = time.monotonic() - start
         time.sleep(0.2)
-    assert elapsed < 3 and "Traceback" not in caplog.text
+    assert elapsed < 3 and answer.startswith(b"HTTP/1.1 408") and "Traceback" not in caplog.text
+
+
+def test_a_complete_request_slower_to_answer_than_the_time_out_is_answered():
+    class Slow(LengthScorer):
+        def score_batch(self, texts):
+            time.sleep(1.5)
+            return super().score_batch(texts)
+
+    body = {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
+    with guarded(make_app(Slow(), cache=False), timeout=0.5) as running:
+        reply = requests.post(running.url, json=body, timeout=10)
+    assert reply.status_code == 200
+
+
+def test_an_idle_keep_alive_connection_is_not_answered_408():
+    """Between requests a keep-alive connection is idle, not waiting: the guard sends nothing unasked on it (a stale
+    408 there would be read by the client as the answer to its next request)."""
+    body = json.dumps({"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}).encode()
+    request = (f"POST {ANALYZE_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    with guarded(make_app(LengthScorer(), cache=False), timeout=0.5) as running:
+        with socket.create_connection(("127.0.0.1", running.port)) as sock:
+            sock.sendall(request)
+            received = read_all(sock, 1.5)  # the answer, then 1.5 s of keep-alive silence (3 request time-outs)
+            sock.sendall(request)  # the connection is still good for the next request
+            again = read_all(sock, 1.0)
+    assert received.count(b"HTTP/1.1 ") == 1 and received.startswith(b"HTTP/1.1 200")
+    assert again.startswith(b"HTTP/1.1 200")
 
 
 def test_a_clients_oldest_incomplete_connection_gives_way_with_503_and_retry_after():
@@ -348,12 +387,12 @@ def test_a_clients_oldest_incomplete_connection_gives_way_with_503_and_retry_aft
         time.sleep(0.7)  # past the grace (0.5 s at this time-out)
         newest = socket.create_connection(("127.0.0.1", running.port))  # the 4th: the oldest gives way
         answer = read_all(socks[0], 5)
-        still_open = [read_all(sock, 0.2) for sock in socks[1:]]
+        still_open = [is_open(sock) for sock in socks[1:]]
         for sock in [*socks, newest]:
             sock.close()
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in head
-    assert json.loads(body)["error"]["status"] == "UNAVAILABLE" and still_open == [b"", b""]
+    assert json.loads(body)["error"]["status"] == "UNAVAILABLE" and still_open == [True, True]
 
 
 def slow_client_flood(port: int, connections: int, seconds: float) -> dict:

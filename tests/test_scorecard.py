@@ -79,7 +79,7 @@ def test_findings_markdown_counts_orders_and_escapes():
                            "paper_value": ["x_y", "0.5", "1"], "shown": ["0.4", "0.7", "0.1"],
                            "ci_low": [0.2, 0.6, None], "ci_high": [0.6, 0.8, None]})
     text = findings_markdown(claims)
-    assert text.startswith("Of this chapter's 3 claims, 1 hold, 1 fail, 1 undecided, 0 not judged.")
+    assert text.startswith("Of this chapter's 3 claims, 1 holds, 1 fails, 1 undecided, 0 not judged.")
     lines = text.split("\n\n")[1].splitlines()
     assert [line.split("**")[1] for line in lines] == ["holds", "fails", "undecided"]
     assert "a \\*starred\\* claim" in lines[2] and "paper: x\\_y" in lines[2] and "0.4 \\[0.2, 0.6\\]" in lines[2]

@@ -79,8 +79,7 @@ def test_every_detox_claim_flips():
     assert_each_claim_flips(works, backfires)
 
 
-@pytest.mark.parametrize("chapter", ["unprompted", "prompted", "detox"])
-def test_the_flip_check_can_fail(chapter):
+def test_the_flip_check_can_fail():
     rows = {"claim a": "holds", "claim b": "undecided"}
     with pytest.raises(AssertionError, match="claim b"):
         assert_each_claim_flips(rows, {"claim a": "fails", "claim b": "undecided"})

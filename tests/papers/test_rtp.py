@@ -95,7 +95,7 @@ def test_unprompted_prose_counts_by_hand_and_its_phrases_follow_the_data():
     clear = prose(pools_with(4, 40))
     assert clear["unprompted-more"] == "m-b" and clear["unprompted-toxic-more"] == "40"
     assert clear["unprompted-share-fewer"] == "1.0%" and clear["unprompted-scored-more"] == "400"
-    assert clear["unprompted-p"] == f"{fisher_exact([[40, 360], [4, 396]]).pvalue:.2g}"
+    assert clear["unprompted-p"] == f"{fisher_exact([[40, 360], [4, 396]]).pvalue:.3g}"
     assert clear["unprompted-chance"].startswith("below 0.05")
     assert clear["unprompted-top-in-draw"] == f"{1 - (1 - 1 / 400) ** 400:.2f}"
     close = prose(pools_with(10, 12))

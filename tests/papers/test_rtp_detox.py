@@ -175,5 +175,5 @@ def test_exercise_prose_counts_order_changes_between_k_and_5_by_hand():
     assert prose["detox-swapped"].startswith("3 of 3 pairs")
     assert prose["detox-base-toxic-k"] == "0.900" and prose["detox-base-toxic-small"] == "0.300"
     assert prose["detox-rises"] == "0" and prose["detox-dapt-above"] == "2 of 4"  # emt above, probability equal
-    assert prose["detox-dapt-to-decide"] == "no larger sample is needed to decide it"
+    assert prose["detox-dapt-to-decide"] == "no larger sample is needed"  # decided: fails
     assert prose["detox-dapt-ppl-ratio"] == "0.80" and prose["detox-step-toxic"] == "0.25"

@@ -100,7 +100,8 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
         store.register_run(run, key)
         done = store.lookup(run, unique)
     todo = [p for p in unique if any((p, i) not in done for i in range(n))]
-    bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="prompt", disable=not progress,
+    # counted in samples: a pool of 10,000 samples of one prompt advances slice by slice
+    bar = tqdm(total=len(unique) * n, initial=(len(unique) - len(todo)) * n, unit="sample", disable=not progress,
                desc=f"generate {lm.name}{' on Ray' if ray else ''}")
     if ray is None:
         batches = decode_prompts(lm, todo, config, steering, batch_rows, stats)
@@ -112,7 +113,7 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
             store.add(run, out)
         done.update({(p, i): (c, k, s) for p, i, c, k, s in out})
         new_tokens_total += sum(k for _, _, _, k, _ in out)
-        bar.update(len(out) // n)
+        bar.update(len(out))
         bar.set_postfix(tok_s=f"{new_tokens_total / (time.perf_counter() - start):.0f}")
     bar.close()
     return done

@@ -263,9 +263,20 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
         "dapt-verdict": found["verdict"], "dapt-change": f"{float(found['our_value']):+.3f}",
         "dapt-interval": (f"{found['ci_low']:.3f} to {found['ci_high']:.3f}" if found.get("ci_low") is not None
                           else "none"),
-        "dapt-to-decide": (f"about {int(found['n_to_decide']):,} prompts would be needed to decide it"
-                           if found["verdict"] == "undecided" and found.get("n_to_decide") else
-                           "no larger sample is needed to decide it"),
+        "dapt-to-decide": (("about {:,} prompts would be needed to decide it".format(int(found["n_to_decide"]))
+                            if found.get("n_to_decide") else "no sample-size estimate is available (no effect "
+                            "measured)") if found["verdict"] == "undecided" else "no larger sample is needed"),
+        "dapt-reading": (
+            "It is more toxic than the base model in most columns, the opposite of the paper's finding. A likely "
+            "reason: the base model is SmolLM2-135M-Instruct, tuned towards polite assistant text, and a few LoRA "
+            "steps on web text pull it back towards web text, which is more toxic than its assistant register even "
+            "when Perspective scored the documents non-toxic; the paper adapted GPT-2, a web-text model, so there "
+            "the same training only removed toxicity"
+            if sum(d > b for _, d, b in pairs) > len(pairs) / 2 else
+            "It is less toxic than the base model in most columns, as in the paper"),
+        "ppl-direction": ("below the base model's: continued pretraining on that kind of text makes it more "
+                          "predictable to the adapted model" if ppl.loc[dapt, "ratio"] < 1 else
+                          "at or above the base model's"),
         "dapt-ppl-ratio": f"{ppl.loc[dapt, 'ratio']:.2f}", "dapt-ppl": f"{ppl.loc[dapt, 'perplexity']:.1f}",
         "base-ppl": f"{ppl.loc[base, 'perplexity']:.1f}"}.items()}
 

@@ -87,7 +87,7 @@ def show_claims(claims: pd.DataFrame, caption: str):
     )
 
 
-PLURAL = {"holds": "hold", "fails": "fail"}  # "3 hold, 1 fail, 2 undecided"
+PLURAL = {"holds": "hold", "fails": "fail"}  # "3 hold, 1 fails, 2 undecided"
 
 
 def findings_markdown(claims: pd.DataFrame) -> str:
@@ -96,7 +96,8 @@ def findings_markdown(claims: pd.DataFrame) -> str:
     with its interval. ``claims``: the contract's columns (``write_claims`` output)."""
     counts = claims["verdict"].value_counts()
     head = (f"Of this chapter's {len(claims)} claims, "
-            + ", ".join(f"{counts.get(v, 0)} {PLURAL.get(v, v)}" for v in VERDICTS) + ".")
+            + ", ".join(f"{counts.get(v, 0)} {v if counts.get(v, 0) == 1 else PLURAL.get(v, v)}" for v in VERDICTS)
+            + ".")
     order = {v: i for i, v in enumerate(VERDICTS)}
     lines = []
     for _, row in claims.assign(_o=claims["verdict"].map(order)).sort_values("_o", kind="stable").iterrows():

@@ -305,12 +305,14 @@ class PerspectiveScorer(Scorer):
             watchdog.cancel()
             _DEADLINES.pop(me, None)
             _CONNECTIONS.pop(me, None)
-        answered_by = response.headers.get(SCORER_HEADER)
-        if answered_by != self.served and (answered_by or self.served):
-            raise EndpointChangedError(
-                f"{self.url} answered as {answered_by or 'an unnamed server'}, but this scorer's cached scores are "
-                f"keyed by {self.served or 'no named model'} (what the server said when the scorer was created): "
-                "the server was restarted with another model. Create the scorer again to key the new model's scores")
+        answered_by = response.headers.get(SCORER_HEADER)  # absent (a proxy's or the HTTP layer's error): no news
+        if answered_by is not None and answered_by != self.served:
+            cause = (f"keyed by {self.served}, what the server named when this scorer was created: the server was "
+                     "restarted with another model" if self.served else
+                     "keyed without a model, because the server did not name one (or could not be reached) when "
+                     "this scorer was created")
+            raise EndpointChangedError(f"{self.url} answered as {answered_by}, but this scorer's cached scores are "
+                                       f"{cause}. Create the scorer again to key this model's scores")
         if response.status_code != 200:
             return self._http_error(response)
         try:

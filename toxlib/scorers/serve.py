@@ -211,10 +211,11 @@ def batch_response(answers: list[tuple[str, int, dict]]) -> Response:
 
 
 def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool = True,
-             max_batch: int = 100) -> Starlette:
+             max_batch: int = 100):
     """The ASGI app serving ``scorer`` (a toxlib ``Scorer``): ``POST ANALYZE_PATH``, ``POST /batch`` (Google's
     batch format, up to ``max_batch`` analyze requests), and the discovery document at
     ``GET /$discovery/rest?version=v1alpha1`` and ``GET /discovery/v1/apis/commentanalyzer/v1alpha1/rest``.
+    Returns an ASGI app (a Starlette app wrapped by ``naming_the_scorer``).
 
     max_body: largest analyze body in bytes (413 beyond it; a batch may be ``max_batch`` times larger);
     max_waiting: requests allowed to wait for the scorer before new ones get 429; cache: use the score cache (as

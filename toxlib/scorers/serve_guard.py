@@ -7,7 +7,9 @@ attacker can hold cheaply: connections that have not yet sent a complete request
 *waiting* here.
 
 - A waiting connection gets ``request_timeout`` seconds to complete its request; then it is answered ``408`` in
-  Google's JSON error shape and closed. The clock restarts for each request on a keep-alive connection.
+  Google's JSON error shape and closed. A new connection waits from the moment it connects; a keep-alive connection
+  between requests is idle, not waiting (uvicorn closes it silently after ``timeout_keep_alive``), and waits again
+  from the first byte of its next request.
 - At most ``max_waiting_per_client`` waiting connections per client address and ``max_waiting`` in all: a new
   connection beyond either bound closes the *oldest* waiting one (of that address, or of all), answered ``503``
   with ``Retry-After``, provided that one has waited at least ``grace`` seconds. Evicting the old rather than
@@ -35,8 +37,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger(__name__)
 
-#: h11 states of the client's side in which its request is complete (or the connection is over)
-_REQUEST_DONE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+#: h11 states of the client's side in which its request is complete (or the connection is over); a complete request
+#: with an Upgrade header (or a CONNECT) ends in MIGHT_SWITCH_PROTOCOL
+_REQUEST_DONE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR, h11.MIGHT_SWITCH_PROTOCOL, h11.SWITCHED_PROTOCOL)
 
 
 def raw_error(code: int, phrase: str, status: str, message: str, retry_after: int | None = None) -> bytes:
@@ -81,11 +84,9 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.conn.their_state in _REQUEST_DONE:
             self._stop_waiting()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state not in _REQUEST_DONE:
-            self._start_waiting()  # keep-alive: the next request gets its own time-out
+        elif self._timer is None and not self.transport.is_closing():
+            self._start_waiting()  # the first bytes of the next request on a keep-alive connection
+            self._evict_beyond_bounds()
 
     def connection_lost(self, exc) -> None:
         self._stop_waiting()

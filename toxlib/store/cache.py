@@ -93,7 +93,11 @@ class SqliteStore:
         for (table,) in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             columns = [row[1] for row in self._con.execute(f"PRAGMA table_info({table})")]
             if table != "runs" and "created" in columns and "made_by" not in columns:
-                self._con.execute(f"ALTER TABLE {table} ADD COLUMN made_by TEXT")
+                try:
+                    self._con.execute(f"ALTER TABLE {table} ADD COLUMN made_by TEXT")
+                except sqlite3.OperationalError as exc:  # another process added it between the check and here
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         self._con.close()

@@ -120,8 +120,8 @@ def checked_bytes(folder: Path, path: Path, sums: dict[str, str]) -> bytes:
         problem = "has no checksum in" if name not in sums else "does not match its checksum in"
         raise RecordIntegrityError(
             f"the sample record's file {path} {problem} {folder / SUMS}: it was edited or damaged after the record "
-            "was written. Restore it (git checkout -- data/record), rewrite the record (python -m toxlib record "
-            "write LOG), or build without it (--no-record, or TOXLIB_RECORD=off)")
+            "was written. Restore it (git checkout -- data/record) or build without it (--no-record, or "
+            "TOXLIB_RECORD=off)")
     return data
 
 
