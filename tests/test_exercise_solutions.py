@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import nbformat
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -50,48 +49,9 @@ def count(x: float) -> str:
 # ------------------------------------------------------------------ one function per solution: the figures it quotes
 
 
-def scorers_false_positive() -> list[str]:
-    cats = pd.read_csv(RESULTS / "scorers" / "sass_categories.csv").set_index("category")
-    agreement = pd.read_csv(RESULTS / "scorers" / "agreement.csv")
-    sass = agreement[(agreement["dataset"] == "sass") & (agreement["scorer"] == "distilled")].set_index("reference")
-    fp, neutral = cats.loc["False Positive"], cats.loc["Neutral"]
-    human_r = sass.loc[sass.index.str.startswith("human"), "pearson"].iloc[0]
-    assert human_r < 0, "the solution says the distilled scorer's correlation with the human scores is negative"
-    return [f"humans give {f2(fp['human'])}", f"Perspective {f2(fp['perspective'])}",
-            f"distilled scorer {f2(fp['distilled'])}",
-            f"SVM {f2(fp['profanity-svm'])}", f"BiLSTM {f2(fp['bilstm'])}", f"humans {f2(neutral['human'])}",
-            f"Perspective {f2(neutral['perspective'])}", f"distilled {f2(neutral['distilled'])}",
-            f"SASS is {f2(sass.loc[sass.index.str.startswith('Perspective'), 'pearson'].iloc[0])}"]
-
-
-def scorers_calibration() -> list[str]:
-    cal = pd.read_csv(RESULTS / "scorers" / "calibration.csv")
-    cal["gap"] = (cal["mean_score"] - cal["mean_reference"]).abs()
-    gap = cal.groupby("scorer")["gap"].mean()
-    bilstm = cal[(cal["scorer"] == "bilstm") & np.isclose(cal["bin_low"], 0.1)].iloc[0]
-    return [f"distilled scorer's mean gap is {f3(gap['distilled'])}", f"SVM's {f3(gap['profanity-svm'])}",
-            f"BiLSTM's {f3(gap['bilstm'])}", f"averages {f2(bilstm['mean_reference'])}"]
-
-
 def minus(x: float, digits: int) -> str:
     """A signed figure as the chapters print it, with a true minus sign."""
     return f"{x:.{digits}f}".replace("-", "\u2212")
-
-
-def datasets_threshold() -> list[str]:
-    stats = pd.read_csv(RESULTS / "datasets" / "rtp_statistics.csv").set_index("subset")
-    sample = stats.loc["sample"]
-    return [f"from {f3(sample['share_toxic_prompts'])} ({count(sample['n_toxic_prompts'])} of "
-            f"{count(sample['n_prompt_scored'])}", f"subset from {f3(stats.loc['challenging', 'share_toxic_prompts'])}",
-            f"records from {f3(stats.loc['all (distinct records)', 'share_toxic_prompts'])}",
-            f"r is still {minus(sample['pearson_r'], 3)}", f"holds at 0.5 ({f3(sample['share_toxic_prompts'])})"]
-
-
-def datasets_correlation() -> list[str]:
-    stats = pd.read_csv(RESULTS / "datasets" / "rtp_statistics.csv").set_index("subset")
-    return [f"non-toxic subset's {f3(stats.loc['nontoxic', 'pearson_r'])}",
-            f"(r = {minus(stats.loc['challenging', 'pearson_r'], 2)})",
-            f"({minus(stats.loc['sample', 'pearson_r'], 2)}, as the paper)"]
 
 
 def generation_top_k() -> list[str]:
@@ -137,10 +97,6 @@ def sass_swear_lists() -> list[str]:
 
 
 SOLUTIONS = {
-    ("scorers", "scorers-ex-false-positive"): scorers_false_positive,
-    ("scorers", "scorers-ex-calibration"): scorers_calibration,
-    ("datasets", "datasets-ex-threshold"): datasets_threshold,
-    ("datasets", "datasets-ex-correlation"): datasets_correlation,
     ("generation", "generation-ex-top-k"): generation_top_k,
     ("generation", "generation-ex-top-p"): generation_top_p,
     ("sass", "sass-ex-threshold"): sass_threshold,
@@ -163,10 +119,12 @@ GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-
          ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt"),
          ("debias_consistency", "debias-ex-polarity"), ("debias_consistency", "debias-ex-power"),
          ("safety_score", "safety-score-ex-by-hand"), ("safety_score", "safety-score-ex-scaling"),
-         ("safety_score", "safety-score-ex-pvalues")}
+         ("safety_score", "safety-score-ex-pvalues"), ("scorers", "scorers-ex-false-positive"),
+         ("scorers", "scorers-ex-calibration"), ("datasets", "datasets-ex-threshold"),
+         ("datasets", "datasets-ex-correlation")}
 #: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
 #: results of the run
-DEFINITIONS = {"0", "0.5", "0.9", "0.05", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
+DEFINITIONS = {"0", "0.5", "0.9", "0.05", "0.75", "22%", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 
 

@@ -181,3 +181,37 @@ def test_fidelity_wide_is_one_row_per_attribute_in_perspective_order():
     wide = fidelity_wide(long)
     assert wide["attribute"].tolist() == ["toxicity", "insult"]  # TARGETS order: toxicity first
     assert wide.loc[0, "calibration_error: cal"] == 0.005 and wide.loc[1, "pearson: raw"] == 0.8
+
+
+def test_datasets_prose_recomputes_the_stricter_threshold_and_the_claims_verdict():
+    def frame(prompt):
+        prompt = np.asarray(prompt, dtype=float)
+        return pd.DataFrame({"record_id": range(len(prompt)), "prompt_toxicity": prompt,
+                             "continuation_toxicity": 1 - prompt})
+
+    sample = frame(np.r_[np.full(780, 0.1), np.full(120, 0.6), np.full(100, 0.8)])  # 22% >= 0.5, 10% >= 0.75
+    frames = {"sample": sample, "challenging": frame([0.9, 0.7, 0.2]), "nontoxic": frame([0.1, 0.2, 0.3]),
+              "all (distinct records)": sample}
+    prose = datasets.exercise_prose(frames, 0.5)
+    assert prose["datasets-sample-share"] == "0.220" and prose["datasets-sample-share-strict"] == "0.100"
+    assert prose["datasets-claim-base"] == "holds (0.220)" and prose["datasets-claim-strict"] == "fails (0.100)"
+    assert prose["datasets-ch-share-strict"] == "0.333" and prose["datasets-sample-toxic-strict"] == "100"
+
+
+def test_scorers_prose_says_which_scorers_repeat_the_false_positives():
+    def prose(svm_fp):
+        per_category = pd.DataFrame({"category": ["False Positive", "Neutral"], "n": 25, "human": [0.05, 0.01],
+                                     "perspective": [0.8, 0.1], "distilled": [0.77, 0.16], "svm": [svm_fp, 0.1]})
+        agreement = pd.DataFrame({"dataset": "sass", "scorer": "distilled", "pearson": [0.87, -0.27],
+                                  "reference": ["Perspective (recorded): toxicity", "human rating: toxicity"]})
+        calib = pd.DataFrame({"bin_low": [0.0, 0.1] * 2, "bin_high": [0.1, 0.2] * 2,
+                              "scorer": ["distilled"] * 2 + ["svm"] * 2, "mean_score": [0.05, 0.15, 0.05, 0.15],
+                              "mean_reference": [0.06, 0.14, 0.05, 0.45]})
+        return scorer_comparison.exercise_prose(per_category, agreement, calib)
+
+    assert prose(0.8)["scorers-repeat"].startswith("They repeat it")
+    repeated = prose(0.2)
+    assert repeated["scorers-repeat"].endswith("only distilled")
+    assert repeated["scorers-r-human-sign"] == "negative (-0.27)"
+    assert repeated["scorers-gaps"] == "distilled 0.010; svm 0.150"
+    assert repeated["scorers-worst-bin"].startswith("svm's 0.1-0.2")

@@ -9,7 +9,7 @@ from scipy import stats
 from toxlib.data.io import read_json_array, read_jsonl, read_lines
 from toxlib.data.sources import Registry, fetch, registry
 from toxlib.data.toxigen import explode_groups
-from toxlib.metrics.uncertainty import correlation_interval, proportion_interval
+from toxlib.metrics.uncertainty import correlation_interval, proportion_interval, verdict
 from toxlib.papers.printed import Printed
 from toxlib.report.claims import claim, fact, within
 
@@ -167,3 +167,39 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
               verdict=fact(within(0.5, implicit["harmful"].mean(), 0.001)), note="14,200 sentences (a count)",
               kind="recorded predictions"),
     ]
+
+
+#: the stricter threshold of the datasets chapter's threshold exercise
+STRICTER_THRESHOLD = 0.75
+
+
+def exercise_prose(frames: dict[str, pd.DataFrame], threshold: float) -> dict[str, str]:
+    """The datasets chapter's exercise figures and phrases, {glue key: text} (keys "datasets-"), from the RTP
+    ``frames`` ({subset: load_rtp frame}, with "all (distinct records)") at the chapter's ``threshold`` and at
+    ``STRICTER_THRESHOLD``: the threshold exercise's re-run, computed here since it needs only the data."""
+    at = {t: {name: rtp_statistics(f, t) for name, f in frames.items()} for t in (threshold, STRICTER_THRESHOLD)}
+    base, strict = at[threshold], at[STRICTER_THRESHOLD]
+
+    def claim_verdict(s: dict) -> str:
+        share = proportion_interval(s["n_toxic_prompts"], s["n_prompt_scored"])
+        return verdict(share.low, share.high, (0.17, 0.27), "within")
+
+    sample = frames["sample"][["prompt_toxicity", "continuation_toxicity"]].dropna()
+    low = sample[sample["prompt_toxicity"] < 0.5]
+    out = {"threshold": f"{threshold:g}", "stricter": f"{STRICTER_THRESHOLD:g}",
+           "sample-r": f"{base['sample']['pearson_r']:.3f}".replace("-", "\u2212"),
+           "claim-base": f"{claim_verdict(base['sample'])} ({base['sample']['share_toxic_prompts']:.3f})",
+           "claim-strict": f"{claim_verdict(strict['sample'])} ({strict['sample']['share_toxic_prompts']:.3f})",
+           "low-r": f"{stats.pearsonr(low['prompt_toxicity'], low['continuation_toxicity']).statistic:.3f}",
+           "low-n": f"{len(low):,}",
+           "sd-nontoxic": f"{frames['nontoxic']['prompt_toxicity'].std():.3f}",
+           "sd-sample": f"{frames['sample']['prompt_toxicity'].std():.3f}"}
+    for key, name in (("sample", "sample"), ("ch", "challenging"), ("all", "all (distinct records)"),
+                      ("nontoxic", "nontoxic")):
+        out |= {f"{key}-share": f"{base[name]['share_toxic_prompts']:.3f}",
+                f"{key}-share-strict": f"{strict[name]['share_toxic_prompts']:.3f}",
+                f"{key}-r": f"{base[name]['pearson_r']:.3f}".replace("-", "\u2212")}
+    out |= {"sample-toxic": f"{base['sample']['n_toxic_prompts']:,}",
+            "sample-toxic-strict": f"{strict['sample']['n_toxic_prompts']:,}",
+            "sample-scored": f"{base['sample']['n_prompt_scored']:,}"}
+    return {f"datasets-{key}": value for key, value in out.items()}

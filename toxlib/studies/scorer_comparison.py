@@ -194,3 +194,35 @@ def sass_agreement(sass_scores: dict, pred: pd.DataFrame, recorded: dict) -> pd.
         agreement_table({**recorded, **sass_scores}, pred.assign(toxicity=pred["human_toxicity"]), "sass",
                         "human rating", headline_to="toxicity"),
     ], ignore_index=True)
+
+
+def exercise_prose(per_category: pd.DataFrame, agreement_all: pd.DataFrame, calib: pd.DataFrame) -> dict[str, str]:
+    """The scorers chapter's exercise figures and phrases, {glue key: text} (keys "scorers-"), from the SASS
+    per-category means (``per_category``: category, human, perspective, one column per local scorer), the
+    agreement table and the calibration bins (bin_low, bin_high, mean_score, mean_reference, scorer)."""
+    cats = per_category.set_index("category")
+    local = [c for c in cats.columns if c not in ("n", "human", "perspective")]
+    fp, neutral = cats.loc["False Positive"], cats.loc["Neutral"]
+    repeat = [s for s in local if fp[s] >= 0.5]
+    sass = agreement_all[(agreement_all["dataset"] == "sass") & (agreement_all["scorer"] == "distilled")]
+    r_perspective = sass[sass["reference"].str.startswith("Perspective")]["pearson"]
+    r_human = sass[sass["reference"].str.startswith("human")]["pearson"]
+    gaps = calib.assign(gap=(calib["mean_score"] - calib["mean_reference"]).abs()).groupby("scorer")["gap"].mean()
+    worst = calib.assign(gap=calib["mean_reference"] - calib["mean_score"]).sort_values("gap").iloc[-1]
+    out = {"fp-scores": f"humans give {fp['human']:.2f}, Perspective {fp['perspective']:.2f}, "
+                        + ", ".join(f"{s} {fp[s]:.2f}" for s in local),
+           "neutral-scores": f"humans {neutral['human']:.2f}, Perspective {neutral['perspective']:.2f}, "
+                             + ", ".join(f"{s} {neutral[s]:.2f}" for s in local),
+           "repeat": ("They repeat it: every local scorer puts False Positive comments at 0.5 or above"
+                      if len(repeat) == len(local) else
+                      f"Not all of them repeat it: at 0.5 or above on False Positive comments are only "
+                      f"{', '.join(repeat) or 'none of the local scorers'}"),
+           "r-perspective": f"{r_perspective.iloc[0]:.2f}" if len(r_perspective) else "—",
+           "r-human-sign": (("negative" if r_human.iloc[0] < 0 else "positive") + f" ({r_human.iloc[0]:.2f})"
+                            if len(r_human) else "not measured"),
+           "gaps": "; ".join(f"{s} {g:.3f}" for s, g in gaps.sort_values().items()),
+           "best": gaps.idxmin(),
+           "worst-bin": (f"{worst['scorer']}'s {worst['bin_low']:.1f}-{worst['bin_high']:.1f} bin, where the texts' "
+                         f"Perspective toxicity averages {worst['mean_reference']:.2f} against a mean score of "
+                         f"{worst['mean_score']:.2f}")}
+    return {f"scorers-{key}": value for key, value in out.items()}
