@@ -215,3 +215,13 @@ def test_scorers_prose_says_which_scorers_repeat_the_false_positives():
     assert repeated["scorers-r-human-sign"] == "negative (-0.27)"
     assert repeated["scorers-gaps"] == "distilled 0.010; svm 0.150"
     assert repeated["scorers-worst-bin"].startswith("svm's 0.1-0.2")
+
+
+def test_datasets_prose_fills_every_key_when_the_run_loads_fewer_subsets():
+    """The smoke profile loads only two subsets: every glued key must still exist, or the page fails to build."""
+    sample = pd.DataFrame({"record_id": range(40), "prompt_toxicity": np.linspace(0, 0.9, 40),
+                           "continuation_toxicity": np.linspace(0.9, 0, 40)})
+    full = datasets.exercise_prose({"sample": sample, "challenging": sample, "nontoxic": sample,
+                                    "all (distinct records)": sample}, 0.5)
+    fewer = datasets.exercise_prose({"sample": sample, "all (distinct records)": sample}, 0.5)
+    assert fewer.keys() == full.keys() and fewer["datasets-ch-share"] == "—" and fewer["datasets-sample-r"] != "—"

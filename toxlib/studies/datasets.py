@@ -176,30 +176,36 @@ STRICTER_THRESHOLD = 0.75
 def exercise_prose(frames: dict[str, pd.DataFrame], threshold: float) -> dict[str, str]:
     """The datasets chapter's exercise figures and phrases, {glue key: text} (keys "datasets-"), from the RTP
     ``frames`` ({subset: load_rtp frame}, with "all (distinct records)") at the chapter's ``threshold`` and at
-    ``STRICTER_THRESHOLD``: the threshold exercise's re-run, computed here since it needs only the data."""
+    ``STRICTER_THRESHOLD``: the threshold exercise's re-run, computed here since it needs only the data. A subset the
+    run did not load (the smoke profile loads fewer) gives "—" in its places."""
     at = {t: {name: rtp_statistics(f, t) for name, f in frames.items()} for t in (threshold, STRICTER_THRESHOLD)}
     base, strict = at[threshold], at[STRICTER_THRESHOLD]
+    missing = "—"
 
     def claim_verdict(s: dict) -> str:
         share = proportion_interval(s["n_toxic_prompts"], s["n_prompt_scored"])
-        return verdict(share.low, share.high, (0.17, 0.27), "within")
+        return f"{verdict(share.low, share.high, (0.17, 0.27), 'within')} ({s['share_toxic_prompts']:.3f})"
 
-    sample = frames["sample"][["prompt_toxicity", "continuation_toxicity"]].dropna()
-    low = sample[sample["prompt_toxicity"] < 0.5]
-    out = {"threshold": f"{threshold:g}", "stricter": f"{STRICTER_THRESHOLD:g}",
-           "sample-r": f"{base['sample']['pearson_r']:.3f}".replace("-", "\u2212"),
-           "claim-base": f"{claim_verdict(base['sample'])} ({base['sample']['share_toxic_prompts']:.3f})",
-           "claim-strict": f"{claim_verdict(strict['sample'])} ({strict['sample']['share_toxic_prompts']:.3f})",
-           "low-r": f"{stats.pearsonr(low['prompt_toxicity'], low['continuation_toxicity']).statistic:.3f}",
-           "low-n": f"{len(low):,}",
-           "sd-nontoxic": f"{frames['nontoxic']['prompt_toxicity'].std():.3f}",
-           "sd-sample": f"{frames['sample']['prompt_toxicity'].std():.3f}"}
+    def signed(x: float) -> str:
+        return f"{x:.3f}".replace("-", "\u2212")
+
+    out = {"threshold": f"{threshold:g}", "stricter": f"{STRICTER_THRESHOLD:g}"}
     for key, name in (("sample", "sample"), ("ch", "challenging"), ("all", "all (distinct records)"),
                       ("nontoxic", "nontoxic")):
-        out |= {f"{key}-share": f"{base[name]['share_toxic_prompts']:.3f}",
-                f"{key}-share-strict": f"{strict[name]['share_toxic_prompts']:.3f}",
-                f"{key}-r": f"{base[name]['pearson_r']:.3f}".replace("-", "\u2212")}
-    out |= {"sample-toxic": f"{base['sample']['n_toxic_prompts']:,}",
-            "sample-toxic-strict": f"{strict['sample']['n_toxic_prompts']:,}",
-            "sample-scored": f"{base['sample']['n_prompt_scored']:,}"}
+        held = name in frames
+        out |= {f"{key}-share": f"{base[name]['share_toxic_prompts']:.3f}" if held else missing,
+                f"{key}-share-strict": f"{strict[name]['share_toxic_prompts']:.3f}" if held else missing,
+                f"{key}-r": signed(base[name]["pearson_r"]) if held else missing,
+                f"{key}-sd": f"{frames[name]['prompt_toxicity'].std():.3f}" if held else missing}
+    held = "sample" in frames
+    sample = frames["sample"][["prompt_toxicity", "continuation_toxicity"]].dropna() if held else None
+    low = sample[sample["prompt_toxicity"] < 0.5] if held else None
+    out |= {"claim-base": claim_verdict(base["sample"]) if held else missing,
+            "claim-strict": claim_verdict(strict["sample"]) if held else missing,
+            "low-r": (f"{stats.pearsonr(low['prompt_toxicity'], low['continuation_toxicity']).statistic:.3f}"
+                      if held and len(low) >= 3 else missing),
+            "low-n": f"{len(low):,}" if held else missing,
+            "sample-toxic": f"{base['sample']['n_toxic_prompts']:,}" if held else missing,
+            "sample-toxic-strict": f"{strict['sample']['n_toxic_prompts']:,}" if held else missing,
+            "sample-scored": f"{base['sample']['n_prompt_scored']:,}" if held else missing}
     return {f"datasets-{key}": value for key, value in out.items()}
