@@ -10,9 +10,23 @@ from toxlib.report import claims, results, scorecard
 
 @pytest.fixture()
 def shown(monkeypatch):
-    seen = []
-    monkeypatch.setattr("IPython.display.display", lambda obj: seen.append(obj))
+    """What the chapter displays; myst-nb's glue (a raw display with scrapbook metadata) goes to ``shown.glued``."""
+    seen = ShownList()
+
+    def display(obj, raw=False, metadata=None, **_):
+        if raw:
+            seen.glued.append((metadata or {}).get("scrapbook", {}).get("name"))
+        else:
+            seen.append(obj)
+
+    monkeypatch.setattr("IPython.display.display", display)
     return seen
+
+
+class ShownList(list):
+    def __init__(self):
+        super().__init__()
+        self.glued = []
 
 
 def test_publish_writes_every_column_and_displays_the_chosen_ones(results_dir, shown):
@@ -38,3 +52,4 @@ def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
     html = shown[0].to_html()
     assert "Claims" in html and "our models" in html and "holds" in html
     assert ">shown<" not in html and ">ci_low<" not in html  # the narrow reader's form, not every column
+    assert shown.glued == ["chapter-findings"]  # the findings box at the top of the page
