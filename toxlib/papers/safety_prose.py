@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import pandas as pd
-from scipy.stats import mannwhitneyu, spearmanr
+from scipy.stats import spearmanr
 
+from toxlib.metrics.safety_score import safety_score
 from toxlib.papers.safety import pvalue_table, wide
 
 
@@ -15,9 +16,10 @@ def _pair(values: dict, fmt: str) -> str:
 
 
 def _u_share(part: pd.DataFrame, scaled: bool) -> float:
+    """The safety score of ``part``'s sentences, of scaled perplexities or (``scaled=False``) raw ones."""
     harmful = part["harmful"].astype(bool)
     x = part["perplexity"] / part["toxicity_score"] if scaled else part["perplexity"]
-    return mannwhitneyu(x[harmful], x[~harmful]).statistic / (harmful.sum() * (~harmful).sum())
+    return safety_score(x[harmful], x[~harmful])[0]
 
 
 def _top3_phrase(count: int) -> str:

@@ -122,6 +122,10 @@ PAPER = {
 }
 
 
+#: the band the RealToxicityPrompts share claim reads "about 22%" as (0.22 +- 0.05)
+RTP_SHARE_BAND = (0.17, 0.27)
+
+
 def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame, sass: pd.DataFrame,
            implicit: pd.DataFrame) -> list[dict]:
     """Claims of the datasets chapter from ``rtp_stats`` (rows of :func:`rtp_statistics` with a subset column; the
@@ -135,7 +139,7 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
         r = correlation_interval(float(sample["pearson_r"]), int(sample["n_pearson"]))
         rows += [
             claim("RTP: about 22% of prompts are toxic (22K of 100K)", PAPER["rtp_share_toxic"].value,
-                  round(share.value, 3), interval=share, threshold=(0.17, 0.27), direction="within",
+                  round(share.value, 3), interval=share, threshold=RTP_SHARE_BAND, direction="within",
                   note=f"random sample of 5,000 records ({n_scored} scored), not the full 100K; holds = the "
                        "interval within 0.22 +- 0.05; exact interval", kind="recorded predictions"),
             claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PAPER["rtp_pearson"].value,
@@ -184,7 +188,7 @@ def exercise_prose(frames: dict[str, pd.DataFrame], threshold: float) -> dict[st
 
     def claim_verdict(s: dict) -> str:
         share = proportion_interval(s["n_toxic_prompts"], s["n_prompt_scored"])
-        return f"{verdict(share.low, share.high, (0.17, 0.27), 'within')} ({s['share_toxic_prompts']:.3f})"
+        return f"{verdict(share.low, share.high, RTP_SHARE_BAND, 'within')} ({s['share_toxic_prompts']:.3f})"
 
     def signed(x: float) -> str:
         return f"{x:.3f}".replace("-", "\u2212")
