@@ -256,13 +256,18 @@ def parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
     bench_sub = bench.add_subparsers(dest="what", required=True)
-    gen = bench_sub.add_parser("generate", help="toxlib generation vs one generate() call per prompt, same prompts")
-    gen.add_argument("--no-bf16", action="store_true", help="skip the bf16 speed and perplexity measurement")
+    gen = bench_sub.add_parser("generate", help="toxlib's float32 generation at the record's shape (100 prompts x 25 "
+                               "samples) vs the papers' loop and transformers' batched generate()")
+    gen.add_argument("--bf16", action="store_true", help="also measure bf16 speed and the perplexity change it causes")
+    gen.add_argument("--no-bf16", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-26
+    gen.add_argument("--compare-prompts", type=int, default=16,
+                     help="prompts the papers' loop and transformers' batched path run on (default 16)")
+    gen.add_argument("--profile", action="store_true", help="print where toxlib's time goes (torch.profiler)")
     ceil = bench_sub.add_parser("ceilings", help="bf16 generation as is, with a free sampler, and with free sampler "
                                 "and attention, vs the matmul roofline (what limits bench generate)")
-    for sub_parser in (gen, ceil):
+    for sub_parser, prompts in ((gen, 100), (ceil, 16)):
         sub_parser.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
-        sub_parser.add_argument("--quick", action="store_true", help="4 prompts instead of 16")
+        sub_parser.add_argument("--quick", action="store_true", help=f"4 prompts instead of {prompts}")
         sub_parser.add_argument("--prompts", type=int, help="number of prompts (overrides --quick)")
         sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
     ppl = bench_sub.add_parser("perplexity", help="sentence perplexity (toxlib.models.perplexity) on ToxiGen sentences "

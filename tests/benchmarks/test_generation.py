@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from toxlib.benchmarks.generation import _count_until_stop, peak_rss_mb
+from toxlib.benchmarks.alternatives import count_until_stop as _count_until_stop
+from toxlib.benchmarks.generation import peak_rss_mb
 from toxlib.benchmarks.roofline import flops_per_token
 
 

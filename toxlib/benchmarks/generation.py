@@ -1,18 +1,25 @@
-"""``python -m toxlib bench generate``: toxlib's generation speed against the papers' way, on the same prompts.
+"""``python -m toxlib bench generate``: toxlib's float32 generation at the sample record's shape, against the real
+alternatives, in one run.
 
-One run measures, for one model and RealToxicityPrompts' setting (25 samples x up to 20 new tokens, top-p 0.9):
-  * baseline: one ``model.generate`` call per prompt with ``num_return_sequences=25``, fp32, transformers' own
-    top-p (full-vocabulary sort), as the papers' code drives the model;
-  * toxlib: ``toxlib.generate.generate`` (batched prompts, shared prefill, exact partial-top-k nucleus sampling);
+One run measures, for one model and RealToxicityPrompts' setting (25 samples x up to 20 new tokens, top-p 0.9),
+float32 on every path:
+  * toxlib: ``toxlib.generate.generate`` on 100 prompts (2,500 rows, the record's batches of ``default_batch_rows``),
+    after a warm-up over every prompt;
+  * the papers' loop: one ``model.generate`` call per prompt with ``num_return_sequences=25`` and transformers' own
+    top-p (full-vocabulary sort), as the papers' code drives the model (``toxlib.benchmarks.alternatives``);
+  * transformers' best batched path: ``model.generate`` on ``default_batch_rows // 25`` prompts per call, with the
+    faster of its dynamic and static caches (both reported);
+  * toxlib on the comparison prompts too, so each ratio is also given on the same prompts;
   * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
     2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.benchmarks.roofline``: the best
     of several repeats at the square and the workload shape, before and after the workload);
   * peak resident memory (after the toxlib phase, and overall);
-  * bf16 (optional): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same run
-    (``bf16_roofline_pct``), and the perplexity change bf16 causes on a fixed set of texts.
-A roofline percentage above 100 is a measurement error: the command then exits non-zero.
-Tokens are counted the same way for both: new tokens generated per sample, a final stop token included.
-The last line printed is one JSON object with every figure.
+  * bf16 (``--bf16``): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same
+    run (``bf16_roofline_pct``), and the perplexity change bf16 causes on a fixed set of texts.
+The alternatives run on the first ``compare_prompts`` prompts (16: one batch of 400 rows; their cost is per prompt
+or per batch, so their tokens/s do not depend on how many prompts follow). A roofline percentage above 100 is a
+measurement error: the command then exits non-zero. ``--profile`` prints where toxlib's time goes (torch.profiler,
+operators by self time). The last line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ import time
 import pandas as pd
 import torch
 
+from toxlib.benchmarks.alternatives import fastest_batched_generate, hf_generate
 from toxlib.benchmarks.roofline import (
+    WARM_UP_TOKENS,
     Denominator,
     bench_model,
     bench_prompts,
@@ -43,32 +52,21 @@ from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.perplexity import corpus_perplexity, sentence_nll
 
+#: Prompts of ``bench generate``: the record's shape (100 prompts x 25 samples), 4 with ``--quick``.
+RECORD_PROMPTS = 100
+#: Prompts the alternatives run on (one batch of 400 rows at 25 samples each).
+COMPARE_PROMPTS = 16
+
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (Linux reports ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-@torch.inference_mode()
 def baseline_generate(lm, prompts: list[str], config: DecodingConfig) -> tuple[int, float]:
     """The papers' way: per prompt, ``model.generate(num_return_sequences=k)`` with transformers' top-p.
     Returns (new tokens, seconds)."""
-    n_tokens, start = 0, time.perf_counter()
-    for prompt in prompts:
-        enc = lm.tokenizer(prompt, return_tensors="pt").to(lm.device)
-        out = lm.model.generate(**enc, do_sample=True, top_p=config.top_p, top_k=0, temperature=1.0,
-                                max_new_tokens=config.max_new_tokens, num_return_sequences=config.num_samples,
-                                pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids))
-        new = out[:, enc["input_ids"].shape[1]:]
-        n_tokens += sum(_count_until_stop(row, lm.stop_ids) for row in new.tolist())
-    return n_tokens, time.perf_counter() - start
-
-
-def _count_until_stop(tokens: list[int], stop_ids) -> int:
-    for i, t in enumerate(tokens):
-        if t in stop_ids:
-            return i + 1
-    return len(tokens)
+    return hf_generate(lm, prompts, config, prompts_per_call=1)
 
 
 def speed_comparison(lm, prompts: list[str], config: DecodingConfig = RTP_SAMPLING,
@@ -97,40 +95,72 @@ def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
             "bf16_ppl_change_pct": 100 * (ppl["bfloat16"] / ppl["float32"] - 1), "ppl_texts": n_texts}
 
 
+def profile_table(lm, prompts: list[str], config: DecodingConfig, rows: int = 25) -> str:
+    """Operators by self CPU time (torch.profiler) over one toxlib generation of ``prompts``: where a decoding
+    step's time goes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        toxlib_generate(lm, prompts, config)
+    return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
+
+
 def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: int | None = None,
-                   bf16: bool = True, log=print) -> dict:
+                   bf16: bool = False, compare_prompts: int = COMPARE_PROMPTS, profile: bool = False,
+                   log=print) -> dict:
     """Run the benchmark for one model and return the figures (see the module docstring)."""
 
-    n_prompts = n_prompts or (4 if quick else 16)
+    n_prompts = n_prompts or (4 if quick else RECORD_PROMPTS)
     config = RTP_SAMPLING
     prompts = bench_prompts(n_prompts)
+    compared = prompts[:min(compare_prompts, n_prompts)]
     lm = load(model, dtype="float32")
     arch = lm.architecture()
-    log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
-        f"{lm.device}, {torch.get_num_threads()} threads")
     rows = default_batch_rows(lm)
+    log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
+        f"{lm.device}, {torch.get_num_threads()} threads; {n_prompts} prompts x {config.num_samples} samples, "
+        f"batches of {rows} rows; alternatives on {len(compared)} prompts")
     fp32 = Denominator(torch.float32, arch, rows, lm.device)
     fp32.measure()
     stats = NucleusStats()
-    speed = speed_comparison(lm, prompts, config, stats)
-    fp32.measure()
+    warm = config.with_(max_new_tokens=WARM_UP_TOKENS)
+    toxlib_generate(lm, prompts, config if warms_up_whole(lm) else warm)
+    tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
+    same_tokens, same_s = toxlib_generate(lm, compared, config)
     rss_toxlib = peak_rss_mb()
-    log(f"fp32 matmul {fp32.gflops:.0f} GFLOP/s -> roofline {fp32.roofline_tok_s():.0f} tokens/s")
-    log(f"toxlib:   {speed['toxlib_tokens']} tokens in {speed['toxlib_s']:.1f} s = "
-        f"{speed['toxlib_tok_s']:.1f} tokens/s "
-        f"(nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
-    log(f"baseline: {speed['baseline_tokens']} tokens in {speed['baseline_s']:.1f} s = "
-        f"{speed['baseline_tok_s']:.1f} tokens/s")
+    fp32.measure()
+    hf_generate(lm, compared[:1], warm)
+    base_tokens, base_s = baseline_generate(lm, compared, config)
+    batched = fastest_batched_generate(lm, compared, config, rows, warm)
+    fp32.measure()
+    tok_s, same_tok_s = tox_tokens / tox_s, same_tokens / same_s
     result = {
         "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
-        "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32",
+        "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32", "batch_rows": rows,
         "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": describe_cpu(),
-        **speed, **fp32.report(),
-        "roofline_pct": percent(speed["toxlib_tok_s"], fp32.roofline_tok_s()),
-        "sampling_share_pct": round(100 * stats.seconds / speed["toxlib_s"], 1),
+        "toxlib_tokens": tox_tokens, "toxlib_s": round(tox_s, 2), "toxlib_tok_s": round(tok_s, 1),
+        "compare_prompts": len(compared), "toxlib_tok_s_compare_prompts": round(same_tok_s, 1),
+        "baseline_tokens": base_tokens, "baseline_s": round(base_s, 2),
+        "baseline_tok_s": round(base_tokens / base_s, 1),
+        "speedup": round(tok_s / (base_tokens / base_s), 2),
+        "transformers_batched_tok_s": round(batched["tok_s"], 1), "transformers_batched_cache": batched["cache"],
+        "transformers_batched_tried": batched["tried"], "transformers_prompts_per_call": batched["prompts_per_call"],
+        "vs_transformers_batched": round(tok_s / batched["tok_s"], 2),
+        "vs_transformers_batched_compare_prompts": round(same_tok_s / batched["tok_s"], 2),
+        **fp32.report(),
+        "roofline_pct": percent(tok_s, fp32.roofline_tok_s()),
+        "sampling_share_pct": round(100 * stats.seconds / tox_s, 1),
         "nucleus_resolved_at": stats.shares(),
-        "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_baseline": round(peak_rss_mb()),
+        "peak_rss_mb": round(rss_toxlib), "peak_rss_mb_with_alternatives": round(peak_rss_mb()),
     }
+    log(f"fp32 matmul {fp32.gflops:.0f} GFLOP/s -> roofline {fp32.roofline_tok_s():.0f} tokens/s")
+    log(f"toxlib:   {tox_tokens} tokens in {tox_s:.1f} s = {tok_s:.1f} tokens/s ({result['roofline_pct']}% of the "
+        f"roofline; nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it); on the "
+        f"{len(compared)} comparison prompts {same_tok_s:.1f}")
+    log(f"papers' loop: {base_tokens} tokens in {base_s:.1f} s = {result['baseline_tok_s']} tokens/s; transformers "
+        f"batched ({batched['prompts_per_call']} prompts per call): {batched['tried']} tokens/s by cache")
+    if profile:
+        log(profile_table(lm, compared, config))
     del lm
     if bf16:
         lm16 = load(model, dtype="bfloat16")
@@ -147,11 +177,12 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
 
 
 def main_generate(args) -> int:
-    result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts,
-                                  bf16=not args.no_bf16), args)
-    print(f"speedup {result['speedup']}x, {result['roofline_pct']}% of the fp32 roofline"
-          + (f", {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
-          + f", peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
+    result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts, bf16=args.bf16,
+                                  compare_prompts=args.compare_prompts, profile=args.profile), args)
+    print(f"{result['roofline_pct']}% of the fp32 roofline; {result['speedup']}x the papers' loop, "
+          f"{result['vs_transformers_batched']}x transformers' batched path"
+          + (f"; {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
+          + f"; peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
     return finish(result, ("roofline_pct", "bf16_roofline_pct"))
 
 

@@ -17,6 +17,7 @@ import time
 import pandas as pd
 import torch
 
+from toxlib.benchmarks.alternatives import hf_perplexity, reference_self_debias
 from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.build.machine import machine_description
 from toxlib.data.rtp_records import load_debias_prompts, load_rtp
@@ -26,7 +27,7 @@ from toxlib.generate.api import default_batch_rows, encode_prompt
 from toxlib.generate.config import ENGINE_TIMING_REVISION
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, sentence_nll
+from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, default_batch_tokens, sentence_nll
 from toxlib.report import plots
 from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
 from toxlib.store.keys import stable_hash
@@ -159,11 +160,18 @@ def toxigen_sentences(n: int) -> list[str]:
     return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
 
 
+#: Sentences the papers' loop (one sentence per call) scores in ``bench perplexity``; its cost is per sentence.
+PAPERS_LOOP_SENTENCES = 200
+
+
 def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32", log=print,
-                     sentences: int | None = None) -> dict:
+                     sentences: int | None = None, alternatives: bool = True) -> dict:
     """``toxlib.models.perplexity.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
-    ``sentences``), no cache.
-    Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures and roofline_pct."""
+    ``sentences``), no cache; with ``alternatives``, also the papers' loop (``model(ids, labels=ids)`` per sentence,
+    on the first ``PAPERS_LOOP_SENTENCES``) and transformers' batched path (every sentence, sorted by length,
+    right-padded batches of about ``default_batch_tokens`` tokens; ``toxlib.benchmarks.alternatives``).
+    Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures, roofline_pct and, with the
+    alternatives, papers_loop_tok_s, transformers_batched_tok_s and toxlib's ratio to each."""
 
     texts = toxigen_sentences(sentences or (300 if quick else 2000))
     lm = load(model, dtype=dtype)
@@ -178,17 +186,37 @@ def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: st
     tokens = int(scores["n_tokens"].sum())
     result = {"model": model, "dtype": dtype, "sentences": len(texts), "tokens": tokens,
               "seconds": round(seconds, 2), "tok_s": round(tokens / seconds, 1), **denominator.report(),
-              "threads": torch.get_num_threads()}
+              "threads": torch.get_num_threads(), "cpu": describe_cpu()}
     result["roofline_pct"] = percent(result["tok_s"], denominator.roofline_tok_s())
     log(f"perplexity {model} {dtype}: {tokens} tokens in {seconds:.1f} s = {result['tok_s']} tok/s; matmul "
         f"{result['matmul_gflops']} GFLOP/s -> roofline {result['roofline_tok_s']} tok/s ({result['roofline_pct']}%)")
+    if alternatives:
+        ordered = sorted(texts, key=len)
+        per_call = max(1, default_batch_tokens(lm) // max(len(lm.tokenizer(t).input_ids) for t in texts))
+        hf_perplexity(lm, texts[:8])  # warm-up
+        loop_tokens, loop_s = hf_perplexity(lm, texts[:PAPERS_LOOP_SENTENCES])
+        batched_tokens, batched_s = hf_perplexity(lm, ordered, per_call)
+        result.update({"papers_loop_sentences": min(PAPERS_LOOP_SENTENCES, len(texts)),
+                       "papers_loop_tok_s": round(loop_tokens / loop_s, 1),
+                       "transformers_batched_tok_s": round(batched_tokens / batched_s, 1),
+                       "transformers_sentences_per_call": per_call})
+        result["vs_papers_loop"] = round(result["tok_s"] / result["papers_loop_tok_s"], 2)
+        result["vs_transformers_batched"] = round(result["tok_s"] / result["transformers_batched_tok_s"], 2)
+        log(f"papers' loop {result['papers_loop_tok_s']} tok/s, transformers batched ({per_call} sentences per "
+            f"call) {result['transformers_batched_tok_s']} tok/s: toxlib {result['vs_papers_loop']}x and "
+            f"{result['vs_transformers_batched']}x")
     return result
 
 
+#: Adversarial prompts of ``bench self-debias``: the record's shape (300 per set), 20 with ``--quick``.
+SELF_DEBIAS_PROMPTS = 300
+
+
 def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32",
-                      max_new_tokens: int = 20, log=print, prompts: int | None = None) -> dict:
+                      max_new_tokens: int = 20, log=print, prompts: int | None = None,
+                      alternatives: bool = True) -> dict:
     """Self-Debiasing (the paper's six prefixes, λ 100) and plain greedy decoding on the debiasing paper's first
-    100 adversarial prompts (20 quick; or ``prompts``), 20 new tokens, no cache. row_tok_s counts every prefixed
+    300 adversarial prompts (20 quick; or ``prompts``), 20 new tokens, no cache. row_tok_s counts every prefixed
     copy's tokens (new tokens x 7); overhead_vs_greedy is Self-Debiasing's time over plain greedy's.
 
     row_tok_s counts the decoding steps only, but each of the 7 copies also runs its prompt through the model
@@ -196,9 +224,12 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     both: the matmul flops of the prompts' tokens in every copy (2 x non-embedding parameters each: a prefill
     computes the LM head at its last position only; the prefixes' own tokens, run once per batch, are left out)
     and of the row-tokens (``flops_per_token``), over the time and the matmul rate; ``prefill_tokens`` is that
-    count of prompt tokens."""
+    count of prompt tokens. With ``alternatives``, the reference implementation's way (the plain input and its six
+    prefixed copies as rows of one ``generate`` call, ``toxlib.benchmarks.alternatives.reference_self_debias``) on
+    the first ``default_batch_rows // 7`` prompts: one prompt per call (the papers' loop) and all of them in one call
+    (transformers' batched path); tokens/s count the plain rows' new tokens, as ``self_debias_tok_s`` does."""
 
-    n_prompts = prompts or (20 if quick else 100)
+    n_prompts = prompts or (20 if quick else SELF_DEBIAS_PROMPTS)
     prompts = load_debias_prompts("adversarial")["prompt_text"].head(n_prompts).tolist()
     lm = load(model, dtype=dtype)
     arch = lm.architecture()
@@ -223,7 +254,7 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
               "prefixes": len(DEBIASING_PREFIXES), "self_debias_s": round(sd_s, 2),
               "row_tok_s": round(sd_tokens * copies / sd_s, 1), "self_debias_tok_s": round(sd_tokens / sd_s, 1),
               "greedy_tok_s": round(plain_tokens / plain_s, 1), "overhead_vs_greedy": round(sd_s / plain_s, 2),
-              **denominator.report(), "threads": torch.get_num_threads()}
+              **denominator.report(), "threads": torch.get_num_threads(), "cpu": describe_cpu()}
     result["roofline_pct"] = percent(result["row_tok_s"], denominator.roofline_tok_s())
     prefill_tokens = copies * sum(len(encode_prompt(lm, p)) for p in prompts)
     work = prefill_tokens * 2.0 * arch["non_embedding_params"] + sd_tokens * copies * flops_per_token(arch)
@@ -232,6 +263,20 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     log(f"self-debiasing {model} {dtype}: {result['row_tok_s']} row-tok/s ({result['roofline_pct']}% of "
         f"{result['roofline_tok_s']}; prefills counted too: {result['work_roofline_pct']}%); greedy "
         f"{result['greedy_tok_s']} tok/s; overhead {result['overhead_vs_greedy']}x")
+    if alternatives:
+        compared = prompts[:max(1, default_batch_rows(lm) // copies)]
+        reference_self_debias(lm, compared[:2], DEBIASING_PREFIXES, 100.0, WARM_UP_TOKENS, 2)  # warm-up
+        loop_tokens, loop_s = reference_self_debias(lm, compared, DEBIASING_PREFIXES, 100.0, max_new_tokens)
+        batched_tokens, batched_s = reference_self_debias(lm, compared, DEBIASING_PREFIXES, 100.0, max_new_tokens,
+                                                          len(compared))
+        result.update({"compare_prompts": len(compared), "papers_loop_tok_s": round(loop_tokens / loop_s, 1),
+                       "transformers_batched_tok_s": round(batched_tokens / batched_s, 1)})
+        result["vs_papers_loop"] = round(result["self_debias_tok_s"] / result["papers_loop_tok_s"], 2)
+        result["vs_transformers_batched"] = round(result["self_debias_tok_s"] / result["transformers_batched_tok_s"],
+                                                  2)
+        log(f"reference implementation on {len(compared)} prompts: one per call {result['papers_loop_tok_s']} tok/s, "
+            f"all in one call {result['transformers_batched_tok_s']} tok/s: toxlib {result['vs_papers_loop']}x and "
+            f"{result['vs_transformers_batched']}x")
     return result
 
 
@@ -277,13 +322,15 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
             f"perplexity ({label})": cached_measurement(
                 "perplexity", {"model": name, "quick": sentences, "nll": METHOD_VERSIONS["causal"],
                                "engine": ENGINE_TIMING_REVISION, "dtype": dtype},
-                lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences, dtype=dtype)),
+                lambda name=name: _bench_quietly(bench_perplexity, name, sentences=sentences, dtype=dtype,
+                                               alternatives=False)),
         }
         if name == self_debias_model:
             measured[f"Self-Debiasing ({label}, row-tokens)"] = cached_measurement(
                 "self-debias", {"model": name, "prompts": debias_prompts, "engine": ENGINE_TIMING_REVISION,
                                 "layout": PREFIX_LAYOUT, "dtype": dtype},
-                lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts, dtype=dtype))
+                lambda name=name: _bench_quietly(bench_self_debias, name, prompts=debias_prompts, dtype=dtype,
+                                               alternatives=False))
         for path, m in measured.items():
             tok_s = m["row_tok_s"] if "row_tok_s" in m else m["tok_s"]
             rows.append({"model": name, "path": path, "tok_s": tok_s, "roofline_tok_s": m["roofline_tok_s"],

@@ -23,6 +23,7 @@ from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
+from toxlib.models.lm_head import slice_lm_head
 from toxlib.store import paths
 from toxlib.store.paths import written_atomically
 
@@ -96,7 +97,8 @@ class LanguageModel:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = self._load_model().to(self.device).eval()
+                    # the LM head in vocabulary slices: the same logits, faster (toxlib.models.lm_head)
+                    self._model = slice_lm_head(self._load_model().to(self.device).eval())
         return self._model
 
     @property

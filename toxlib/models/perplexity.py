@@ -21,6 +21,7 @@ from toxlib.executors import resolve_executor
 from toxlib.executors.blocks import chunked_rows
 from toxlib.models.batching import MIN_ROWS, companions, length_batches, packs, pad, shifted_exp
 from toxlib.models.length_groups import can_share_a_pass, hidden_states
+from toxlib.models.lm_head import head_logits
 from toxlib.models.loading import text_config
 from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import LMScoreStore
@@ -90,7 +91,7 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
     if len(starts) > 1 and n - starts[-1] < MIN_ROWS:
         starts.pop()  # the short remainder joins the chunk before it
     for s, end in zip(starts, starts[1:] + [n]):
-        logits = head(hidden[s:end])
+        logits = head_logits(head, hidden[s:end])
         if cap is not None:
             logits = torch.tanh(logits / cap) * cap
         for t in range(0, len(logits), rows):

@@ -1,0 +1,95 @@
+"""The LM head in vocabulary slices (``toxlib.models.lm_head``) gives the bits of ``nn.Linear`` called whole, on this
+CPU, at the bundled heads' shapes and the row counts decoding meets, for the input layouts the models pass; the
+patched model's logits, gradients and state dict are those of the unpatched one.
+
+If the first test fails on a CPU, slicing would move generated texts and perplexities there: remove the patch
+(``slice_lm_head``) before anything is recorded on it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import toxlib.models  # noqa: F401  (MKL's strict mode, as every use of toxlib's models sets it)
+from toxlib.models.lm_head import head_logits, slice_lm_head, sliced_logits, slices_pay
+
+#: (hidden, vocabulary) of the bundled heads: SmolLM2-135M and Gemma-3-270M
+HEADS = [(576, 49152), (640, 262144)]
+ROWS = [4, 5, 17, 57, 100, 257, 400]
+STRIDED_ROWS = [4, 17]
+
+
+def _weight(hidden: int, vocab: int) -> torch.Tensor:
+    return torch.randn(vocab, hidden, generator=torch.Generator().manual_seed(hidden)) * 0.05
+
+
+@pytest.mark.parametrize("hidden,vocab", HEADS)
+def test_slices_give_the_whole_heads_bits_at_every_row_count(hidden, vocab):
+    """Contiguous rows (a decoding step's) are sliced and keep their bits; strided rows (a prefill's last position)
+    keep ``linear``'s own call, whose bits differ from the same rows made contiguous (measured on an AMD EPYC)."""
+    weight = _weight(hidden, vocab)
+    states = torch.randn(max(ROWS), 3, hidden, generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        for rows in ROWS:
+            flat = states[:rows, -1].contiguous()  # a decoding step's states (rows, hidden)
+            assert torch.equal(sliced_logits(flat, weight), torch.nn.functional.linear(flat, weight)), rows
+            assert torch.equal(sliced_logits(flat[:, None], weight), torch.nn.functional.linear(flat[:, None], weight))
+        for rows in STRIDED_ROWS:  # linear on strided rows is ~10x slower: a few row counts
+            last = states[:rows, -1:]  # (rows, 1, hidden) cut from (rows, 3, hidden): a prefill's last position
+            assert torch.equal(sliced_logits(last, weight), torch.nn.functional.linear(last, weight)), rows
+
+
+def test_a_bias_is_added_as_linear_adds_it():
+    weight, bias = _weight(64, 3 * HEADS[0][0]), torch.randn(3 * HEADS[0][0])
+    x = torch.randn(9, 64)
+    assert torch.equal(sliced_logits(x, weight, bias), torch.nn.functional.linear(x, weight, bias))
+
+
+def test_the_bit_comparison_can_fail():
+    """Splitting the hidden dimension instead (two partial dot products summed) moves the last bits: the comparison
+    above would see it."""
+    hidden, vocab = HEADS[0]
+    weight, x = _weight(hidden, vocab), torch.randn(57, hidden, generator=torch.Generator().manual_seed(2))
+    half = hidden // 2
+    split = x[:, :half] @ weight[:, :half].t() + x[:, half:] @ weight[:, half:].t()
+    assert not torch.equal(split, torch.nn.functional.linear(x, weight))
+
+
+def test_the_patched_model_gives_the_same_logits_gradients_and_state_dict(tiny_lm):
+    torch.manual_seed(0)
+    model = tiny_lm.model  # loaded through LanguageModel: patched
+    head = model.get_output_embeddings()
+    assert "forward" in vars(head) and slices_pay(head)
+    ids = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16], [17, 18, 19, 20]])
+    with torch.inference_mode():
+        patched = model(ids).logits
+    saved = head.forward
+    del head.forward
+    try:
+        with torch.inference_mode():
+            whole = model(ids).logits
+        keys = list(model.state_dict())
+        model.zero_grad()
+        model(ids).logits.sum().backward()
+        grad_whole = head.weight.grad.clone()
+    finally:
+        head.forward = saved
+    assert torch.equal(patched, whole)
+    assert list(model.state_dict()) == keys
+    model.zero_grad()
+    model(ids).logits.sum().backward()  # with gradients the patched head is nn.Linear's own call
+    assert torch.equal(head.weight.grad, grad_whole)
+    model.zero_grad()
+
+
+def test_only_float32_heads_on_a_cpu_are_sliced():
+    assert slices_pay(torch.nn.Linear(8, 16))
+    assert not slices_pay(torch.nn.Linear(8, 16).to(torch.bfloat16))
+    bf16 = torch.nn.Sequential()
+    bf16.get_output_embeddings = lambda: head  # noqa: E731
+    head = torch.nn.Linear(8, 16).to(torch.bfloat16)
+    slice_lm_head(bf16)
+    assert "forward" not in vars(head)
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    assert torch.equal(head_logits(head, x), head(x))

@@ -1,0 +1,129 @@
+"""The real alternatives the benchmarks time toxlib against, each driving transformers as its authors would.
+
+Per workload, two ways of doing the same work without toxlib's engine:
+  * the papers' loop: one call per prompt (or per sentence), as the papers' code drives the model;
+  * transformers' best batched path: the same calls on whole batches of left-padded prompts (or right-padded
+    sentences), ``batch_rows`` rows per call, with the key/value cache implementation that was fastest here
+    (dynamic or static; ``torch.compile`` is not tried on a CPU: transformers' ``generate`` skips compilation there,
+    "unable to meet the criteria", measured with transformers 5.x on 2026-11-26).
+Each returns (tokens, seconds), tokens counted as toxlib counts them: new tokens up to and including a stop token
+(generation), or scored tokens (perplexity). Self-Debiasing follows the reference implementation
+(github.com/timoschick/self-debiasing, ``generation.py``): the plain input and its six prefixed copies are rows of
+one ``generate`` call, and a logits processor replaces every row's scores by the debiased scores of its plain row.
+Written here because none of these is a library call; they are the baselines, not toxlib's code paths.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from toxlib.generate.config import DecodingConfig
+from toxlib.steer.self_debias import apply_decay
+
+
+def count_until_stop(tokens: list[int], stop_ids) -> int:
+    """New tokens up to and including the first stop token (all of them if none)."""
+    for i, t in enumerate(tokens):
+        if t in stop_ids:
+            return i + 1
+    return len(tokens)
+
+
+def _left_padded(lm, texts: list[str]) -> dict:
+    lm.tokenizer.padding_side = "left"
+    return lm.tokenizer(texts, return_tensors="pt", padding=True).to(lm.device)
+
+
+def _sampling_kwargs(lm, config: DecodingConfig) -> dict:
+    return dict(do_sample=True, top_p=config.top_p, top_k=0, temperature=config.temperature,
+                max_new_tokens=config.max_new_tokens, num_return_sequences=config.num_samples,
+                pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids))
+
+
+@torch.inference_mode()
+def hf_generate(lm, prompts: list[str], config: DecodingConfig, prompts_per_call: int = 1,
+                cache_implementation: str | None = None) -> tuple[int, float]:
+    """``model.generate(num_return_sequences=k, top_p=...)`` on ``prompts_per_call`` prompts at a time (1: the
+    papers' loop), transformers' own top-p (a full-vocabulary sort). Returns (new tokens, seconds)."""
+    n_tokens, start = 0, time.perf_counter()
+    extra = {"cache_implementation": cache_implementation} if cache_implementation else {}
+    for first in range(0, len(prompts), prompts_per_call):
+        enc = _left_padded(lm, prompts[first:first + prompts_per_call])
+        out = lm.model.generate(**enc, **_sampling_kwargs(lm, config), **extra)
+        n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in out[:, enc["input_ids"].shape[1]:].tolist())
+    return n_tokens, time.perf_counter() - start
+
+
+def fastest_batched_generate(lm, prompts: list[str], config: DecodingConfig, batch_rows: int,
+                             warm: DecodingConfig) -> dict:
+    """transformers' batched path with each cache implementation (dynamic, static), ``batch_rows // num_samples``
+    prompts per call, each warmed up on the first call's prompts. Returns {"tokens", "seconds", "tok_s",
+    "cache": the fastest, "tried": {cache: tok_s}}."""
+    per_call = max(1, batch_rows // config.num_samples)
+    tried = {}
+    for cache in ("dynamic", "static"):
+        impl = None if cache == "dynamic" else cache
+        hf_generate(lm, prompts[:per_call], warm, per_call, impl)
+        tokens, seconds = hf_generate(lm, prompts, config, per_call, impl)
+        tried[cache] = {"tokens": tokens, "seconds": seconds, "tok_s": tokens / seconds}
+    best = max(tried, key=lambda c: tried[c]["tok_s"])
+    return {**tried[best], "cache": best, "prompts_per_call": per_call,
+            "tried": {c: round(v["tok_s"], 1) for c, v in tried.items()}}
+
+
+class ReferenceSelfDebiasing:
+    """The reference's ``SelfDebiasingLogitsProcessor``: rows are [plain inputs; prefix 1 copies; ...; prefix P
+    copies], each block ``batch`` rows. The plain rows' scores are debiased with p_biased = the maximum over their
+    prefixed copies' softmaxes, and every copy takes its plain row's new scores (so all copies decode alike)."""
+
+    def __init__(self, prefixes: int, decay_constant: float, epsilon: float = 0.01):
+        self.prefixes, self.decay_constant, self.epsilon = prefixes, decay_constant, epsilon
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        batch = scores.shape[0] // (1 + self.prefixes)
+        plain = scores[:batch]
+        p_biased = scores[batch:].float().softmax(-1).view(self.prefixes, batch, -1).amax(0)
+        new, _ = apply_decay(plain, p_biased, self.decay_constant, self.epsilon)
+        return new.repeat(1 + self.prefixes, 1)
+
+
+@torch.inference_mode()
+def reference_self_debias(lm, prompts: list[str], prefixes: tuple[str, ...], decay_constant: float,
+                          max_new_tokens: int, prompts_per_call: int = 1) -> tuple[int, float]:
+    """Greedy Self-Debiasing as the reference runs it, ``prompts_per_call`` prompts (x 7 rows) per ``generate``
+    call (1: the papers' loop). Returns (new tokens of the plain rows, seconds)."""
+    from transformers import LogitsProcessorList
+
+    processor = LogitsProcessorList([ReferenceSelfDebiasing(len(prefixes), decay_constant)])
+    n_tokens, start = 0, time.perf_counter()
+    for first in range(0, len(prompts), prompts_per_call):
+        batch = prompts[first:first + prompts_per_call]
+        enc = _left_padded(lm, batch + [prefix + p for prefix in prefixes for p in batch])
+        out = lm.model.generate(**enc, do_sample=False, max_new_tokens=max_new_tokens, logits_processor=processor,
+                                pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids), top_p=None, top_k=None,
+                                temperature=None)
+        plain = out[:len(batch), enc["input_ids"].shape[1]:]
+        n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in plain.tolist())
+    return n_tokens, time.perf_counter() - start
+
+
+@torch.inference_mode()
+def hf_perplexity(lm, texts: list[str], texts_per_call: int = 1) -> tuple[int, float]:
+    """Each text's loss from ``model(input_ids, labels=...)``, ``texts_per_call`` texts at a time, right-padded
+    with padding labelled -100 (1: the papers' loop, one sentence per call). Returns (scored tokens, seconds)."""
+    lm.tokenizer.padding_side = "right"
+    n_tokens, start = 0, time.perf_counter()
+    try:
+        for first in range(0, len(texts), texts_per_call):
+            enc = lm.tokenizer(texts[first:first + texts_per_call], return_tensors="pt", padding=True).to(lm.device)
+            labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
+            logits = lm.model(**enc).logits[:, :-1].float()
+            targets = labels[:, 1:]
+            torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                              ignore_index=-100, reduction="none")
+            n_tokens += int((targets != -100).sum())
+    finally:
+        lm.tokenizer.padding_side = "left"
+    return n_tokens, time.perf_counter() - start
