@@ -1,23 +1,18 @@
-"""Exercise solutions quote the committed run. Solutions whose figures are pasted by myst-nb glue (``GLUED``) hold no
-typed result, and every value their roles name was glued by the committed run. The others, not yet converted: each
-checked solution's figures, recomputed here from the CSVs under data/results, must appear in its text as printed.
-
-A re-run that moves a figure makes its test fail until the solution is updated (the fix: edit the solution's
-markdown cell in the chapter, then rebuild the book). Solutions that quote a run the book does not commit (a smoke
-run with another scorer, a re-run with another parameter) are not checked here.
+"""Exercise solutions quote the run they are shown with. Their figures are pasted by myst-nb glue (``GLUED``: every
+checked solution): they hold no typed result, and every value their roles name was glued by the committed run, so
+a re-run on another CPU or with other parameters shows its own figures instead of contradicting them. Solutions
+that quote a run the book does not commit (a smoke run with another scorer) are not checked here.
 """
 from __future__ import annotations
 
 import re
 
 import nbformat
-import pandas as pd
 import pytest
 
 from toxlib.store import paths
 
 ROOT = paths.project_root()
-RESULTS = ROOT / "data" / "results"
 
 
 def solution_text(chapter: str, label: str) -> str:
@@ -30,89 +25,6 @@ def solution_text(chapter: str, label: str) -> str:
     raise LookupError(f"no solution {label} in notebooks/{chapter}.ipynb")
 
 
-def f2(x: float) -> str:
-    return f"{x:.2f}"
-
-
-def f3(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def pct(x: float, digits: int = 0) -> str:
-    return f"{100 * x:.{digits}f}%"
-
-
-def count(x: float) -> str:
-    return f"{int(round(x)):,}"
-
-
-# ------------------------------------------------------------------ one function per solution: the figures it quotes
-
-
-def minus(x: float, digits: int) -> str:
-    """A signed figure as the chapters print it, with a true minus sign."""
-    return f"{x:.{digits}f}".replace("-", "\u2212")
-
-
-def generation_top_k() -> list[str]:
-    summary = pd.read_csv(RESULTS / "generation" / "nucleus_summary.csv").set_index("model")
-    over = 1 - summary["<= 256"]
-    assert (summary["same_as_transformers"] == 1.0).all(), "the solution says every inspected step agrees"
-    return [f"{round(100 * over['smollm2-135m'], 2):g}% of SmolLM2's steps",
-            f"{round(100 * over['gemma3-270m'], 2):g}% of Gemma's",
-            f"reach {count(summary.loc['smollm2-135m', 'max_size'])} and "
-            f"{count(summary.loc['gemma3-270m', 'max_size'])}"]
-
-
-def generation_top_p() -> list[str]:
-    """The committed top-p 0.9 side of the comparison (the 0.5 side is a re-run the book does not keep)."""
-    summary = pd.read_csv(RESULTS / "generation" / "nucleus_summary.csv").set_index("model").loc["smollm2-135m"]
-    steps = pd.read_csv(RESULTS / "generation" / "nucleus_steps.csv")
-    single = (steps.loc[steps["model"] == "smollm2-135m", "nucleus_size"] == 1).mean()
-    return [f"instead of {summary['median_size']:g}", f"instead of {count(summary['max_size'])}",
-            f"{int(summary['steps'])} inspected", f"against {pct(single)} at 0.9"]
-
-
-def sass_threshold() -> list[str]:
-    """The committed threshold-0.5 side (the 0.3 side is a re-run)."""
-    table3 = pd.read_csv(RESULTS / "sass" / "table3.csv").set_index("system").loc["PERSPECTIVE"]
-    table6 = pd.read_csv(RESULTS / "sass" / "table6.csv")
-    fp = table6[(table6["system"] == "PERSPECTIVE") & (table6["scope"] == "False Positive category")].iloc[0]
-    flagged = int(table3["n_pred_pos"])
-    true_pos = round(table3["precision"] * flagged)
-    return [f"instead of {flagged}", f"from {f3(table3['precision'])}", f"from {f3(table3['recall'])}",
-            f"from {f3(table3['f1'])}", f"{fp['n_flagged']} of its {flagged} flags",
-            f"from {true_pos} to", f"all {fp['n_both']} comments with a swear word"]
-
-
-def sass_swear_lists() -> list[str]:
-    table6 = pd.read_csv(RESULTS / "sass" / "table6.csv")
-    by_list = [part.drop(columns="word_list").reset_index(drop=True) for _, part in table6.groupby("word_list")]
-    assert len(by_list) == 2 and by_list[0].equals(by_list[1]), "the solution says every row is identical"
-    row = table6[(table6["system"] == "PERSPECTIVE") & (table6["scope"] == "all 250 comments")].iloc[0]
-    return [f"the same {row['n_contains']} of the {row['n']} comments",
-            f"P(swear | flagged) = {f2(row['p_swear_given_toxic'])}",
-            f"swear) = {f2(row['p_toxic_given_swear'])}", f"printed {f2(row['p_swear_given_toxic_paper'])} and "
-            f"{f2(row['p_toxic_given_swear_paper'])}", f"({row['n_flagged'] - row['n_both']} of {row['n_flagged']})"]
-
-
-SOLUTIONS = {
-    ("generation", "generation-ex-top-k"): generation_top_k,
-    ("generation", "generation-ex-top-p"): generation_top_p,
-    ("sass", "sass-ex-threshold"): sass_threshold,
-    ("sass", "sass-ex-swear-lists"): sass_swear_lists,
-}
-
-
-@pytest.mark.parametrize("chapter,label", sorted(SOLUTIONS), ids=lambda x: x)
-def test_solution_quotes_the_committed_run(chapter, label):
-    text = solution_text(chapter, label)
-    figures = SOLUTIONS[chapter, label]()
-    missing = [figure for figure in figures if figure not in text]
-    assert not missing, f"{label} no longer quotes the committed results; recomputed figures not in its text: {missing}"
-
-
-
 #: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
 GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
          ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging"),
@@ -121,10 +33,12 @@ GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-
          ("safety_score", "safety-score-ex-by-hand"), ("safety_score", "safety-score-ex-scaling"),
          ("safety_score", "safety-score-ex-pvalues"), ("scorers", "scorers-ex-false-positive"),
          ("scorers", "scorers-ex-calibration"), ("datasets", "datasets-ex-threshold"),
-         ("datasets", "datasets-ex-correlation")}
+         ("datasets", "datasets-ex-correlation"), ("generation", "generation-ex-top-k"),
+         ("generation", "generation-ex-top-p"), ("sass", "sass-ex-threshold"), ("sass", "sass-ex-swear-lists")}
 #: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
 #: results of the run
-DEFINITIONS = {"0", "0.5", "0.9", "0.05", "0.75", "22%", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25"}
+DEFINITIONS = {"0", "0.5", "0.9", "0.05", "0.75", "22%", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25",
+               "256", "2,048", "16,384", "95%"}  # the last: the sampler's top-k ladder, an interval's level
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 
 

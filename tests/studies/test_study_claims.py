@@ -225,3 +225,36 @@ def test_datasets_prose_fills_every_key_when_the_run_loads_fewer_subsets():
                                     "all (distinct records)": sample}, 0.5)
     fewer = datasets.exercise_prose({"sample": sample, "all (distinct records)": sample}, 0.5)
     assert fewer.keys() == full.keys() and fewer["datasets-ch-share"] == "—" and fewer["datasets-sample-r"] != "—"
+
+
+def test_generation_prose_counts_nucleus_sizes_and_openings_by_hand():
+    from toxlib.studies import generation
+
+    nucleus = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 2, "step": 0, "nucleus_size": [1, 300, 53, 2000, 10, 257],
+                            "same_as_transformers": [True] * 5 + [False]})
+    half = pd.DataFrame({"model": "a", "step": 0, "nucleus_size": [1, 1, 3, 173], "same_as_transformers": True})
+    gens = pd.DataFrame({"model": "a", "prompt_id": [7, 7, 7, 8, 8, 8],
+                         "continuation": ["x y z w", "x y z v", "p q r", "a b c", "d e f", "g h i"]})
+    gens_half = gens.assign(continuation=["x y z w", "x y z v", "x y z u", "a b c", "a b c d", "a b c"])
+    prose = generation.exercise_prose(nucleus, half, gens, gens_half, "a", 0.9, 0.5)
+    assert prose["generation-over-256"] == "50% of a's steps and 50% of b's steps"  # 300, 2000 of 4; 257 of 2
+    assert prose["generation-largest"] == "2,000 (a) and 257 (b)"
+    assert prose["generation-agree"] == "83.3% of the inspected steps agree"
+    assert prose["generation-median-09"] == "176.5" and prose["generation-median-05"] == "2"
+    assert prose["generation-max-05"] == "173" and prose["generation-single-05"] == "50%"
+    assert prose["generation-single-09"] == "25%" and prose["generation-steps-05"] == "4"
+    assert prose["generation-openings-09"] == "2.5"  # prompt 7: "x y z", "p q r"; prompt 8: 3 openings
+    assert prose["generation-openings-05"] == "1.0"
+    assert prose["generation-distinct-05"] == "1 of 2 prompts have 3 different continuations as whole strings"
+
+
+def test_generation_prose_fills_every_key_when_no_step_is_inspected():
+    from toxlib.studies import generation
+
+    empty = pd.DataFrame(columns=["model", "step", "nucleus_size", "same_as_transformers"])
+    gens = pd.DataFrame({"model": "a", "prompt_id": [1, 1], "continuation": ["u v", "w"]})
+    full = generation.exercise_prose(pd.DataFrame({"model": ["a"], "step": [0], "nucleus_size": [5],
+                                                   "same_as_transformers": [True]}), empty, gens, gens, "a", 0.9, 0.5)
+    none = generation.exercise_prose(empty, empty, gens, gens, "a", 0.9, 0.5)
+    assert none.keys() == full.keys() and none["generation-largest"] == "n/a"
+    assert full["generation-agree"] == "every inspected step agrees"

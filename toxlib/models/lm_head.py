@@ -14,10 +14,12 @@ Strided rows (a prefill's last position) are not sliced: ``linear`` gives them o
 contiguous (and takes about ten times as long: another MKL path), so slicing them would change a batch's first
 token. So no generated text and no perplexity changes. Only float32 heads on a CPU are sliced, with gradients off:
 a bf16 head or a GPU keeps ``nn.Linear``'s own call, and training sees the head as it was.
+``TOXLIB_SLICED_HEAD=0`` turns it off (for timing the difference; nothing computed changes).
 """
 
 from __future__ import annotations
 
+import os
 import types
 
 import torch
@@ -71,6 +73,8 @@ def slice_lm_head(model: torch.nn.Module) -> torch.nn.Module:
     """Make ``model``'s output embeddings compute in slices (``sliced_logits``) when called without gradients, if
     they pay (``slices_pay``); the module, its weights and its state dict stay as they are (only the instance's
     ``forward`` is replaced). Returns ``model``."""
+    if os.environ.get("TOXLIB_SLICED_HEAD", "1") == "0":
+        return model
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     if head is not None and slices_pay(head) and "forward" not in vars(head):
         head.forward = types.MethodType(_sliced_forward, head)

@@ -111,3 +111,54 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
               verdict="not judged", note="the paper's models are not available offline; see the models table",
               kind="our models"),
     ]
+
+
+def openings_per_prompt(generations: pd.DataFrame, words: int = 3) -> float:
+    """Mean number of distinct openings (first ``words`` words) among a prompt's continuations (rows of
+    ``generate``: prompt_id, continuation)."""
+    first = generations["continuation"].fillna("").str.split().str[:words].str.join(" ")
+    return float(first.groupby(generations["prompt_id"]).nunique().mean())
+
+
+def exercise_prose(nucleus: pd.DataFrame, nucleus_half: pd.DataFrame, generations: pd.DataFrame,
+                   generations_half: pd.DataFrame, model: str, top_p: float, half_p: float) -> dict[str, str]:
+    """What the generation chapter's exercise solutions quote, {glue key: text} (keys "generation-"), from this run:
+    ``nucleus`` and ``generations`` at ``top_p`` (every model), ``nucleus_half`` and ``generations_half`` at
+    ``half_p`` for ``model`` (rows of ``record_nucleus`` and ``generate``). Empty nucleus tables (the section
+    skipped) give "n/a"."""
+
+    def share(x: float) -> str:
+        return f"{100 * x:.3g}%"
+
+    out = {"generation-half-p": f"{half_p:g}", "generation-top-p": f"{top_p:g}", "generation-half-model": model}
+    over, largest = [], []
+    for name, part in nucleus.groupby("model", sort=False):
+        over.append(f"{share((part['nucleus_size'] > K_LADDER[0]).mean())} of {name}'s steps")
+        largest.append(f"{int(part['nucleus_size'].max()):,} ({name})")
+    agree = nucleus["same_as_transformers"].mean() if len(nucleus) else float("nan")
+    out.update({
+        "generation-over-256": " and ".join(over) or "n/a (no step inspected)",
+        "generation-largest": " and ".join(largest) or "n/a",
+        "generation-agree": ("every inspected step agrees" if agree == 1.0 else
+                             f"{share(agree)} of the inspected steps agree" if len(nucleus) else "n/a"),
+    })
+    full = nucleus[nucleus["model"] == model]
+    for key, part in (("09", full), ("05", nucleus_half)):
+        sizes = part["nucleus_size"]
+        out.update({f"generation-median-{key}": f"{sizes.median():g}" if len(part) else "n/a",
+                    f"generation-max-{key}": f"{int(sizes.max()):,}" if len(part) else "n/a",
+                    f"generation-single-{key}": share((sizes == 1).mean()) if len(part) else "n/a"})
+    out["generation-steps-05"] = f"{len(nucleus_half):,}"
+    mine = generations[generations["model"] == model]
+    distinct = generations_half.groupby("prompt_id")["continuation"].nunique()
+    per_prompt = int(generations_half.groupby("prompt_id").size().max()) if len(generations_half) else 0
+    all_distinct = int((distinct == per_prompt).sum())
+    out.update({
+        "generation-openings-09": f"{openings_per_prompt(mine):.1f}",
+        "generation-openings-05": f"{openings_per_prompt(generations_half):.1f}",
+        "generation-distinct-05": (f"all {per_prompt} continuations are different as whole strings for every prompt"
+                                   if all_distinct == len(distinct) else
+                                   f"{all_distinct} of {len(distinct)} prompts have {per_prompt} different "
+                                   "continuations as whole strings"),
+    })
+    return out

@@ -1,0 +1,91 @@
+"""RealToxicityPrompts Tables 2 and 3 as the authors' own results notebook computed them, to sit beside ours.
+
+The text of the paper we have (``../shared/papers``) lost the two tables' numbers in extraction, and no public copy of
+the printed tables could be reached offline. The authors' repository keeps the notebook that computed them
+(github.com/allenai/real-toxicity-prompts, ``notebooks/realtoxicityprompts_results.ipynb`` at commit dd44ab7, section
+"Table 2 & 3: EMT and Toxicity Probability in Prompted Generations", cells 13-15); its printed outputs are copied
+verbatim in ``sources/rtp_results_notebook_dd44ab7.txt`` and transcribed below to three decimals
+(``tests/papers/test_rtp_authors.py`` checks every value against the copy). These are the authors' computed values,
+not the printed table: two second-hand quotes of the printed Table 2 differ from them in the second decimal in a few
+cells (GPT-2's expected maximum toxicity on toxic prompts 0.75 against 0.745 here, GPT-3's toxicity probability on
+toxic prompts 0.87 against 0.861), and the notebook's unprompted probabilities come from a 1,000-draw bootstrap that
+earlier runs of the same notebook put 0.01-0.02 elsewhere. The notebook does not show unprompted expected maximum
+toxicity (empty here). The authors' names: "Affect GPT-2" is VOCAB-SHIFT, "Naughty List GPT-2" WORD FILTER, "CTRL
+Tokens" ATCON, "CTRL wiki" CTRL-W.
+"""
+
+from __future__ import annotations
+
+import math
+from importlib import resources
+
+import pandas as pd
+
+SOURCE = ("authors' results notebook (allenai/real-toxicity-prompts, notebooks/realtoxicityprompts_results.ipynb "
+          "at dd44ab7, cells 13-15)")
+SOURCE_FILE = "sources/rtp_results_notebook_dd44ab7.txt"
+NAN = math.nan
+
+#: system -> {prompt class: (expected max toxicity, its std over prompts, toxicity probability)}
+AUTHORS = {
+    "GPT-1": {"toxic": (0.772, 0.178, 0.901), "non-toxic": (0.580, 0.216, 0.600), "unprompted": (NAN, NAN, 0.753)},
+    "GPT-2": {"toxic": (0.745, 0.190, 0.870), "non-toxic": (0.506, 0.220, 0.471), "unprompted": (NAN, NAN, 0.327)},
+    "GPT-3": {"toxic": (0.747, 0.197, 0.861), "non-toxic": (0.521, 0.229, 0.496), "unprompted": (NAN, NAN, 0.329)},
+    "CTRL": {"toxic": (0.729, 0.196, 0.846), "non-toxic": (0.517, 0.213, 0.489), "unprompted": (NAN, NAN, 0.422)},
+    "CTRL-W": {"toxic": (0.701, 0.199, 0.815), "non-toxic": (0.489, 0.208, 0.439), "unprompted": (NAN, NAN, 0.155)},
+    "DAPT (non-toxic)": {"toxic": (0.566, 0.225, 0.584), "non-toxic": (0.366, 0.186, 0.223),
+                         "unprompted": (NAN, NAN, 0.085)},
+    "DAPT (toxic)": {"toxic": (0.847, 0.147, 0.958), "non-toxic": (0.691, 0.227, 0.768),
+                     "unprompted": (NAN, NAN, 0.944)},
+    "ATCON": {"toxic": (0.728, 0.203, 0.839), "non-toxic": (0.484, 0.217, 0.431), "unprompted": (NAN, NAN, 0.282)},
+    "VOCAB-SHIFT": {"toxic": (0.699, 0.214, 0.792), "non-toxic": (0.459, 0.219, 0.386),
+                    "unprompted": (NAN, NAN, 0.276)},
+    "PPLM": {"toxic": (0.517, 0.261, 0.489), "non-toxic": (0.316, 0.190, 0.168), "unprompted": (NAN, NAN, 0.040)},
+    "WORD FILTER": {"toxic": (0.682, 0.194, 0.807), "non-toxic": (0.475, 0.201, 0.422),
+                    "unprompted": (NAN, NAN, 0.280)},
+}
+#: the notebook's row names for the systems above
+NOTEBOOK_NAMES = {"GPT-1": "GPT-1", "GPT-2": "GPT-2", "GPT-3": "GPT-3 (Da Vinci)", "CTRL": "CTRL",
+                  "CTRL-W": "CTRL wiki", "DAPT (non-toxic)": "DAPT (Non-Toxic)", "DAPT (toxic)": "DAPT (Toxic)",
+                  "ATCON": "CTRL Tokens", "VOCAB-SHIFT": "Affect GPT-2", "PPLM": "PPLM",
+                  "WORD FILTER": "Naughty List GPT-2"}
+#: the detoxification chapter's methods -> the authors' system they stand beside (the base model is GPT-2 there)
+FOR_METHOD = {"base model": "GPT-2", "base model (PPLM subset, fp32)": "GPT-2", "WORD FILTER": "WORD FILTER",
+              "VOCAB-SHIFT": "VOCAB-SHIFT", "DAPT (non-toxic)": "DAPT (non-toxic)", "DAPT (toxic)": "DAPT (toxic)",
+              "ATCON": "ATCON", "PPLM": "PPLM"}
+COLUMNS = ("exp_max_toxicity", "exp_max_std", "toxicity_probability")
+
+
+def authors_value(system: str, prompt_class: str, column: str) -> float:
+    """One value of :data:`AUTHORS` (NaN where the notebook shows none)."""
+    return AUTHORS[system][prompt_class][COLUMNS.index(column)]
+
+
+def source_text() -> str:
+    """The verbatim copy of the notebook's outputs (``SOURCE_FILE``)."""
+    return resources.files("toxlib.papers").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
+
+
+def beside_table2(table2: pd.DataFrame, system: str = "GPT-2") -> pd.DataFrame:
+    """``rtp.table2`` rows (model, prompt_class, ...) with the authors' ``system`` values of the same prompt class
+    beside ours: columns exp_max_toxicity_authors, exp_max_std_authors, toxicity_probability_authors and
+    authors_system."""
+    out = table2.copy()
+    for column in COLUMNS:
+        out[f"{column}_authors"] = [authors_value(system, c, column) for c in out["prompt_class"]]
+    return out.assign(authors_system=system)
+
+
+def beside_table3(wide: pd.DataFrame) -> pd.DataFrame:
+    """``rtp_detox.table3_wide`` (method, exp_max_toxicity_<class>, toxicity_probability_<class>) with each method's
+    counterpart in the authors' notebook (``FOR_METHOD``) beside every value as ``<column>_authors``, in the paper's
+    column order, and the counterpart's name as authors_system. A method without a counterpart gets NaN."""
+    out = wide.copy()
+    out["authors_system"] = out["method"].map(FOR_METHOD)
+    order = ["method"]
+    for column in wide.columns.drop("method"):
+        measure, prompt_class = column.rsplit("_", 1)
+        out[f"{column}_authors"] = [authors_value(s, prompt_class, measure) if isinstance(s, str) else NAN
+                                    for s in out["authors_system"]]
+        order += [column, f"{column}_authors"]
+    return out[order + ["authors_system"]]
