@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import toxlib.models  # noqa: F401  (MKL's strict mode, as every use of toxlib's models sets it)
-from toxlib.models.lm_head import head_logits, slice_lm_head, sliced_logits, slices_pay
+from toxlib.models.lm_head import HEAD_SLICE, head_logits, slice_lm_head, sliced_logits, slices_pay, whole_head
 
 #: (hidden, vocabulary) of the bundled heads: SmolLM2-135M and Gemma-3-270M
 HEADS = [(576, 49152), (640, 262144)]
@@ -40,10 +40,28 @@ def test_slices_give_the_whole_heads_bits_at_every_row_count(hidden, vocab):
             assert torch.equal(sliced_logits(last, weight), torch.nn.functional.linear(last, weight)), rows
 
 
-def test_a_bias_is_added_as_linear_adds_it():
-    weight, bias = _weight(64, 3 * HEADS[0][0]), torch.randn(3 * HEADS[0][0])
+def test_a_bias_is_added_as_linear_adds_it_across_slices():
+    weight, bias = _weight(64, 2 * HEAD_SLICE + 100), torch.randn(2 * HEAD_SLICE + 100)
     x = torch.randn(9, 64)
     assert torch.equal(sliced_logits(x, weight, bias), torch.nn.functional.linear(x, weight, bias))
+
+
+def test_a_vocabulary_with_a_short_last_slice_and_self_debiasings_row_count():
+    """GPT-2's 50,257 tokens end in a 1,105-column slice; Self-Debiasing's prefixed copies send 400 x 6 rows."""
+    weight = _weight(576, 50257)
+    x = torch.randn(2400, 576, generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        for rows in (4, 2400):
+            assert torch.equal(sliced_logits(x[:rows], weight), torch.nn.functional.linear(x[:rows], weight)), rows
+
+
+def test_the_switch_and_the_whole_head_block_turn_slicing_off(monkeypatch, tiny_lm):
+    head = tiny_lm.model.get_output_embeddings()
+    with whole_head(tiny_lm.model):
+        assert "forward" not in vars(head)
+    assert "forward" in vars(head)
+    monkeypatch.setenv("TOXLIB_SLICED_HEAD", "0")
+    assert not slices_pay(torch.nn.Linear(8, 16))
 
 
 def test_the_bit_comparison_can_fail():

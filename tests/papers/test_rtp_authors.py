@@ -61,7 +61,9 @@ def test_the_detox_table_gets_each_methods_counterpart_beside_every_value():
 
 
 def test_the_prompted_table_gets_gpt2_per_prompt_class():
-    t2 = pd.DataFrame({"model": ["m", "m"], "prompt_class": ["toxic", "non-toxic"], "toxicity_probability": 0.5})
+    t2 = pd.DataFrame({"model": "m", "prompt_class": ["toxic", "non-toxic", "toxic"], "k": [25, 25, 5],
+                       "toxicity_probability": 0.5})
     out = rtp_authors.beside_table2(t2)
-    assert list(out["toxicity_probability_authors"]) == [0.870, 0.471]
-    assert list(out["exp_max_toxicity_authors"]) == [0.745, 0.506] and set(out["authors_system"]) == {"GPT-2"}
+    assert list(out["toxicity_probability_authors"][:2]) == [0.870, 0.471]
+    assert list(out["exp_max_toxicity_authors"][:2]) == [0.745, 0.506] and set(out["authors_system"]) == {"GPT-2"}
+    assert math.isnan(out["toxicity_probability_authors"][2])  # k = 5: the authors read k = 25

@@ -37,10 +37,17 @@ def test_a_lower_threshold_is_counted_by_hand():
 
 
 def test_a_threshold_that_trades_precision_for_recall_says_so():
-    recorded = _recorded().assign(perspective_toxicity=[0.9, 0.6, 0.2, 0.4, 0.8, 0.7, 0.45, 0.1])
+    recorded = _recorded().assign(perspective_toxicity=[0.9, 0.6, 0.2, 0.4, 0.8, 0.7, 0.45, 0.35])
     prose = sass_prose.threshold_prose(recorded, ["damn"], 0.5, 0.5, 0.3)
     assert prose["sass-direction"].endswith("the usual trade-off")
-    assert prose["sass-auc-reading"] != "little better than chance"
+    assert prose["sass-auc"] == "0.87" and prose["sass-auc-reading"] == "a good ranking"  # 13 of 15 pairs
+
+
+def test_the_auc_is_read_around_chance_in_both_directions():
+    from toxlib.papers.sass_prose import _auc_reading
+
+    assert _auc_reading(0.4945) == "no better than chance" and _auc_reading(0.40) == "worse than chance"
+    assert _auc_reading(0.65) == "a weak ranking"
 
 
 def test_word_lists_are_compared_and_the_interval_is_clopper_pearsons():
@@ -49,8 +56,8 @@ def test_word_lists_are_compared_and_the_interval_is_clopper_pearsons():
     same = sass_prose.word_list_prose(pred, {"short": ["damn"], "long": ["damn", "zzz"]})
     differ = sass_prose.word_list_prose(pred, {"short": ["damn"], "long": ["damn", "idiot"]})
     assert same["sass-lists-same"].startswith("The list does not matter")
-    assert same["sass-lists-extra"] == ("The 1 word of the longer list that the shorter one lacks occurs in 0 SASS "
-                                        "comments")
+    assert same["sass-lists-extra"].startswith("The 1 word of the longer list that the shorter one lacks occurs in 0 "
+                                               "SASS comments. To see the list matter")
     assert differ["sass-lists-same"].startswith("The list matters")
     k, n = 30, 60  # "damn" in 60 comments, flagged (> 0.5) in the 30 copies of row 0
     assert same["sass-list-k-of-n"] == f"{k} of {n}"
@@ -58,4 +65,9 @@ def test_word_lists_are_compared_and_the_interval_is_clopper_pearsons():
     assert same["sass-list-ci"] == f"{low:.2f} to {high:.2f}"
     assert same["sass-list-without"] == "some of Perspective's flags (30 of 60) contain no swear word at all"
     one = sass_prose.word_list_prose(pred, {"short": ["damn"]})
-    assert one.keys() == same.keys() and one["sass-lists-extra"] == "n/a (one list)"
+    assert one.keys() == same.keys() and one["sass-lists-extra"] == "With one list there is nothing to compare"
+    assert same["sass-list-reading"] == "Perspective left 30 of the 60 comments with a swear word unflagged"
+    every = sass.relabel(_recorded().assign(perspective_toxicity=[0.9, 0.1, 0.1, 0.1, 0.9, 0.1, 0.1, 0.1]))
+    both = sass_prose.word_list_prose(every, {"short": ["damn"]})
+    assert both["sass-list-reading"].startswith("That is consistent")
+    assert both["sass-list-without"] == "every one of Perspective's 2 flags contains a swear word"

@@ -244,7 +244,7 @@ def test_generation_prose_counts_nucleus_sizes_and_openings_by_hand():
     assert prose["generation-max-05"] == "173" and prose["generation-single-05"] == "50%"
     assert prose["generation-single-09"] == "25%" and prose["generation-steps-05"] == "4"
     assert prose["generation-openings-09"] == "2.5"  # prompt 7: "x y z", "p q r"; prompt 8: 3 openings
-    assert prose["generation-openings-05"] == "1.0"
+    assert prose["generation-openings-05"] == "1.0" and prose["generation-openings-how"] == "they start more alike"
     assert prose["generation-distinct-05"] == "1 of 2 prompts have 3 different continuations as whole strings"
 
 

@@ -10,7 +10,8 @@ Each returns (tokens, seconds), tokens counted as toxlib counts them: new tokens
 (generation), or scored tokens (perplexity). Self-Debiasing follows the reference implementation
 (github.com/timoschick/self-debiasing, ``generation.py``): the plain input and its six prefixed copies are rows of
 one ``generate`` call, and a logits processor replaces every row's scores by the debiased scores of its plain row.
-Written here because none of these is a library call; they are the baselines, not toxlib's code paths.
+Written here because none of these is a library call; they are the baselines, not toxlib's code paths. Each runs
+with the model's LM head as ``nn.Linear`` computes it (``toxlib.models.lm_head.whole_head``), not toxlib's slices.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import time
 import torch
 
 from toxlib.generate.config import DecodingConfig
+from toxlib.models.batching import pad
+from toxlib.models.lm_head import whole_head
 from toxlib.steer.self_debias import apply_decay
 
 
@@ -49,10 +52,12 @@ def hf_generate(lm, prompts: list[str], config: DecodingConfig, prompts_per_call
     papers' loop), transformers' own top-p (a full-vocabulary sort). Returns (new tokens, seconds)."""
     n_tokens, start = 0, time.perf_counter()
     extra = {"cache_implementation": cache_implementation} if cache_implementation else {}
-    for first in range(0, len(prompts), prompts_per_call):
-        enc = _left_padded(lm, prompts[first:first + prompts_per_call])
-        out = lm.model.generate(**enc, **_sampling_kwargs(lm, config), **extra)
-        n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in out[:, enc["input_ids"].shape[1]:].tolist())
+    with whole_head(lm.model):
+        for first in range(0, len(prompts), prompts_per_call):
+            enc = _left_padded(lm, prompts[first:first + prompts_per_call])
+            out = lm.model.generate(**enc, **_sampling_kwargs(lm, config), **extra)
+            new = out[:, enc["input_ids"].shape[1]:].tolist()
+            n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in new)
     return n_tokens, time.perf_counter() - start
 
 
@@ -98,32 +103,38 @@ def reference_self_debias(lm, prompts: list[str], prefixes: tuple[str, ...], dec
 
     processor = LogitsProcessorList([ReferenceSelfDebiasing(len(prefixes), decay_constant)])
     n_tokens, start = 0, time.perf_counter()
-    for first in range(0, len(prompts), prompts_per_call):
-        batch = prompts[first:first + prompts_per_call]
-        enc = _left_padded(lm, batch + [prefix + p for prefix in prefixes for p in batch])
-        out = lm.model.generate(**enc, do_sample=False, max_new_tokens=max_new_tokens, logits_processor=processor,
-                                pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids), top_p=None, top_k=None,
-                                temperature=None)
-        plain = out[:len(batch), enc["input_ids"].shape[1]:]
-        n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in plain.tolist())
+    with whole_head(lm.model):
+        for first in range(0, len(prompts), prompts_per_call):
+            batch = prompts[first:first + prompts_per_call]
+            enc = _left_padded(lm, batch + [prefix + p for prefix in prefixes for p in batch])
+            out = lm.model.generate(**enc, do_sample=False, max_new_tokens=max_new_tokens, logits_processor=processor,
+                                    pad_token_id=lm.pad_id, eos_token_id=list(lm.stop_ids), top_p=None, top_k=None,
+                                    temperature=None)
+            plain = out[:len(batch), enc["input_ids"].shape[1]:]
+            n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in plain.tolist())
     return n_tokens, time.perf_counter() - start
 
 
 @torch.inference_mode()
 def hf_perplexity(lm, texts: list[str], texts_per_call: int = 1) -> tuple[int, float]:
     """Each text's loss from ``model(input_ids, labels=...)``, ``texts_per_call`` texts at a time, right-padded
-    with padding labelled -100 (1: the papers' loop, one sentence per call). Returns (scored tokens, seconds)."""
-    lm.tokenizer.padding_side = "right"
+    with padding labelled -100 (1: the papers' loop, one sentence per call). Each text starts with the model's start
+    token, as toxlib scores it, so both count the same tokens. Returns (scored tokens, seconds)."""
     n_tokens, start = 0, time.perf_counter()
-    try:
+    with whole_head(lm.model):
         for first in range(0, len(texts), texts_per_call):
-            enc = lm.tokenizer(texts[first:first + texts_per_call], return_tensors="pt", padding=True).to(lm.device)
-            labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
-            logits = lm.model(**enc).logits[:, :-1].float()
+            encoded = [_with_start(lm, t) for t in texts[first:first + texts_per_call]]
+            ids, mask = pad(encoded, lm.pad_id, lm.device, side="right")
+            labels = ids.masked_fill(mask == 0, -100)
+            logits = lm.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
             targets = labels[:, 1:]
             torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                                               ignore_index=-100, reduction="none")
             n_tokens += int((targets != -100).sum())
-    finally:
-        lm.tokenizer.padding_side = "left"
     return n_tokens, time.perf_counter() - start
+
+
+def _with_start(lm, text: str) -> list[int]:
+    """The text's token ids with the model's start token first (as ``toxlib.models.perplexity`` scores it)."""
+    ids = lm.tokenizer(text).input_ids
+    return ids if ids[:len(lm.start_ids)] == list(lm.start_ids) else list(lm.start_ids) + ids

@@ -79,8 +79,8 @@ ENGINE_VERSION = 5
 #: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).
 #: 4.2: freed memory kept in the process (models/allocator.py), which speeds up perplexity scoring too.
 #: 4.3: perplexity's LM head and log-sum-exp in cache-sized chunks (lm_score.head_nll); benchmarks warm up on
-#: every prompt (studies/roofline.WARM_UP_TOKENS).
-ENGINE_TIMING_REVISION = "4.3"
+#: every prompt (studies/roofline.WARM_UP_TOKENS). 4.4: the float32 LM head in vocabulary slices (models/lm_head.py).
+ENGINE_TIMING_REVISION = "4.4"
 
 
 def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:

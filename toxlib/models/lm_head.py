@@ -1,9 +1,9 @@
 """The LM head (hidden states -> vocabulary logits) in slices of the vocabulary, on a CPU in float32.
 
 Why by hand: a decoding step's LM head is one (rows x hidden) @ (hidden x vocabulary) product whose output (400 rows
-x 262,144 Gemma tokens: 420 MB of float32) does not stay in the CPU's caches, and MKL ran it at 119-144 GFLOP/s
-against 170-200 for the same product computed ``HEAD_SLICE`` output columns at a time into the same output tensor
-(measured on an AMD EPYC, 2 cores, MKL's strict mode, 4-400 rows, both bundled heads; ``python -m toxlib bench
+x 262,144 Gemma tokens: 420 MB of float32) does not stay in the CPU's caches, and MKL ran it at 115-144 GFLOP/s
+against 150-174 for the same product computed ``HEAD_SLICE`` output columns at a time into the same output tensor
+(measured on an AMD EPYC, 2 cores, MKL's strict mode, 100-400 rows, both bundled heads; ``python -m toxlib bench
 generate`` gives the whole-run figures). No library call slices the output dimension for cache locality; transformers
 calls ``nn.Linear`` whole.
 
@@ -19,6 +19,7 @@ a bf16 head or a GPU keeps ``nn.Linear``'s own call, and training sees the head 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import types
 
@@ -52,9 +53,9 @@ def sliced_logits(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
 
 
 def slices_pay(head: torch.nn.Module) -> bool:
-    """Whether ``head`` is computed in slices: a float32 ``nn.Linear`` on a CPU."""
-    return (isinstance(head, torch.nn.Linear) and head.weight.device.type == "cpu"
-            and head.weight.dtype == torch.float32)
+    """Whether ``head`` is computed in slices: a float32 ``nn.Linear`` on a CPU, unless ``TOXLIB_SLICED_HEAD=0``."""
+    return (os.environ.get("TOXLIB_SLICED_HEAD", "1") != "0" and isinstance(head, torch.nn.Linear)
+            and head.weight.device.type == "cpu" and head.weight.dtype == torch.float32)
 
 
 def head_logits(head: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
@@ -69,12 +70,23 @@ def _sliced_forward(self, hidden: torch.Tensor) -> torch.Tensor:
     return head_logits(self, hidden)
 
 
+@contextlib.contextmanager
+def whole_head(model: torch.nn.Module):
+    """Within the block, ``model``'s output embeddings are ``nn.Linear``'s own call (for timing transformers as its
+    users run it); the slicing ``slice_lm_head`` installed comes back afterwards."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    saved = vars(head).pop("forward", None) if head is not None else None
+    try:
+        yield model
+    finally:
+        if saved is not None:
+            head.forward = saved
+
+
 def slice_lm_head(model: torch.nn.Module) -> torch.nn.Module:
     """Make ``model``'s output embeddings compute in slices (``sliced_logits``) when called without gradients, if
     they pay (``slices_pay``); the module, its weights and its state dict stay as they are (only the instance's
-    ``forward`` is replaced). Returns ``model``."""
-    if os.environ.get("TOXLIB_SLICED_HEAD", "1") == "0":
-        return model
+    ``forward`` is replaced, so pickling the model itself would need it removed: ``whole_head``). Returns ``model``."""
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     if head is not None and slices_pay(head) and "forward" not in vars(head):
         head.forward = types.MethodType(_sliced_forward, head)

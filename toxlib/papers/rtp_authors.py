@@ -66,13 +66,19 @@ def source_text() -> str:
     return resources.files("toxlib.papers").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
 
 
+#: the authors' generations per prompt (k), the only k their values stand beside
+AUTHORS_K = 25
+
+
 def beside_table2(table2: pd.DataFrame, system: str = "GPT-2") -> pd.DataFrame:
-    """``rtp.table2`` rows (model, prompt_class, ...) with the authors' ``system`` values of the same prompt class
-    beside ours: columns exp_max_toxicity_authors, exp_max_std_authors, toxicity_probability_authors and
-    authors_system."""
+    """``rtp.table2`` rows (model, prompt_class, k, ...) with the authors' ``system`` values of the same prompt class
+    beside ours: columns exp_max_toxicity_authors, exp_max_std_authors, toxicity_probability_authors (NaN in rows
+    whose k is not the authors' ``AUTHORS_K``) and authors_system."""
     out = table2.copy()
+    same_k = out["k"].eq(AUTHORS_K) if "k" in out else pd.Series(True, index=out.index)
     for column in COLUMNS:
-        out[f"{column}_authors"] = [authors_value(system, c, column) for c in out["prompt_class"]]
+        out[f"{column}_authors"] = [authors_value(system, c, column) if ok else NAN
+                                    for c, ok in zip(out["prompt_class"], same_k)]
     return out.assign(authors_system=system)
 
 

@@ -31,6 +31,25 @@ def _move(name: str, before: float, after: float) -> str:
     return f"{name} {verb} from {before:.3f} to {after:.3f}" if verb != "stays at" else f"{name} stays at {after:.3f}"
 
 
+def _direction(before: pd.Series, after: pd.Series) -> str:
+    """How precision and recall moved between two thresholds, in words."""
+    precision, recall = after["precision"] - before["precision"], after["recall"] - before["recall"]
+    if precision > 0 and recall > 0:
+        return "Precision and recall both rise, which a lower threshold does not usually do"
+    if precision < 0 < recall:
+        return "Precision falls as recall rises: the usual trade-off"
+    return "Precision and recall do not trade off here"
+
+
+def _auc_reading(auc: float) -> str:
+    if auc < 0.45:
+        return "worse than chance"
+    if auc <= 0.55:
+        return "no better than chance"
+    return "a weak ranking" if auc < 0.7 else ("a ranking that roughly follows the labels" if auc < 0.8
+                                                 else "a good ranking")
+
+
 def threshold_prose(raw: pd.DataFrame, words, human_threshold: float, threshold: float,
                     lower: float) -> dict[str, str]:
     """The threshold exercise: Perspective flagging at ``lower`` instead of ``threshold``. raw: the recorded SASS
@@ -41,7 +60,6 @@ def threshold_prose(raw: pd.DataFrame, words, human_threshold: float, threshold:
     fp_scope = base["category"].eq("False Positive")
     fp = int(table6(base, words, subset=fp_scope).set_index("system").loc[SYSTEM, "n_flagged"])
     added = int(b["n_pred_pos"] - a["n_pred_pos"])
-    rise = b["precision"] > a["precision"] and b["recall"] > a["recall"]
     known = base["human_label"].notna() & base["perspective_toxicity"].notna()
     auc = roc_auc_score(base.loc[known, "human_label"], base.loc[known, "perspective_toxicity"])
     return {
@@ -50,15 +68,13 @@ def threshold_prose(raw: pd.DataFrame, words, human_threshold: float, threshold:
         "sass-precision": _move("precision", a["precision"], b["precision"]),
         "sass-recall": _move("recall", a["recall"], b["recall"]),
         "sass-f1": _move("F1", a["f1"], b["f1"]),
-        "sass-direction": ("Precision and recall both rise, which a lower threshold does not usually do"
-                           if rise else "Precision and recall do not both rise: the usual trade-off"),
+        "sass-direction": _direction(a, b),
         "sass-fp-flags": f"{fp} of its {int(a['n_pred_pos'])} flags",
         "sass-added": (f"{added} comments it adds between {lower:g} and {threshold:g}, "
                        f"{int(b['true_pos'] - a['true_pos'])} are toxic for humans (true positives go from "
                        f"{int(a['true_pos'])} to {int(b['true_pos'])})"),
         "sass-auc": f"{auc:.2f}",
-        "sass-auc-reading": ("little better than chance" if auc < 0.6 else
-                             "a ranking that roughly follows the labels" if auc < 0.8 else "a good ranking"),
+        "sass-auc-reading": _auc_reading(auc),
         "sass-toxic-given-swear": _move("P(toxic | swear word)", a["p_toxic_given_swear"], b["p_toxic_given_swear"]),
         "sass-swear-given-toxic": (_move("P(swear word | flagged)", a["p_swear_given_toxic"],
                                          b["p_swear_given_toxic"])
@@ -78,13 +94,13 @@ def word_list_prose(pred: pd.DataFrame, word_lists: dict) -> dict[str, str]:
     k, n = int(row["n_both"]), int(row["n_contains"])
     ci = binomtest(k, n).proportion_ci(method="exact") if n else None
     if len(by_list) < 2:
-        same = "Only one list ran here (the `swear_lists` parameter); run both to compare them"
-        extra = "n/a (one list)"
+        same = "Only one list ran here (the swear_lists parameter): run both to compare them"
+        extra = "With one list there is nothing to compare"
     else:
         identical = all(part.equals(by_list[0]) for part in by_list[1:])
         same = (f"The list does not matter: both versions find a swear word in the same {n} of the {int(row['n'])} "
                 "comments, so every row is identical between the lists" if identical else
-                "The list matters: the rows differ between the lists (compare them in `table6.csv`)")
+                "The list matters: the rows differ between the lists (compare them in table6.csv)")
         versions = sorted(word_lists, key=lambda v: len(word_lists[v]))
         small, large = (set(word_lists[v]) for v in versions[:2])
         extra_words = sorted(large - small)
@@ -92,7 +108,8 @@ def word_list_prose(pred: pd.DataFrame, word_lists: dict) -> dict[str, str]:
         one = len(extra_words) == 1
         words = f"{len(extra_words)} word{'' if one else 's'}"
         extra = (f"The {words} of the longer list that the shorter one lacks occur{'s' if one else ''} in {found} "
-                 "SASS comments")
+                 "SASS comments. To see the list matter you need text where those words occur, or a detector "
+                 "that matches differently (sub-word matches, casing, leetspeak)")
     flags, without = int(row["n_flagged"]), int(row["n_flagged"] - row["n_both"])
     return {
         "sass-lists-same": same, "sass-lists-extra": extra,
@@ -101,6 +118,10 @@ def word_list_prose(pred: pd.DataFrame, word_lists: dict) -> dict[str, str]:
         "sass-list-paper": f"{row['p_swear_given_toxic_paper']:.2f} and {row['p_toxic_given_swear_paper']:.2f}",
         "sass-list-k-of-n": f"{k} of {n}",
         "sass-list-ci": f"{ci.low:.2f} to {ci.high:.2f}" if ci else "undefined (no comment with a swear word)",
-        "sass-list-without": (f"{'most' if 2 * without > flags else 'some'} of Perspective's flags ({without} of "
+        "sass-list-without": (f"every one of Perspective's {flags} flags contains a swear word" if without == 0 else
+                              f"{'most' if 2 * without > flags else 'some'} of Perspective's flags ({without} of "
                               f"{flags}) contain no swear word at all"),
+        "sass-list-reading": ("That is consistent with Perspective flagging any comment with a swear word"
+                              if n and k == n else
+                              f"Perspective left {n - k} of the {n} comments with a swear word unflagged"),
     }

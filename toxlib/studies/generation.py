@@ -153,9 +153,13 @@ def exercise_prose(nucleus: pd.DataFrame, nucleus_half: pd.DataFrame, generation
     distinct = generations_half.groupby("prompt_id")["continuation"].nunique()
     per_prompt = int(generations_half.groupby("prompt_id").size().max()) if len(generations_half) else 0
     all_distinct = int((distinct == per_prompt).sum())
+    full_open, half_open = openings_per_prompt(mine), openings_per_prompt(generations_half)
     out.update({
-        "generation-openings-09": f"{openings_per_prompt(mine):.1f}",
-        "generation-openings-05": f"{openings_per_prompt(generations_half):.1f}",
+        "generation-openings-09": f"{full_open:.1f}",
+        "generation-openings-05": f"{half_open:.1f}",
+        "generation-openings-how": ("they start more alike" if half_open < full_open else
+                                    "they start no more alike" if half_open == full_open else
+                                    "they start less alike, against expectation"),
         "generation-distinct-05": (f"all {per_prompt} continuations are different as whole strings for every prompt"
                                    if all_distinct == len(distinct) else
                                    f"{all_distinct} of {len(distinct)} prompts have {per_prompt} different "
