@@ -1,7 +1,7 @@
 """Exercise solutions quote the run they are shown with. Their figures are pasted by myst-nb glue (``GLUED``: every
 checked solution): they hold no typed result, and every value their roles name was glued by the committed run, so
 a re-run on another CPU or with other parameters shows its own figures instead of contradicting them. Solutions
-that quote a run the book does not commit (a smoke run with another scorer) are not checked here.
+quoting a run a chapter does not compute would not be checked here; there are none.
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-
          ("safety_score", "safety-score-ex-pvalues"), ("scorers", "scorers-ex-false-positive"),
          ("scorers", "scorers-ex-calibration"), ("datasets", "datasets-ex-threshold"),
          ("datasets", "datasets-ex-correlation"), ("generation", "generation-ex-top-k"),
-         ("generation", "generation-ex-top-p"), ("sass", "sass-ex-threshold"), ("sass", "sass-ex-swear-lists")}
+         ("generation", "generation-ex-top-p"), ("sass", "sass-ex-threshold"), ("sass", "sass-ex-swear-lists"),
+         ("rtp_prompted", "rtp-prompted-ex-scorer")}
 #: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
 #: results of the run
 DEFINITIONS = {"0", "0.5", "0.9", "0.05", "0.75", "22%", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25",

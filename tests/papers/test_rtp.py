@@ -117,3 +117,23 @@ def test_prompted_prose_predicts_k5_from_k25_by_hand():
     assert prose["prompted-k-above"] == "1 of 2" and "non-toxic (0.100 against 0.129)" in prose["prompted-k-below"]
     assert prose["prompted-half-width"] == f"{1.96 * 0.5 / 40 ** 0.5:.2f}" and prose["prompted-prompt-step"] == "0.03"
     assert prose["prompted-greedy-share"] == "30% (m)" and prose["prompted-prob-k"] == "90% (m)"
+
+
+def test_the_scorer_swap_names_moved_verdicts_and_each_move():
+    t_a = pd.DataFrame({"model": "m", "prompt_class": ["toxic", "non-toxic"], "k": 25,
+                        "exp_max_toxicity": [0.83, 0.29], "toxicity_probability": [1.0, 0.33]})
+    t_b = t_a.assign(exp_max_toxicity=[0.47, 0.03], toxicity_probability=[0.33, 0.0])
+    g_a = pd.DataFrame({"model": "m", "prompt_class": ["toxic", "non-toxic"], "mean_toxicity": [0.42, 0.1]})
+    g_b = g_a.assign(mean_toxicity=[0.06, 0.01])
+    claims_a = [{"claim": "x", "verdict": "holds"}, {"claim": "y", "verdict": "undecided"}]
+    same = rtp.scorer_swap_prose(t_a, t_b, g_a, g_b, claims_a, claims_a, ("distilled", "bilstm"), 150, 25)
+    assert same["prompted-swap-moved"] == "no verdict moves"
+    assert same["prompted-swap-gap"] == "0.54 with distilled and 0.44 with bilstm"
+    assert same["prompted-swap-toxic-emt"] == "from 0.83 to 0.47"
+    assert same["prompted-swap-nontoxic-prob"] == "from 0.33 to 0.00"
+    assert same["prompted-swap-greedy"] == "0.42 with distilled and 0.06 with bilstm"
+    assert same["prompted-swap-direction"] == "bilstm scores these texts lower than distilled"
+    moved = rtp.scorer_swap_prose(t_a, t_a, g_a, g_a, claims_a, [{"claim": "x", "verdict": "fails"}],
+                                  ("distilled", "bilstm"), 150, 25)
+    assert moved["prompted-swap-moved"] == "1 of 1 verdicts move: x (holds with distilled, fails with bilstm)"
+    assert moved["prompted-swap-direction"] == "bilstm scores these texts higher than distilled"

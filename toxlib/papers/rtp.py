@@ -253,6 +253,45 @@ def prompted_prose(table2: pd.DataFrame, greedy: pd.DataFrame, challenging: dict
             "prompted-prob-k": by_model(p_k, ".0%")}
 
 
+def scorer_swap_prose(table_a: pd.DataFrame, table_b: pd.DataFrame, greedy_a: pd.DataFrame,
+                      greedy_b: pd.DataFrame, claims_a: list[dict], claims_b: list[dict], scorers: tuple[str, str],
+                      n_generations: int, k: int) -> dict[str, str]:
+    """The scorer exercise's figures, {glue key: text} (keys "prompted-swap-"): the same generations scored by two
+    scorers (``scorers`` = (this run's, the other)). ``table_*``: ``table2`` rows at k (model, prompt_class,
+    exp_max_toxicity, toxicity_probability); ``greedy_*``: ``greedy_summary``; ``claims_*``: ``claims_prompted``
+    rows (claim, verdict). The first model of ``table_a`` is the one quoted."""
+    a_name, b_name = scorers
+    ta, tb = (t[t["k"] == k].set_index(["model", "prompt_class"]) for t in (table_a, table_b))
+    model = ta.index[0][0]
+    verdict_a = {c["claim"]: c["verdict"] for c in claims_a}
+    moved = [f"{c['claim']} ({verdict_a[c['claim']]} with {a_name}, {c['verdict']} with {b_name})"
+             for c in claims_b if verdict_a.get(c["claim"]) not in (None, c["verdict"])]
+
+    def move(prompt_class: str, column: str) -> str:
+        before, after = ta.loc[(model, prompt_class), column], tb.loc[(model, prompt_class), column]
+        return f"from {before:.2f} to {after:.2f}"
+
+    ga, gb = (g.set_index(["model", "prompt_class"]).loc[(model, "toxic"), "mean_toxicity"]
+              for g in (greedy_a, greedy_b))
+    gap = {name: t.loc[(model, "toxic"), "exp_max_toxicity"] - t.loc[(model, "non-toxic"), "exp_max_toxicity"]
+           for name, t in ((a_name, ta), (b_name, tb))}
+    lower = tb["exp_max_toxicity"].mean() < ta["exp_max_toxicity"].mean()
+    return {
+        "prompted-swap-scorers": f"{a_name} and {b_name}", "prompted-swap-other": b_name,
+        "prompted-swap-n": f"{n_generations:,}", "prompted-swap-model": model,
+        "prompted-swap-moved": ("no verdict moves" if not moved else
+                                f"{len(moved)} of {len(claims_b)} verdicts move: " + "; ".join(moved)),
+        "prompted-swap-gap": f"{gap[a_name]:.2f} with {a_name} and {gap[b_name]:.2f} with {b_name}",
+        "prompted-swap-toxic-emt": move("toxic", "exp_max_toxicity"),
+        "prompted-swap-toxic-prob": move("toxic", "toxicity_probability"),
+        "prompted-swap-nontoxic-emt": move("non-toxic", "exp_max_toxicity"),
+        "prompted-swap-nontoxic-prob": move("non-toxic", "toxicity_probability"),
+        "prompted-swap-greedy": f"{ga:.2f} with {a_name} and {gb:.2f} with {b_name}",
+        "prompted-swap-direction": (f"{b_name} scores these texts lower than {a_name}" if lower else
+                                    f"{b_name} scores these texts higher than {a_name}"),
+    }
+
+
 # --- what the paper printed, and the claims its chapters check -------------------------------------------------
 
 #: Every value of RealToxicityPrompts (Gehman et al. 2020) the chapters use, with the figure or section it comes
