@@ -24,7 +24,7 @@ GUARDS = {
         5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
         "a0feeb37206e10df"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
-        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "80285178297035da"),
+        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "9ab902d6c4841a81"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.prompt_classifier"], "1f90e763648c12ae"),
     "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "67a09356ce0e7653"),

@@ -23,6 +23,7 @@ import torch
 from toxlib.generate.config import DecodingConfig
 from toxlib.models.batching import pad
 from toxlib.models.lm_head import whole_head
+from toxlib.models.perplexity import with_start
 from toxlib.steer.self_debias import apply_decay
 
 
@@ -35,7 +36,7 @@ def count_until_stop(tokens: list[int], stop_ids) -> int:
 
 
 def _left_padded(lm, texts: list[str]) -> dict:
-    lm.tokenizer.padding_side = "left"
+    """Token ids and mask of ``texts``, left-padded (a LanguageModel's tokenizer pads on the left)."""
     return lm.tokenizer(texts, return_tensors="pt", padding=True).to(lm.device)
 
 
@@ -123,7 +124,7 @@ def hf_perplexity(lm, texts: list[str], texts_per_call: int = 1) -> tuple[int, f
     n_tokens, start = 0, time.perf_counter()
     with whole_head(lm.model):
         for first in range(0, len(texts), texts_per_call):
-            encoded = [_with_start(lm, t) for t in texts[first:first + texts_per_call]]
+            encoded = [with_start(lm, t) for t in texts[first:first + texts_per_call]]
             ids, mask = pad(encoded, lm.pad_id, lm.device, side="right")
             labels = ids.masked_fill(mask == 0, -100)
             logits = lm.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
@@ -133,8 +134,3 @@ def hf_perplexity(lm, texts: list[str], texts_per_call: int = 1) -> tuple[int, f
             n_tokens += int((targets != -100).sum())
     return n_tokens, time.perf_counter() - start
 
-
-def _with_start(lm, text: str) -> list[int]:
-    """The text's token ids with the model's start token first (as ``toxlib.models.perplexity`` scores it)."""
-    ids = lm.tokenizer(text).input_ids
-    return ids if ids[:len(lm.start_ids)] == list(lm.start_ids) else list(lm.start_ids) + ids

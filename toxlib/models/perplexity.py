@@ -31,7 +31,8 @@ from toxlib.store.cache import LMScoreStore
 METHOD_VERSIONS = {"causal": "causal-nll-v4", "masked": "pseudo-nll-v3"}
 
 
-def _with_start(lm, text: str) -> list[int]:
+def with_start(lm, text: str) -> list[int]:
+    """A text's token ids with the model's start token first, as every causal score here reads it."""
     ids = lm.tokenizer(text).input_ids
     start = lm.start_ids
     return ids if ids[: len(start)] == start else start + ids
@@ -113,7 +114,7 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     log-probabilities, a chunk at a time, instead of materialising every position's logits.
     """
 
-    encoded = [_with_start(lm, t) for t in texts]
+    encoded = [with_start(lm, t) for t in texts]
     budget = batch_tokens or SENTENCE_BATCH_TOKENS
     # nothing after the start token: n_tokens 0, perplexity NaN
     batches = [b for b in length_batches([len(e) for e in encoded], budget) if len(encoded[b[0]]) >= 2]
