@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import toxlib.models  # noqa: F401  (MKL's strict mode, as every use of toxlib's models sets it)
-from toxlib.models.lm_head import HEAD_SLICE, head_logits, slice_lm_head, sliced_logits, slices_pay, whole_head
+from toxlib.models.lm_head import HEAD_SLICE, head_logits, slice_lm_head, slices_pay, whole_head
 
 #: (hidden, vocabulary) of the bundled heads: SmolLM2-135M and Gemma-3-270M
 HEADS = [(576, 49152), (640, 262144)]
@@ -24,26 +24,43 @@ def _weight(hidden: int, vocab: int) -> torch.Tensor:
     return torch.randn(vocab, hidden, generator=torch.Generator().manual_seed(hidden)) * 0.05
 
 
+def _head(weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.nn.Linear:
+    """An ``nn.Linear`` holding ``weight`` (V, H): what ``head_logits`` slices, where its probe lets it."""
+    head = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
+    with torch.no_grad():
+        head.weight.copy_(weight)
+        if bias is not None:
+            head.bias.copy_(bias)
+    return head.requires_grad_(False)
+
+
+def _logits(weight, x, bias=None):
+    """The head's logits as toxlib computes them: in slices where they give ``linear``'s bits on this CPU."""
+    return head_logits(_head(weight, bias), x)
+
+
 @pytest.mark.parametrize("hidden,vocab", HEADS)
 def test_slices_give_the_whole_heads_bits_at_every_row_count(hidden, vocab):
     """Contiguous rows (a decoding step's) are sliced and keep their bits; strided rows (a prefill's last position)
     keep ``linear``'s own call, whose bits differ from the same rows made contiguous (measured on an AMD EPYC)."""
     weight = _weight(hidden, vocab)
+    head = _head(weight)
+    weight = head.weight
     states = torch.randn(max(ROWS), 3, hidden, generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
         for rows in ROWS:
             flat = states[:rows, -1].contiguous()  # a decoding step's states (rows, hidden)
-            assert torch.equal(sliced_logits(flat, weight), torch.nn.functional.linear(flat, weight)), rows
-            assert torch.equal(sliced_logits(flat[:, None], weight), torch.nn.functional.linear(flat[:, None], weight))
+            assert torch.equal(head_logits(head, flat), torch.nn.functional.linear(flat, weight)), rows
+            assert torch.equal(head_logits(head, flat[:, None]), torch.nn.functional.linear(flat[:, None], weight))
         for rows in STRIDED_ROWS:  # linear on strided rows is ~10x slower: a few row counts
             last = states[:rows, -1:]  # (rows, 1, hidden) cut from (rows, 3, hidden): a prefill's last position
-            assert torch.equal(sliced_logits(last, weight), torch.nn.functional.linear(last, weight)), rows
+            assert torch.equal(head_logits(head, last), torch.nn.functional.linear(last, weight)), rows
 
 
 def test_a_bias_is_added_as_linear_adds_it_across_slices():
     weight, bias = _weight(64, 2 * HEAD_SLICE + 100), torch.randn(2 * HEAD_SLICE + 100)
     x = torch.randn(9, 64)
-    assert torch.equal(sliced_logits(x, weight, bias), torch.nn.functional.linear(x, weight, bias))
+    assert torch.equal(_logits(weight, x, bias), torch.nn.functional.linear(x, weight, bias))
 
 
 def test_a_vocabulary_with_a_short_last_slice_and_self_debiasings_row_count():
@@ -52,7 +69,7 @@ def test_a_vocabulary_with_a_short_last_slice_and_self_debiasings_row_count():
     x = torch.randn(2400, 576, generator=torch.Generator().manual_seed(3))
     with torch.inference_mode():
         for rows in (4, 2400):
-            assert torch.equal(sliced_logits(x[:rows], weight), torch.nn.functional.linear(x[:rows], weight)), rows
+            assert torch.equal(_logits(weight, x[:rows]), torch.nn.functional.linear(x[:rows], weight)), rows
 
 
 def test_the_switch_and_the_whole_head_block_turn_slicing_off(monkeypatch, tiny_lm):
@@ -62,6 +79,15 @@ def test_the_switch_and_the_whole_head_block_turn_slicing_off(monkeypatch, tiny_
     assert "forward" in vars(head)
     monkeypatch.setenv("TOXLIB_SLICED_HEAD", "0")
     assert not slices_pay(torch.nn.Linear(8, 16))
+
+
+def test_slices_are_used_only_where_the_probe_finds_linears_bits(monkeypatch):
+    from toxlib.models import lm_head
+
+    head = _head(_weight(64, 3 * lm_head.HEAD_SLICE))
+    assert slices_pay(head) == lm_head.slices_agree(head.weight)  # measured True on an AMD EPYC
+    monkeypatch.setitem(lm_head._AGREE, (head.weight.data_ptr(), tuple(head.weight.shape)), False)
+    assert not slices_pay(head)  # a CPU whose slices differ keeps linear
 
 
 def test_the_bit_comparison_can_fail():

@@ -8,8 +8,8 @@ generate`` gives the whole-run figures). No library call slices the output dimen
 calls ``nn.Linear`` whole.
 
 Each output element is the same dot product over the hidden dimension either way, and MKL gives it the same bits
-for contiguous rows (tested on both bundled heads at 4-400 rows: ``tests/models/test_lm_head.py``;
-the test fails on a CPU where slicing would move a logit, and the sample record's audit would then show it too).
+for contiguous rows (tested on both bundled heads at 4-2,400 rows: ``tests/models/test_lm_head.py``). Each head
+is checked once on its first use (``slices_agree``); on a CPU where slicing would move a logit it keeps ``linear``.
 Strided rows (a prefill's last position) are not sliced: ``linear`` gives them other bits than the same rows made
 contiguous (and takes about ten times as long: another MKL path), so slicing them would change a batch's first
 token. So no generated text and no perplexity changes. Only float32 heads on a CPU are sliced, with gradients off:
@@ -52,10 +52,32 @@ def sliced_logits(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     return out.view(*hidden.shape[:-1], vocab)
 
 
+#: Row counts the first use of a head checks slices against ``linear`` at (a few rows and a decoding batch's).
+PROBE_ROWS = (4, 57, 400)
+
+
+def slices_agree(weight: torch.Tensor) -> bool:
+    """Whether ``sliced_logits`` gives ``linear``'s bits for ``weight`` (V, H) on this CPU, checked once per weight
+    on seeded random rows (``PROBE_ROWS``). Measured true on an AMD EPYC; a CPU whose MKL blocks the slices
+    otherwise gets ``linear`` instead, so slicing never moves a row there."""
+    key = (weight.data_ptr(), tuple(weight.shape))
+    if key not in _AGREE:
+        x = torch.randn(max(PROBE_ROWS), weight.shape[1], generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            _AGREE[key] = all(torch.equal(sliced_logits(x[:n], weight), torch.nn.functional.linear(x[:n], weight))
+                              for n in PROBE_ROWS)
+    return _AGREE[key]
+
+
+_AGREE: dict[tuple, bool] = {}
+
+
 def slices_pay(head: torch.nn.Module) -> bool:
-    """Whether ``head`` is computed in slices: a float32 ``nn.Linear`` on a CPU, unless ``TOXLIB_SLICED_HEAD=0``."""
+    """Whether ``head`` is computed in slices: a float32 ``nn.Linear`` on a CPU whose slices give its bits
+    (``slices_agree``), unless ``TOXLIB_SLICED_HEAD=0``."""
     return (os.environ.get("TOXLIB_SLICED_HEAD", "1") != "0" and isinstance(head, torch.nn.Linear)
-            and head.weight.device.type == "cpu" and head.weight.dtype == torch.float32)
+            and head.weight.device.type == "cpu" and head.weight.dtype == torch.float32
+            and slices_agree(head.weight))
 
 
 def head_logits(head: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
