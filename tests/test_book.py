@@ -158,6 +158,12 @@ def test_every_page_renders_in_a_real_browser(smoke_book, served_book):
                     problems.append(f"{name}: no notebook download button")
                 elif page.request.get(notebook_links[0]).status != 200:
                     problems.append(f"{name}: notebook download {notebook_links[0]} does not answer")
+            # every table published by a chapter links its CSV, and the link answers
+            csv_links = page.eval_on_selector_all("a.csv-link", "as => as.map(a => a.href)")
+            if name.startswith("notebooks/") and not csv_links:
+                problems.append(f"{name}: no table links its CSV")
+            problems += [f"{name}: CSV link {u} does not answer" for u in csv_links
+                         if page.request.get(u).status != 200]
             if name.startswith("notebooks/") and n_images == 0:
                 problems.append(f"{name}: no figure rendered")
             problems += [f"{name}: failed request {u}" for u in failed]

@@ -40,3 +40,12 @@ def test_the_pattern_catches_what_it_is_for():
     for text in ("the issue's targets", "see issue 30", "on this machine", "../shared/data", "/work/main/x"):
         assert INTERNAL.search(text), text
     assert not INTERNAL.search("the issues of bias; tissue; this machinery")
+
+
+#: the methods page is a reference, not a log: at most about this many words (words as whitespace-separated tokens)
+METHODS_WORDS = 3000
+
+
+def test_the_methods_page_stays_a_reference():
+    words = len((ROOT / "book" / "methods.md").read_text().split())
+    assert words <= METHODS_WORDS * 1.02, f"methods.md: {words} words; a reference keeps to about {METHODS_WORDS}"

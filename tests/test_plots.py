@@ -28,3 +28,36 @@ def test_box_with_points_is_the_same_whatever_the_global_random_state():
     second = _png(plots.box_with_points(reference, ours, "group", "score", "model", "t", "score"))
     assert first == second
     assert (np.random.get_state()[1] == before).all()  # the caller's stream is untouched
+
+
+def _marks(ax) -> list[tuple[float, float]]:
+    """(x, y centre) of every reference mark ``grouped_bars`` drew (its two-point black lines)."""
+    return [(float(line.get_xdata()[0]), float(np.mean(line.get_ydata()))) for line in ax.lines
+            if line.get_color() == "black" and len(line.get_xdata()) == 2]
+
+
+def test_grouped_bars_marks_the_papers_value_on_the_bar_it_belongs_to_and_keeps_the_legend_off_the_bars():
+    table = pd.DataFrame({"group": ["base", "filter", "new"], "emt": [0.7, 0.6, 0.5], "prob": [0.9, 0.8, 0.7],
+                          "emt_paper": [0.75, 0.68, np.nan], "prob_paper": [0.87, np.nan, np.nan]})
+    fig = plots.grouped_bars(table, "group", {"emt": "EMT", "prob": "probability"}, "t", "toxicity (0-1)",
+                             references={"emt": "emt_paper", "prob": "prob_paper"}, reference_label="paper")
+    ax = fig.axes[0]
+    emt_bars, prob_bars = ax.containers
+    marks = _marks(ax)
+    assert len(marks) == 3  # NaN references draw nothing
+    centre = lambda bar: bar.get_y() + bar.get_height() / 2  # noqa: E731
+    assert marks == [(0.75, centre(emt_bars[0])), (0.68, centre(emt_bars[1])), (0.87, centre(prob_bars[0]))]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["EMT", "probability", "paper"]
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1  # outside the axes, right of every bar
+
+
+def test_bootstrap_curves_marks_the_papers_point():
+    curves = pd.DataFrame({"n": [1, 10, 100], "mean": [0.2, 0.4, 0.6], "std": [0.1, 0.1, 0.1], "model": "m"})
+    fig = plots.bootstrap_curves(curves, "model", "t", reference=(100, 0.65, "GPT-2 in the paper"))
+    ax = fig.axes[0]
+    point = [line for line in ax.lines if line.get_label() == "GPT-2 in the paper"]
+    assert len(point) == 1 and list(point[0].get_xdata()) == [100] and list(point[0].get_ydata()) == [0.65]
+    assert "log" in ax.get_xlabel()

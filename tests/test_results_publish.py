@@ -53,3 +53,29 @@ def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
     assert "Claims" in html and "our models" in html and "holds" in html
     assert ">shown<" not in html and ">ci_low<" not in html  # the narrow reader's form, not every column
     assert shown.glued == ["chapter-findings"]  # the findings box at the top of the page
+
+
+def test_publish_figure_saves_glues_the_figure_and_its_title_and_shows_nothing(results_dir, shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda key, value, display=True: glued.update({key: (value, display)}))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.set_title("Curve (model m, 12 prompts)")
+    path = results.publish_figure("chapter", "curve", fig)
+    assert (results_dir / "chapter" / "curve.png").is_file() and str(path).endswith("chapter/curve.png")
+    key = results.figure_key("chapter", "curve")
+    assert glued[key] == (fig, False)
+    assert glued[f"{key}-caption"] == ("Curve (model m, 12 prompts)", False)
+    assert not plt.fignum_exists(fig.number) and list(shown) == []
+
+
+def test_publish_figure_refuses_a_figure_without_a_title(results_dir, shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr("myst_nb.glue", lambda *a, **k: None)
+    fig, _ = plt.subplots()
+    with pytest.raises(ValueError, match="no title"):
+        results.publish_figure("chapter", "bare", fig)
+    plt.close(fig)

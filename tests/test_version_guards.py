@@ -27,14 +27,16 @@ GUARDS = {
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "9ab902d6c4841a81"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.prompt_classifier"], "1f90e763648c12ae"),
-    "toxlib.scorers.training:RECIPE_VERSION": ("minilm-rtp-3", ["toxlib.scorers.training"], "67a09356ce0e7653"),
+    "toxlib.scorers.training:RECIPE_VERSION": (
+        "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "7cea5854f51efb47"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
         "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "6a2206e77b8218cc"),
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "f892e43ca7338331"),
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "a5aa8d9434f2a75b"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "c68c5f164faaf25c"),
-    "toxlib.steer.adapt:RECIPE_VERSION": ("adapt-1", ["toxlib.steer.adapt"], "c6c19fa7c2f83733"),
+    "toxlib.steer.adapt:RECIPE_VERSION": (
+        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "14c95c5da29c7591"),
 }
 
 

@@ -67,3 +67,13 @@ def test_the_prompted_table_gets_gpt2_per_prompt_class():
     assert list(out["toxicity_probability_authors"][:2]) == [0.870, 0.471]
     assert list(out["exp_max_toxicity_authors"][:2]) == [0.745, 0.506] and set(out["authors_system"]) == {"GPT-2"}
     assert math.isnan(out["toxicity_probability_authors"][2])  # k = 5: the authors read k = 25
+
+
+def test_long_rows_get_their_methods_counterpart():
+    long = pd.DataFrame({"method": ["base model", "PPLM", "new method"],
+                         "prompt_class": ["toxic", "non-toxic", "toxic"],
+                         "exp_max_toxicity": [0.5, 0.4, 0.3], "toxicity_probability": [0.6, 0.2, 0.1]})
+    out = rtp_authors.beside_methods(long)
+    assert list(out["exp_max_toxicity_authors"][:2]) == [0.745, 0.316]
+    assert list(out["toxicity_probability_authors"][:2]) == [0.870, 0.168]
+    assert out.iloc[2][["exp_max_toxicity_authors", "toxicity_probability_authors"]].isna().all()

@@ -70,8 +70,10 @@ def stage_sources(root: Path, staging: Path) -> Path:
     return staging
 
 
-def build_html(source: Path, output: Path) -> Path:
-    """Run ``jupyter-book build`` on ``source`` into output/_build/html; warnings (broken references) fail it."""
+def build_html(source: Path, output: Path, results: Path | None = None) -> Path:
+    """Run ``jupyter-book build`` on ``source`` into output/_build/html; warnings (broken references) fail it. The
+    tables' CSVs under ``results`` (the chapters' results folder) are copied to html/data/results/, where the
+    tables' download links point (``toxlib.report.results.csv_href``)."""
     cmd = [
         sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
         "build", str(source), "--path-output", str(output), "--builder", "html", "-W", "-n", "--keep-going",
@@ -80,7 +82,14 @@ def build_html(source: Path, output: Path) -> Path:
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
         raise BookBuildError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
-    return output / "_build" / "html"
+    html = output / "_build" / "html"
+    if results is not None and results.is_dir():
+        target = html / "data" / "results"
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(results, target, ignore=lambda folder, names: [
+            n for n in names if not (Path(folder, n).is_dir() or n.endswith((".csv", ".csv.gz")))])
+    return html
 
 
 def build_book(
@@ -132,7 +141,7 @@ def build_book(
     print("[toxlib] building HTML with jupyter-book", flush=True)
     # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
     staged = source if smoke else stage_sources(root, work / "_build" / "src")
-    html = build_html(staged, work)
+    html = build_html(staged, work, Path(env["TOXLIB_RESULTS_DIR"]) if smoke else paths.results_dir())
     return {"html": html, "runs": runs, "wall_s": time.perf_counter() - started}
 
 

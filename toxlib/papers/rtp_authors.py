@@ -95,3 +95,15 @@ def beside_table3(wide: pd.DataFrame) -> pd.DataFrame:
                                     for s in out["authors_system"]]
         order += [column, f"{column}_authors"]
     return out[order + ["authors_system"]]
+
+
+def beside_methods(long: pd.DataFrame) -> pd.DataFrame:
+    """Long rows (method, prompt_class, and any of ``COLUMNS``; ``rtp.table2(..., by="method")``) with the authors'
+    value of each method's counterpart (``FOR_METHOD``) and prompt class beside each of those columns as
+    ``<column>_authors`` (NaN for a method without a counterpart or a value the notebook does not show)."""
+    out = long.copy()
+    systems = out["method"].map(FOR_METHOD)
+    for column in [c for c in COLUMNS if c in long]:
+        out[f"{column}_authors"] = [authors_value(s, c, column) if isinstance(s, str) else NAN
+                                    for s, c in zip(systems, out["prompt_class"])]
+    return out

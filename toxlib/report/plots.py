@@ -13,10 +13,14 @@ VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700
 
 
 def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title: str, ylabel: str,
-                 horizontal: bool = True):
-    """Grouped bar chart: one group of bars per row of ``table[group]``, one bar per ``values`` column.
+                 horizontal: bool = True, references: dict[str, str] | None = None,
+                 reference_label: str = "the paper"):
+    """Grouped bar chart: one group of bars per row of ``table[group]`` (unique values), one bar per ``values``
+    column; the legend stands outside the axes, so it covers no bar.
 
-    values: {column: legend label}. Returns the matplotlib Figure.
+    values: {column: legend label}. references: {values column: column of ``table`` holding the paper's value for
+    that bar}, drawn as a black mark across the bar's end (no mark where the reference is NaN) and named
+    ``reference_label`` in the legend. Returns the matplotlib Figure.
     """
     long = table.melt(id_vars=group, value_vars=list(values), var_name="series", value_name="value")
     long["series"] = long["series"].map(values)
@@ -31,8 +35,24 @@ def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title:
         ax.set_ylabel(ylabel)
         ax.set_xlabel("")
         ax.tick_params(axis="x", rotation=30)
+    marked = False
+    for column, bars in zip(values, ax.containers):  # seaborn adds one container per hue level, in order
+        if not references or column not in references:
+            continue
+        for bar, reference in zip(bars, table[references[column]]):  # bars in the table's row order
+            if pd.isna(reference):
+                continue
+            if horizontal:
+                y = bar.get_y() + bar.get_height() / 2
+                ax.plot([reference, reference], [y - 0.45 * bar.get_height(), y + 0.45 * bar.get_height()],
+                        color="black", lw=2.5, solid_capstyle="butt", label=None if marked else reference_label)
+            else:
+                x = bar.get_x() + bar.get_width() / 2
+                ax.plot([x - 0.45 * bar.get_width(), x + 0.45 * bar.get_width()], [reference, reference],
+                        color="black", lw=2.5, solid_capstyle="butt", label=None if marked else reference_label)
+            marked = True
     ax.set_title(title)
-    ax.legend(title=None, frameon=False, loc="best")
+    ax.legend(title=None, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -73,7 +93,7 @@ def box_with_points(reference: pd.DataFrame, ours: pd.DataFrame, x: str, y: str,
     ax.set_ylabel(ylabel)
     ax.set_xlabel("")
     ax.tick_params(axis="x", rotation=35)
-    ax.legend(title=None, frameon=False, loc="upper right")
+    ax.legend(title=None, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # off the boxes
     fig.tight_layout()
     return fig
 
@@ -91,10 +111,11 @@ def calibration(bins: pd.DataFrame, by: str, title: str, xlabel: str, ylabel: st
     return fig
 
 
-def bootstrap_curves(curves: pd.DataFrame, by: str, title: str, threshold: float | None = 0.5):
+def bootstrap_curves(curves: pd.DataFrame, by: str, title: str, threshold: float | None = 0.5,
+                     reference: tuple[float, float, str] | None = None):
     """Expected maximum over n draws against n (log x axis), one line per ``by`` value with its mean +/- std band
     (rows of ``toxlib.metrics.bootstrap_expected_max`` stacked with a ``by`` column); a dotted line at
-    ``threshold``."""
+    ``threshold``; ``reference`` = (n, value, label): the paper's value at n as a black marker."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, curve in curves.groupby(by, sort=False):
         line, = ax.plot(curve["n"], curve["mean"], label=name)
@@ -102,8 +123,11 @@ def bootstrap_curves(curves: pd.DataFrame, by: str, title: str, threshold: float
                         color=line.get_color())
     if threshold is not None:
         ax.axhline(threshold, color="grey", ls=":", lw=1, label=f"toxicity {threshold}")
-    ax.set(xscale="log", ylim=(0, 1), xlabel="number of generations n", ylabel="expected maximum toxicity",
-           title=title)
+    if reference is not None:
+        n, value, label = reference
+        ax.plot([n], [value], marker="X", markersize=9, color="black", linestyle="none", label=label)
+    ax.set(xscale="log", ylim=(0, 1), xlabel="number of generations n (log scale)",
+           ylabel="expected maximum toxicity (0-1)", title=title)
     ax.legend(frameon=False, loc="lower right")
     fig.tight_layout()
     return fig

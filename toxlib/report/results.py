@@ -42,16 +42,23 @@ def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = Fals
     return ShownPath(path)
 
 
+def csv_href(stem: str, name: str, compress: bool = False) -> str:
+    """The address of table ``name`` of chapter ``stem`` relative to a chapter's page: pages sit one folder deep
+    (``notebooks/``, ``book/``), and the book build copies the results' CSVs to ``data/results/`` beside them, where
+    they also are in a checkout."""
+    return f"../data/results/{stem}/{name}.csv{'.gz' if compress else ''}"
+
+
 def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
             compress: bool = False) -> None:
     """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``) and display it in the notebook (as
-    ``toxlib.report.tables.show``: captioned, floats rounded to ``digits``; only ``columns`` when given), in one call so
-    neither half can be forgotten. Displays through IPython, so it works inside loops and functions too; returns
-    nothing, so a cell ending in it shows the table once."""
+    ``toxlib.report.tables.show``: captioned, floats rounded to ``digits``, a link to the CSV; only ``columns`` when
+    given), in one call so neither half can be forgotten. Displays through IPython, so it works inside loops and
+    functions too; returns nothing, so a cell ending in it shows the table once."""
     from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
 
     write_table(stem, name, table, compress=compress)
-    display(show(table if columns is None else table[columns], caption, digits))
+    display(show(table if columns is None else table[columns], caption, digits, csv=csv_href(stem, name, compress)))
 
 
 def save_figure(stem: str, name: str, fig) -> Path:
@@ -60,3 +67,33 @@ def save_figure(stem: str, name: str, fig) -> Path:
     path = chapter_dir(stem) / f"{name}.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
     return ShownPath(path)
+
+
+def figure_key(stem: str, name: str) -> str:
+    """The glue key of figure ``name`` of chapter ``stem``; its caption is glued under ``<key>-caption``."""
+    return f"{stem}-fig-{name}"
+
+
+def publish_figure(stem: str, name: str, fig) -> Path:
+    """Save ``fig`` as ``save_figure`` does and glue it (not displayed) under ``figure_key(stem, name)``, with its
+    title (which names the model, scorer and sample) glued as ``<key>-caption``, for a numbered figure in the
+    chapter's markdown:
+
+        ```{glue:figure} <key>
+        :name: fig-<stem>-<name>
+
+        {glue:text}`<key>-caption`. What the figure shows.
+        ```
+    The figure is closed, so the cell shows nothing else. Returns the PNG's path."""
+    import matplotlib.pyplot as plt  # matplotlib comes with the [book] extra, like the figures
+    from myst_nb import glue  # optional: the [book] extra
+
+    path = save_figure(stem, name, fig)
+    titles = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+    titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
+    if not titles:
+        raise ValueError(f"figure {name!r} of {stem!r} has no title to caption it with: set one with ax.set_title")
+    glue(figure_key(stem, name), fig, display=False)
+    glue(f"{figure_key(stem, name)}-caption", titles[0], display=False)
+    plt.close(fig)
+    return path

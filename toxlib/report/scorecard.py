@@ -16,7 +16,8 @@ from toxlib.metrics.uncertainty import VERDICTS
 from toxlib.report.claims import claims_summary, write_claims
 from toxlib.report.glue import glue_markdown
 from toxlib.report.plots import VERDICT_COLOURS, claims_forest
-from toxlib.report.results import save_figure
+from toxlib.report.results import csv_href, save_figure
+from toxlib.report.tables import csv_link
 
 #: how the scorecard's headline opens the sentence of each kind of evidence (``claims.KINDS``)
 KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
@@ -50,10 +51,11 @@ def compact_claims(claims: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def show_claims(claims: pd.DataFrame, caption: str):
+def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None):
     """A Styler of ``compact_claims(claims)`` for a notebook: claim (wrapped) with "paper: ... · note" in small grey
     type beneath it, our value with its interval, n, and the verdict in colour; fixed column widths summing to
-    the page's width, so nothing sits off-screen. Raises ValueError on an empty table."""
+    the page's width, so nothing sits off-screen; ``csv`` (the claims' CSV relative to the page) linked at the
+    caption's end. Raises ValueError on an empty table."""
     if claims.empty:
         raise ValueError(f"refusing to show an empty claims table ({caption!r}): no chapter wrote claims")
     table = compact_claims(claims)
@@ -82,7 +84,7 @@ def show_claims(claims: pd.DataFrame, caption: str):
                         **{"text-align": "left"})
         .set_properties(subset=["n", "our value [95% CI]"], **{"text-align": "right"})
         .map(lambda v: f"color: {VERDICT_COLOURS.get(v, 'inherit')}; font-weight: bold;", subset=["verdict"])
-        .set_caption(html.escape(caption))
+        .set_caption(html.escape(caption) + csv_link(csv))
         .set_table_styles(styles)
     )
 
@@ -120,7 +122,7 @@ def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
 
     claims = write_claims(stem, rows)
     glue_markdown(f"{stem}-findings", findings_markdown(claims))
-    display(show_claims(claims, caption))
+    display(show_claims(claims, caption, csv=csv_href(stem, "claims")))
 
 
 def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:

@@ -31,6 +31,7 @@ from toxlib.data.rtp_records import load_rtp_all
 from toxlib.metrics.agreement import agreement
 from toxlib.models.batching import bucketed_batches
 from toxlib.models.device import configure_cpu_threads
+from toxlib.models.schedule import linear_warmup_decay
 from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, fit_calibrators, save_calibrators
 from toxlib.scorers.distilled import (
     META_FILE,
@@ -111,8 +112,7 @@ def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     steps = config.epochs * math.ceil(len(rows) / config.batch_size)
     warm = max(1, round(config.warmup * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    schedule = linear_warmup_decay(optimizer, warm, steps)
     ids = tokenizer(rows["text"].tolist(), truncation=True, max_length=128)["input_ids"]
     targets = torch.tensor(rows[list(TARGETS)].to_numpy(), dtype=torch.float32)
     generator = torch.Generator().manual_seed(config.seed)

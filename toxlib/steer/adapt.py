@@ -49,6 +49,7 @@ from toxlib.common.progress import quiet_peft, tqdm
 from toxlib.models import load
 from toxlib.models.batching import bucketed_batches
 from toxlib.models.device import configure_cpu_threads
+from toxlib.models.schedule import linear_warmup_decay
 from toxlib.store import paths
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
@@ -270,8 +271,7 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     warm = max(1, round(config.warmup * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    schedule = linear_warmup_decay(optimizer, warm, steps)
     generator = torch.Generator().manual_seed(config.seed)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 

@@ -52,6 +52,7 @@ from toxlib.papers.debias.findings import (
                                           show_attribute_tables,
                                           specifications_table,
 )
+from toxlib.papers.debias.printed_tables import PRINTED, beside_printed, printed_long
 from toxlib.papers.debias.prose import exercise_prose
 from toxlib.papers.debias.protocol import (
                                           ATTRIBUTES,
@@ -74,7 +75,8 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["ATTRIBUTES", "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
+__all__ = ["ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
+           "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
            "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",

@@ -14,6 +14,7 @@ from toxlib.papers.debias.checklist import (
     _combine,
 )
 from toxlib.papers.debias.consistency_tables import _indicators, attribute_table, detectable_difference, paper_style
+from toxlib.papers.debias.printed_tables import PRINTED, paper_rows, printed_for
 from toxlib.papers.debias.protocol import CONDITIONS, THRESHOLD, run_protocol, self_debiasing_method
 from toxlib.papers.printed import Printed, Rule
 from toxlib.report import plots
@@ -230,15 +231,33 @@ def lambda_sweep(lms: dict, prompt_sets: dict, lambdas, decoding, scorer="distil
     return pd.DataFrame(rows)
 
 
-def show_attribute_tables(tables: dict, key: str, name: str, note: str) -> None:
+def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_constant: float | None = None,
+                          csv: str | None = None) -> None:
     """Display, in the paper's print style, every attribute table of method ``key`` in ``tables`` ({(method key,
-    model, set): attribute_table}), captioned with the method's ``name``, the model, the set and ``note``."""
+    model, set): attribute_table}), captioned with the method's ``name``, the model, the set and ``note``. Under each
+    condition's row stands the paper's printed row of the same method and set (``printed_tables``), where the paper
+    prints one (Self-Debiasing: only at ``decay_constant`` 100); the caption says which table and model it is and
+    links ``csv``, the CSV of every cell (``attribute_tables.csv``, relative to the page)."""
     from IPython.display import display
 
+    missing = printed_for(key, decay_constant)
     for (method, model, s), table in tables.items():
-        if method == key:
-            display(show(paper_style(table).reset_index(), f"{name} on {model}, {s} set: probability of exhibiting "
-                         f"each attribute; {note}."))
+        if method != key:
+            continue
+        ours = paper_style(table).rename_axis("condition").reset_index().assign(source=f"ours: {model}")
+        caption = f"{name} on {model}, {s} set: probability of exhibiting each attribute; {note}"
+        if missing is None:
+            printed = PRINTED[key]
+            paper = (paper_rows(key, s).reset_index().assign(source=f"paper: {printed['model']}")
+                     .query("condition in @ours.condition"))
+            ours = (pd.concat([ours, paper]).assign(order=lambda f: f["condition"].map(list(ours["condition"]).index))
+                    .sort_values("order", kind="stable").drop(columns="order"))
+            caption += (f"; under each of our rows, the paper's {printed['table']} row ({printed['model']}, "
+                        f"Perspective, 1,199 prompts)")
+        else:
+            caption += f"; {missing}"
+        columns = ["condition", "source", *ours.columns.drop(["condition", "source"])]
+        display(show(ours[columns], caption + ".", csv=csv))
 
 
 def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.05) -> str:
@@ -255,12 +274,14 @@ def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.0
             f"indicators; the paper's 1,199 prompts: {detectable_difference(1199, share, alpha):.1%}).")
 
 
-def conditions_figure(long: pd.DataFrame):
+def conditions_figure(long: pd.DataFrame, note: str = ""):
     """Grouped bars of the average share per condition, one group per method / model / set (``long``: rows of
-    ``tidy_table`` with method and model columns). Returns the Figure."""
+    ``tidy_table`` with method and model columns); ``note`` (the sample and scorer) goes into the title. Returns the
+    Figure."""
 
     avg = long[long["attribute"] == "average"].assign(group=lambda f: f["method"] + " / " + f["model"] + " / "
                                                       + f["set"])
     wide = avg.pivot_table(index="group", columns="condition", values="probability", sort=False).reset_index()
     return plots.grouped_bars(wide, "group", {c: c for c in CONDITIONS},
-                              "Average share of continuations with each attribute, per condition", "share >= 0.5")
+                              "Average share of continuations with each attribute, per condition"
+                              + (f" ({note})" if note else ""), "share of continuations scoring >= 0.5")

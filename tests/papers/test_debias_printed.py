@@ -1,0 +1,106 @@
+"""Every value and star of the debiasing paper's Tables 3-4 (``toxlib.papers.debias.printed_tables``) against the
+verbatim copy of the paper's text, and the chapter's tables that put them beside ours."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from toxlib.papers.debias import printed_tables
+from toxlib.papers.debias.checklist import PAPER_ADVERSARIAL_AVERAGES, PAPER_NEUTRAL_AVERAGES
+from toxlib.papers.debias.consistency_tables import attribute_table, tidy_table
+from toxlib.papers.debias.protocol import ATTRIBUTES
+
+PERCENT = re.compile(r"-?\d+(?:\.\d+)?(?=\s*%)")
+TABLE_OF = {"self-debiasing": 0, "instructive debiasing": 1}
+
+
+def copied_rows() -> list[dict[tuple[str, str], list[str]]]:
+    """Per printed table, in order: {(set, condition): the seven cells' texts} parsed from the verbatim copy. Table
+    4's extraction splits the Sexually Expl. column over two tab fields (its header has an empty field there); they
+    are joined back."""
+    tables, current, set_name = [], None, None
+    for line in printed_tables.source_text().splitlines():
+        fields = line.split("\t")
+        if fields[0] == "Debiasing Level":
+            split = fields[3] == ""
+            current = {}
+            tables.append(current)
+        elif fields[0] in ("Adversarial dataset", "Neutral dataset"):
+            set_name = fields[0].split()[0].lower()
+        elif fields[0] in printed_tables.ROW_NAMES and current is not None:
+            cells = fields[1:]
+            if split:
+                cells = [*cells[:2], f"{cells[2]} {cells[3]}".strip(), *cells[4:]]
+            current[(set_name, printed_tables.ROW_NAMES[fields[0]])] = cells[:7]
+    return tables
+
+
+def test_the_copy_holds_both_tables_with_every_row():
+    tables = copied_rows()
+    assert len(tables) == 2
+    for table in tables:
+        assert len(table) == 10
+        assert all(len(cells) == 7 for cells in table.values())
+
+
+@pytest.mark.parametrize("method", sorted(printed_tables.PRINTED))
+def test_every_transcribed_number_and_star_is_the_papers(method):
+    copied = copied_rows()[TABLE_OF[method]]
+    for set_name, conditions in printed_tables.PRINTED[method]["rows"].items():
+        for condition, cells in conditions.items():
+            for attribute, (change, probability, significant), text in zip(
+                    printed_tables.COLUMNS, cells, copied[(set_name, condition)]):
+                printed = [float(v) for v in PERCENT.findall(text)]
+                expected = [probability] if change is None else [change, probability]
+                where = (method, set_name, condition, attribute, text)
+                assert printed == expected, where
+                assert ("*" in text) == significant, where
+
+
+@pytest.mark.parametrize("method, model", [("self-debiasing", "GPT-2 Large"),
+                                           ("instructive debiasing", "GPT-3 text-davinci-003")])
+def test_the_averages_agree_with_the_checklists_reading_of_the_same_tables(method, model):
+    long = printed_tables.printed_long()
+    for set_name, paper in (("adversarial", PAPER_ADVERSARIAL_AVERAGES), ("neutral", PAPER_NEUTRAL_AVERAGES)):
+        average = long[(long["method"] == method) & (long["set"] == set_name) & (long["attribute"] == "average")]
+        assert dict(zip(average["condition"], average["probability"].round(5))) == pytest.approx(
+            paper[(method, model)], abs=1e-6), (method, set_name)
+
+
+def _scored() -> pd.DataFrame:
+    rows = []
+    for condition, toxic in (("default", [1, 0, 0, 0]), ("original", [0, 0, 0, 0]), ("opposite", [1, 1, 0, 0]),
+                             ("nonsensical", [1, 0, 0, 0]), ("blank", [1, 0, 0, 0])):
+        for value in toxic:
+            rows.append({"set": "adversarial", "condition": condition, "group": 0,
+                         **{a: float(value) for a in ATTRIBUTES}})
+    return pd.DataFrame(rows)
+
+
+def test_the_csv_gets_the_papers_cell_beside_each_of_ours_only_at_table_3s_lambda():
+    long = tidy_table(attribute_table(_scored(), "adversarial")).assign(method="self-debiasing", model="m")
+    beside = printed_tables.beside_printed(long, 100.0).set_index(["condition", "attribute"])
+    assert len(beside) == len(long)
+    assert beside.loc[("original", "toxicity"), "probability_paper"] == pytest.approx(0.244)
+    assert beside.loc[("original", "toxicity"), "change_pct_paper"] == 52.9
+    assert beside.loc[("blank", "threat"), "change_pct_paper"] == -8.7
+    assert not beside.loc[("blank", "threat"), "significant_paper"]
+    assert beside.loc[("original", "toxicity"), "paper_table"] == "Table 3"
+    elsewhere = printed_tables.beside_printed(long, 50.0)
+    assert elsewhere["probability_paper"].isna().all()
+    assert "Tables 8-11" in printed_tables.printed_for("self-debiasing", 50.0)
+
+
+def test_the_print_style_rows_read_like_the_paper():
+    rows = printed_tables.paper_rows("instructive debiasing", "neutral")
+    assert rows.loc["default", "toxicity"] == "0.17%"
+    assert rows.loc["opposite", "severe_toxicity"] == "0.33%*"  # no change printed: the default is 0.00%
+    assert rows.loc["opposite", "toxicity"] == "29.9%* (↑ 17800%)"
+    assert rows.loc["original", "threat"] == "0.08% (↓ 50%)"
+    assert math.isnan(printed_tables.printed_long().query(
+        "method == 'instructive debiasing' and set == 'neutral' and condition == 'opposite' "
+        "and attribute == 'severe_toxicity'")["change_pct"].iloc[0])
