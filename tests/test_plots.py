@@ -61,3 +61,19 @@ def test_bootstrap_curves_marks_the_papers_point():
     point = [line for line in ax.lines if line.get_label() == "GPT-2 in the paper"]
     assert len(point) == 1 and list(point[0].get_xdata()) == [100] and list(point[0].get_ydata()) == [0.65]
     assert "log" in ax.get_xlabel()
+
+
+def test_grouped_bars_marks_follow_their_group_when_a_bar_is_missing_or_groups_are_numbers():
+    table = pd.DataFrame({"group": [3, 1, 2], "emt": [0.7, np.nan, 0.5], "emt_paper": [0.75, 0.6, 0.55]})
+    fig = plots.grouped_bars(table, "group", {"emt": "EMT"}, "t", "toxicity (0-1)",
+                             references={"emt": "emt_paper"})
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["3", "1", "2"]  # the table's order, not sorted
+    assert [round(y) for _, y in _marks(ax)] == [0, 2] and [x for x, _ in _marks(ax)] == [0.75, 0.55]
+
+
+def test_grouped_bars_refuses_repeated_groups():
+    import pytest
+
+    with pytest.raises(ValueError, match="repeated"):
+        plots.grouped_bars(pd.DataFrame({"g": ["a", "a"], "v": [1.0, 2.0]}), "g", {"v": "v"}, "t", "y")

@@ -50,10 +50,12 @@ def test_the_copy_holds_both_tables_with_every_row():
 @pytest.mark.parametrize("method", sorted(printed_tables.PRINTED))
 def test_every_transcribed_number_and_star_is_the_papers(method):
     copied = copied_rows()[TABLE_OF[method]]
-    for set_name, conditions in printed_tables.PRINTED[method]["rows"].items():
+    rows = printed_tables.PRINTED[method]["rows"]
+    assert {(s, c) for s, conditions in rows.items() for c in conditions} == set(copied)
+    for set_name, conditions in rows.items():
         for condition, cells in conditions.items():
             for attribute, (change, probability, significant), text in zip(
-                    printed_tables.COLUMNS, cells, copied[(set_name, condition)]):
+                    printed_tables.COLUMNS, cells, copied[(set_name, condition)], strict=True):
                 printed = [float(v) for v in PERCENT.findall(text)]
                 expected = [probability] if change is None else [change, probability]
                 where = (method, set_name, condition, attribute, text)
@@ -104,3 +106,24 @@ def test_the_print_style_rows_read_like_the_paper():
     assert math.isnan(printed_tables.printed_long().query(
         "method == 'instructive debiasing' and set == 'neutral' and condition == 'opposite' "
         "and attribute == 'severe_toxicity'")["change_pct"].iloc[0])
+
+
+def test_the_chapter_table_renders_with_the_papers_row_under_each_of_ours(monkeypatch):
+    from toxlib.papers.debias import findings
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    table = attribute_table(_scored(), "adversarial")
+    findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
+                                   100.0, csv="../data/results/x/attribute_tables.csv")
+    (styler,) = shown
+    html = styler.to_html()  # a Styler with a repeated index label raises here
+    rows = list(styler.data["source"])
+    assert rows == ["ours: m", "paper: GPT-2 Large, λ = 100"] * 5
+    assert list(styler.data["condition"]) == [c for c in ("default", "original", "opposite", "nonsensical", "blank")
+                                              for _ in range(2)]
+    assert "24.4%* (↓ 53%)" in html and 'class="csv-link"' in html
+    shown.clear()
+    findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
+                                   50.0)
+    assert set(shown[0].data["source"]) == {"ours: m"} and "Tables 8-11" in shown[0].caption

@@ -22,33 +22,39 @@ def grouped_bars(table: pd.DataFrame, group: str, values: dict[str, str], title:
     that bar}, drawn as a black mark across the bar's end (no mark where the reference is NaN) and named
     ``reference_label`` in the legend. Returns the matplotlib Figure.
     """
-    long = table.melt(id_vars=group, value_vars=list(values), var_name="series", value_name="value")
+    if not table[group].is_unique:
+        raise ValueError(f"grouped_bars draws one group per row: {group!r} has repeated values")
+    order = [str(g) for g in table[group]]
+    long = table.assign(**{group: order}).melt(id_vars=group, value_vars=list(values), var_name="series",
+                                               value_name="value")
     long["series"] = long["series"].map(values)
     height = max(3.0, 0.45 * len(table) * max(1, len(values)) / 2)
     fig, ax = plt.subplots(figsize=(7.5, height) if horizontal else (9, 4))
+    hue_order = list(values.values())
     if horizontal:
-        sns.barplot(data=long, y=group, x="value", hue="series", ax=ax, orient="h")
+        sns.barplot(data=long, y=group, x="value", hue="series", ax=ax, orient="h", order=order, hue_order=hue_order)
         ax.set_xlabel(ylabel)
         ax.set_ylabel("")
     else:
-        sns.barplot(data=long, x=group, y="value", hue="series", ax=ax)
+        sns.barplot(data=long, x=group, y="value", hue="series", ax=ax, order=order, hue_order=hue_order)
         ax.set_ylabel(ylabel)
         ax.set_xlabel("")
         ax.tick_params(axis="x", rotation=30)
     marked = False
-    for column, bars in zip(values, ax.containers):  # seaborn adds one container per hue level, in order
+    for column, bars in zip(values, ax.containers):  # one container per hue level, in hue_order
         if not references or column not in references:
             continue
-        for bar, reference in zip(bars, table[references[column]]):  # bars in the table's row order
+        for bar in bars:
+            # the group a bar belongs to is the category at its centre (a missing value draws no bar)
+            centre = bar.get_y() + bar.get_height() / 2 if horizontal else bar.get_x() + bar.get_width() / 2
+            reference = table[references[column]].iloc[int(round(centre))]
             if pd.isna(reference):
                 continue
             if horizontal:
-                y = bar.get_y() + bar.get_height() / 2
-                ax.plot([reference, reference], [y - 0.45 * bar.get_height(), y + 0.45 * bar.get_height()],
+                ax.plot([reference, reference], [centre - 0.45 * bar.get_height(), centre + 0.45 * bar.get_height()],
                         color="black", lw=2.5, solid_capstyle="butt", label=None if marked else reference_label)
             else:
-                x = bar.get_x() + bar.get_width() / 2
-                ax.plot([x - 0.45 * bar.get_width(), x + 0.45 * bar.get_width()], [reference, reference],
+                ax.plot([centre - 0.45 * bar.get_width(), centre + 0.45 * bar.get_width()], [reference, reference],
                         color="black", lw=2.5, solid_capstyle="butt", label=None if marked else reference_label)
             marked = True
     ax.set_title(title)

@@ -250,8 +250,9 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_co
             printed = PRINTED[key]
             paper = (paper_rows(key, s).reset_index().assign(source=f"paper: {printed['model']}")
                      .query("condition in @ours.condition"))
-            ours = (pd.concat([ours, paper]).assign(order=lambda f: f["condition"].map(list(ours["condition"]).index))
-                    .sort_values("order", kind="stable").drop(columns="order"))
+            ours = (pd.concat([ours, paper], ignore_index=True)
+                    .assign(order=lambda f: f["condition"].map(list(ours["condition"]).index))
+                    .sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True))
             caption += (f"; under each of our rows, the paper's {printed['table']} row ({printed['model']}, "
                         f"Perspective, 1,199 prompts)")
         else:
