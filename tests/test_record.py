@@ -113,6 +113,20 @@ def test_provenance_and_chapters_are_written_and_status_reports_them(lm, folders
     assert "generations: 1 keys, 9 rows" in status_text(folders["record"])
 
 
+def test_computed_rows_name_the_commit_that_computed_them_not_the_one_that_writes_the_record(lm, folders):
+    import sqlite3
+
+    generate(lm, PROMPTS, CONFIG, progress=False)
+    with sqlite3.connect(folders["cache"] / "generations.sqlite") as con:  # as if computed at two older commits
+        con.execute("UPDATE generations SET made_by = 'aaaaaaaaaaaa'")
+        con.execute("UPDATE generations SET made_by = 'bbbbbbbbbbbb' WHERE sample_idx = 0")
+    write_record(folders["log"], folders["record"], prune=True, cache=folders["cache"])
+    (key,) = read_keys(folders["record"])
+    made = {m["commit"]: m["rows"] for m in key["made_by"]}
+    assert made == {"aaaaaaaaaaaa": 6, "bbbbbbbbbbbb": 3}
+    assert all(m["how"] == "computed by the logged build" for m in key["made_by"])
+
+
 def test_scores_and_nlls_of_any_text_come_back_unchanged_and_the_files_are_byte_stable(folders):
     values = [({"toxicity": 0.1 + i / 7, "insult": None}, None) for i in range(len(ODD_TEXTS))]
     values[3] = ({"toxicity": None}, "LANGUAGE_NOT_SUPPORTED: a permanent error")

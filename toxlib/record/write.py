@@ -133,7 +133,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         have = _record_rows(old, kind, key)
         cached, commits = (_cache_rows(kind, key, cache) if any(s != "record" for s in rows.values())
                            else ({}, {}))
-        lines, sources, cache_commits = [], defaultdict(int), defaultdict(int)
+        lines, sources, cache_commits, computed_commits = [], defaultdict(int), defaultdict(int), defaultdict(int)
         names = sorted(rows) if prune or not have else sorted(set(rows) | set(have))
         for sha, idx in names:
             source = rows.get((sha, idx), "record")
@@ -148,13 +148,16 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
             sources[source] += 1
             if source == "cache":
                 cache_commits[commits.get((sha, idx)) or "unknown"] += 1
+            elif source == "computed":  # the row's cache entry names the commit that computed it (made_by)
+                computed_commits[commits.get((sha, idx))] += 1
         if not lines:
             continue
         made_by = list(old.keys.get((kind, key), {}).get("made_by", [])) if sources.get("record") else []
         # the facts of the chapter's run (the book's runner logs them), else of this process: the same checkout
         facts = next((builds[c] for c in sorted(chapters.get((kind, key), ())) if c in builds), here)
-        if sources.get("computed"):
-            made_by.append({**facts, "rows": sources["computed"], "how": "computed by the logged build"})
+        for commit, count in sorted(computed_commits.items(), key=lambda item: str(item[0])):
+            made_by.append({**facts, "rows": count, "how": "computed by the logged build",
+                            **({"commit": commit} if commit else {})})
         for commit, count in sorted(cache_commits.items()):
             made_by.append({**facts, "rows": count, "commit": commit,
                             "how": "read from the user cache of the machine that wrote the record; computed "
