@@ -119,11 +119,11 @@ def test_the_chapter_table_renders_with_the_papers_row_under_each_of_ours(monkey
     (styler,) = shown
     html = styler.to_html()  # a Styler with a repeated index label raises here
     rows = list(styler.data["source"])
-    assert rows == ["ours: m", "paper: GPT-2 Large, λ = 100"] * 5
+    assert rows == ["ours", "paper"] * 5
     assert list(styler.data["condition"]) == [c for c in ("default", "original", "opposite", "nonsensical", "blank")
                                               for _ in range(2)]
     assert "24.4%* (↓ 53%)" in html and 'class="csv-link"' in html
     shown.clear()
     findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
                                    50.0)
-    assert set(shown[0].data["source"]) == {"ours: m"} and "Tables 8-11" in shown[0].caption
+    assert set(shown[0].data["source"]) == {"ours"} and "Tables 8-11" in shown[0].caption

@@ -244,11 +244,11 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_co
     for (method, model, s), table in tables.items():
         if method != key:
             continue
-        ours = paper_style(table).rename_axis("condition").reset_index().assign(source=f"ours: {model}")
+        ours = paper_style(table).rename_axis("condition").reset_index().assign(source="ours")
         caption = f"{name} on {model}, {s} set: probability of exhibiting each attribute; {note}"
         if missing is None:
             printed = PRINTED[key]
-            paper = (paper_rows(key, s).reset_index().assign(source=f"paper: {printed['model']}")
+            paper = (paper_rows(key, s).reset_index().assign(source="paper")
                      .query("condition in @ours.condition"))
             ours = (pd.concat([ours, paper], ignore_index=True)
                     .assign(order=lambda f: f["condition"].map(list(ours["condition"]).index))
