@@ -326,7 +326,7 @@ def test_book_profile_is_checked_for_every_chapter_before_any_runs(tmp_path, mon
     monkeypatch.setattr(paths, "project_root", lambda: root)
     ran = []
     monkeypatch.setattr(book, "run_notebook", lambda nb, **kw: ran.append((nb.stem, kw["profile"])) or {})
-    monkeypatch.setattr(book, "build_html", lambda source, work: work / "html")
+    monkeypatch.setattr(book, "build_html", lambda source, work, results=None: work / "html")
     monkeypatch.setattr(book, "stage_sources", lambda root, staging: root)
     with pytest.raises(ParameterError, match="b.ipynb declares no 'paper' profile"):
         book.build_book(profile="paper")
