@@ -104,6 +104,16 @@ def tidy_table(table: pd.DataFrame) -> pd.DataFrame:
     return long[keep].assign(set=table.attrs.get("set"))
 
 
+def paper_cell(probability: str, significant: bool, change: float | None) -> str:
+    """One cell as the paper prints it: ``probability`` (already written, "12.3%"), * when ``significant``, and,
+    unless ``change`` is None or NaN (the default row), the relative change to default with its direction:
+    "12.3%* (↓ 40%)" (↓: less of the attribute than default, ↑: more)."""
+    star = "*" if significant else ""
+    if change is None or pd.isna(change):
+        return f"{probability}{star}"
+    return f"{probability}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)"
+
+
 def paper_style(table: pd.DataFrame) -> pd.DataFrame:
     """``attribute_table`` as the paper prints it: one row per condition, one column per attribute and the
     average, each cell "probability% (↓ relative change%)" with * when the t-test against default is significant
@@ -112,13 +122,9 @@ def paper_style(table: pd.DataFrame) -> pd.DataFrame:
     for attribute in [*ATTRIBUTES, "average"]:
         cells = []
         for condition in table.index:
-            p = table.loc[condition, (attribute, "probability")]
-            change = table.loc[condition, (attribute, "change_pct")]
-            star = "*" if table.loc[condition, (attribute, "significant")] else ""
-            if condition == "default" or pd.isna(change):
-                cells.append(f"{p:.1%}{star}")
-            else:
-                cells.append(f"{p:.1%}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)")
+            row = table.loc[condition, attribute]
+            cells.append(paper_cell(f"{row['probability']:.1%}", bool(row["significant"]),
+                                    None if condition == "default" else row["change_pct"]))
         out[attribute] = cells
     return pd.DataFrame(out, index=table.index)
 

@@ -24,6 +24,7 @@ from importlib import resources
 
 import pandas as pd
 
+from toxlib.papers.debias.consistency_tables import paper_cell
 from toxlib.papers.debias.protocol import ATTRIBUTES
 
 SOURCE_FILE = "sources/debias_tables_3_4.txt"
@@ -152,9 +153,6 @@ def paper_rows(method: str, set_name: str) -> pd.DataFrame:
         column = []
         for condition, row in cells.items():
             change, probability, significant = row[i]
-            text = f"{probability}%{'*' if significant else ''}"
-            if condition != "default" and change is not None:
-                text += f" ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)"
-            column.append(text)
+            column.append(paper_cell(f"{probability}%", significant, None if condition == "default" else change))
         out[attribute] = column
     return pd.DataFrame(out, index=pd.Index(list(cells), name="condition"))

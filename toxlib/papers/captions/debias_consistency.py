@@ -1,0 +1,27 @@
+"""Captions of the consistency-protocol chapter (``notebooks/debias_consistency.ipynb``; Morabito, Kabbara & Emami
+2023, Tables 3-5).
+
+Fields the chapter binds from its parameters: ``seed``, ``n_prompts``, ``scorer``, ``models``; computed in the
+chapter: ``decoding_note`` (how the continuations were decoded and scored, the chapter's ``decoding_note``).
+``fig_conditions`` is the note ``debias.conditions_figure`` puts in brackets at the end of the figure's title.
+"""
+
+from toxlib.report.captions import Captions
+
+CAPTIONS = Captions("debias_consistency", {
+    "prompt_sets": "The paper's prompt sets (Instructive-Debiasing repository), sampled with seed {seed}.",
+    "specifications": "Specifications per method and condition (Self-Debiasing: six prefixes per group, each put "
+                      "before the prompt; Instructive: one instruction). Blank is six single spaces for "
+                      "Self-Debiasing and 'Be for: ' for Instructive, as the paper.",
+    "checklist_grid": "Consistency checklist per method and model (ours: {decoding_note}) beside the paper's Table 5 "
+                      "(Perspective; its verdicts are shown under both readings of importance). importance: §3.2 as "
+                      "stated (nonsensical and blank significantly worse than original); importance_as_applied: §6 "
+                      "as the paper applied it (fails only if one of them does at least as well as original with "
+                      "significance against default).",
+    "checklist": "Why each test passed or failed (average probability over the six attributes).",
+    "fig_conditions": "{n_prompts} prompts per set, {scorer} scorer",
+    "lambda_sweep": "Self-Debiasing average probability per λ, model, set and condition; {decoding_note}.",
+    "examples": "Continuations per condition (nonsensical: its first group). May be offensive.",
+    "claims": "Claims of this chapter beside the paper's (GPT-2 Large / GPT-3, Perspective, 1,199 prompts per set). "
+              "Ours: {models}; {decoding_note}.",
+})
