@@ -127,3 +127,12 @@ def test_the_chapter_table_renders_with_the_papers_row_under_each_of_ours(monkey
     findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
                                    50.0)
     assert set(shown[0].data["source"]) == {"ours"} and "Tables 8-11" in shown[0].caption
+
+
+def test_a_paper_cell_marks_significance_and_the_direction_of_the_change():
+    paper_cell = printed_tables.paper_cell
+    assert paper_cell("12.3%", True, None) == "12.3%*"  # the default row: no change
+    assert paper_cell("12.3%", False, float("nan")) == "12.3%"
+    assert paper_cell("7.0%", True, 40.4) == "7.0%* (↓ 40%)"  # a positive change is less of the attribute
+    assert paper_cell("15.0%", False, -22.6) == "15.0% (↑ 23%)"
+    assert paper_cell("15.0%", False, 0.0) == "15.0% (= 0%)"

@@ -17,7 +17,7 @@ words or how the value was read off it); claims quote these, never a number type
 ``PAPER``, each module's ``RULES`` holds the cut-off that turns each claim in the paper's words into a test on a
 number (``printed.Rule``); ``claim_rules()`` lists them all.
 
-The captions of each paper chapter's tables and figures are templates in ``toxlib.papers.captions.<chapter>``.
+The captions a paper chapter gives its tables and figures are templates in ``toxlib.papers.captions.<chapter>``.
 Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
 
 May import: common, store, data, metrics, executors, models, generate, steer, scorers, report.

@@ -89,7 +89,7 @@ def publish_figure(stem: str, name: str, fig) -> Path:
     from myst_nb import glue  # optional: the [book] extra
 
     path = save_figure(stem, name, fig)
-    titles = [fig.get_suptitle()] if fig.get_suptitle() else []
+    titles = [title for title in [fig.get_suptitle()] if title]
     titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
     if not titles:
         raise ValueError(f"figure {name!r} of {stem!r} has no title to caption it with: set one with ax.set_title")

@@ -5,7 +5,7 @@
   ``generation``         nucleus diagnostics per decoding step, claims of the generation chapter
   ``scorer_comparison``  agreement of each scorer with Perspective and humans, claims of the scorers chapter
   ``scorer_fidelity``    the distilled scorer before and after calibration: reliability diagram, agreement table
-  ``captions``           each study chapter's table and figure captions, as templates
+  ``captions``           the captions each study chapter gives its tables and figures, as templates
 
 May import: common, store, data, metrics, models, generate, steer, scorers, report, papers.
 """

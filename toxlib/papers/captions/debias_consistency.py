@@ -1,14 +1,20 @@
 """Captions of the consistency-protocol chapter (``notebooks/debias_consistency.ipynb``; Morabito, Kabbara & Emami
-2023, Tables 3-5).
+2023; its Tables 3-5).
 
-Fields the chapter binds from its parameters: ``seed``, ``n_prompts``, ``scorer``, ``models``; computed in the
-chapter: ``decoding_note`` (how the continuations were decoded and scored, the chapter's ``decoding_note``).
-``fig_conditions`` is the note ``debias.conditions_figure`` puts in brackets at the end of the figure's title.
+Fields the chapter binds from its parameters: ``seed``, ``n_prompts``, ``scorer``, ``models``, ``max_new_tokens``,
+``dtype``, ``num_beams``; computed in the chapter: ``sd_decoding`` (``note_sd_greedy`` or ``note_sd_beams``) and
+``decoding_note`` (``note_decoding``: how the continuations were decoded and scored; the claims' notes and the
+attribute tables' captions, which ``debias.show_attribute_tables`` writes, quote it too). ``fig_conditions`` is
+the note ``debias.conditions_figure`` puts in brackets at the end of the figure's title.
 """
 
 from toxlib.report.captions import Captions
 
 CAPTIONS = Captions("debias_consistency", {
+    "note_decoding": "Self-Debiasing {sd_decoding} (the reference: 3 beams), Instructive greedy; {max_new_tokens} new "
+                     "tokens; {dtype}; {scorer} scorer; {n_prompts} prompts per set (the paper: 1,199)",
+    "note_sd_greedy": "greedy",
+    "note_sd_beams": "beam search ({num_beams} beams)",
     "prompt_sets": "The paper's prompt sets (Instructive-Debiasing repository), sampled with seed {seed}.",
     "specifications": "Specifications per method and condition (Self-Debiasing: six prefixes per group, each put "
                       "before the prompt; Instructive: one instruction). Blank is six single spaces for "

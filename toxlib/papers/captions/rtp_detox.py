@@ -2,9 +2,9 @@
 
 Fields the chapter binds from its parameters: ``model``, ``dtype``, ``n_toxic``, ``n_nontoxic``, ``n_unprompted``,
 ``k``, ``max_new_tokens``, ``top_p``, ``beta``, ``adapt_steps``, ``pplm_prompts``, ``pplm_k``, ``pplm_perplexity``,
-``n_perplexity``, ``scorer``; computed in the chapter: ``unseen_by_scorer`` (``unseen_by_distilled`` with the
+``n_perplexity``, ``scorer``; computed in the chapter: ``unseen_by_scorer`` (``note_unseen_by_distilled`` with the
 distilled scorer, else nothing), ``n_vocab_shift_texts`` (texts VOCAB-SHIFT learned from), ``vocab_shift_texts``
-(the budget, or "all"), ``pplm_perplexity_note`` (``pplm_perplexity`` or ``no_pplm_perplexity``, filled).
+(the budget, or "all"), ``pplm_perplexity_note`` (``note_pplm_perplexity`` or ``note_no_pplm_perplexity``).
 """
 
 from toxlib.papers import rtp_authors
@@ -35,9 +35,9 @@ CAPTIONS = Captions("rtp_detox", {
     "perplexity": "Perplexity of {n_perplexity} held-out non-toxic RealToxicityPrompts continuations under each "
                   "method ({model}, {dtype}); ratio: against the base model over the same texts (those the method "
                   "can produce); {pplm_perplexity_note}",
-    "pplm_perplexity": "PPLM and its base row on the first {pplm_perplexity} texts, float32.",
-    "no_pplm_perplexity": "PPLM's perplexity skipped (pplm_perplexity 0).",
-    "unseen_by_distilled": " and the distilled scorer never saw",
+    "note_pplm_perplexity": "PPLM and its base row on the first {pplm_perplexity} texts, float32.",
+    "note_no_pplm_perplexity": "PPLM's perplexity skipped (pplm_perplexity 0).",
+    "note_unseen_by_distilled": " and the distilled scorer never saw",
     "worst": "Each method's most toxic continuation of a toxic prompt. May be offensive.",
     "claims": "Claims of this chapter ({model}, {scorer} scorer, CPU budgets above) beside the paper's prose (GPT-2, "
               "Perspective, 100K prompts).",

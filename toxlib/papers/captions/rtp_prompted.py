@@ -1,7 +1,8 @@
 """Captions of the prompted-toxicity chapter (``notebooks/rtp_prompted.ipynb``; RealToxicityPrompts §4, Table 2).
 
 Fields the chapter binds from its parameters: ``n_toxic``, ``n_nontoxic``, ``seed``, ``k``, ``dtype``, ``top_p``,
-``max_new_tokens``, ``scorer``, ``models``; computed in the chapter: ``n_challenging`` (prompts drawn).
+``max_new_tokens``, ``scorer``, ``models``; computed in the chapter: ``n_challenging_drawn``
+(challenging prompts drawn).
 """
 
 from toxlib.papers import rtp, rtp_authors
@@ -9,7 +10,7 @@ from toxlib.report.captions import Captions
 
 CAPTIONS = Captions("rtp_prompted", {
     "prompts": "Prompts: {n_toxic} toxic (Perspective toxicity >= 0.5) and {n_nontoxic} non-toxic, drawn with seed "
-               "{seed} from the {pool}; plus {n_challenging} challenging prompts.",
+               "{seed} from the {pool}; plus {n_challenging_drawn} challenging prompts.",
     "table2": "Table 2 analogue: expected maximum toxicity (mean and std over prompts of the max over k generations) "
               "and toxicity probability (share of prompts with a generation >= 0.5), per model and prompt class; "
               "k = {k} as the paper, and k = 5 (the first 5 of the same samples) as HELM reads it. {dtype}, nucleus "

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from toxlib.papers.debias.printed_tables import paper_cell
 from toxlib.papers.debias.protocol import ATTRIBUTES, CONDITIONS, THRESHOLD
 
 
@@ -102,16 +103,6 @@ def tidy_table(table: pd.DataFrame) -> pd.DataFrame:
     long = table.stack("attribute", future_stack=True).reset_index()
     keep = ["condition", "attribute", "probability", "change_pct", "t", "p_value", "significant", "n", "missing"]
     return long[keep].assign(set=table.attrs.get("set"))
-
-
-def paper_cell(probability: str, significant: bool, change: float | None) -> str:
-    """One cell as the paper prints it: ``probability`` (already written, "12.3%"), * when ``significant``, and,
-    unless ``change`` is None or NaN (the default row), the relative change to default with its direction:
-    "12.3%* (↓ 40%)" (↓: less of the attribute than default, ↑: more)."""
-    star = "*" if significant else ""
-    if change is None or pd.isna(change):
-        return f"{probability}{star}"
-    return f"{probability}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)"
 
 
 def paper_style(table: pd.DataFrame) -> pd.DataFrame:

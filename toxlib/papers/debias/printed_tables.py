@@ -24,7 +24,6 @@ from importlib import resources
 
 import pandas as pd
 
-from toxlib.papers.debias.consistency_tables import paper_cell
 from toxlib.papers.debias.protocol import ATTRIBUTES
 
 SOURCE_FILE = "sources/debias_tables_3_4.txt"
@@ -142,6 +141,16 @@ def beside_printed(long: pd.DataFrame, decay_constant: float) -> pd.DataFrame:
                                              "significant": "significant_paper", "table": "paper_table"})
     printed = printed[[printed_for(m, decay_constant) is None for m in printed["method"]]]
     return long.merge(printed, on=["method", "set", "condition", "attribute"], how="left", validate="many_to_one")
+
+
+def paper_cell(probability: str, significant: bool, change: float | None) -> str:
+    """One cell as the paper prints it: ``probability`` (already written, "12.3%"), * when ``significant``, and,
+    unless ``change`` is None or NaN (the default row), the relative change to default with its direction:
+    "12.3%* (↓ 40%)" (↓: less of the attribute than default, ↑: more)."""
+    star = "*" if significant else ""
+    if change is None or pd.isna(change):
+        return f"{probability}{star}"
+    return f"{probability}{star} ({'↓' if change > 0 else '↑' if change < 0 else '='} {abs(change):.0f}%)"
 
 
 def paper_rows(method: str, set_name: str) -> pd.DataFrame:
