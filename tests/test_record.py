@@ -338,3 +338,22 @@ def test_a_record_file_edited_after_writing_is_refused_whatever_its_size_and_tim
     (record / "SHA256SUMS").unlink()
     with pytest.raises(RecordIntegrityError, match="has no checksum"):
         Record(record)
+
+
+def test_the_readme_states_the_shipped_records_size_and_the_record_stays_under_its_cap():
+    """The README says how large the record is (keys, rows, texts, MB); a record write that changes it must update
+    the sentence, and the record must stay under 60 MB."""
+    import re
+
+    from toxlib.store import paths
+
+    root = paths.project_root()
+    folder = root / "data" / "record"
+    stated = re.search(r"The record is ([\d.]+) MB\s+\((\d+) keys, ([\d,]+) rows, ([\d,]+) texts",
+                       (root / "README.md").read_text())
+    assert stated, "README.md: say 'The record is <MB> MB (<keys> keys, <rows> rows, <texts> texts'"
+    table = record_status(folder)
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+    actual = (f"{size:.1f}", str(len(table)), f"{int(table['rows'].sum()):,}", f"{len(Record(folder).texts()):,}")
+    assert stated.groups() == actual, f"README.md says {stated.groups()}; data/record/ holds {actual}: update it"
+    assert size <= 60, f"the record is {size:.1f} MB, over its 60 MB cap: drop unused keys (record write --prune)"
