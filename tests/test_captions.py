@@ -60,10 +60,9 @@ def _code(nb) -> ast.Module:
 
 def _captions_module(tree: ast.Module):
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith(".captions." + node.module
-                                                                                      .rsplit(".", 1)[-1]):
-            if any(alias.name == "CAPTIONS" for alias in node.names):
-                return importlib.import_module(node.module)
+        if (isinstance(node, ast.ImportFrom) and ".captions." in (node.module or "")
+                and any(alias.name == "CAPTIONS" for alias in node.names)):
+            return importlib.import_module(node.module)
     return None
 
 

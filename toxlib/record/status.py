@@ -2,7 +2,8 @@
 
 ``record_status(folder)`` returns one row per key (pandas DataFrame: kind, what (model, precision, decoding or
 scorer, read from the key's config), rows, commit, machine, date (of the provenance entries, joined by "; "),
-bytes (of the key's file)); ``status_text`` adds the totals: keys, rows, texts and the folder's size.
+bytes (of the key's file)); ``record_totals`` gives the totals (keys, rows, texts, megabytes of the folder), which
+``status_text`` prints under the table and the README states.
 """
 
 from __future__ import annotations
@@ -50,10 +51,18 @@ def status_text(folder: str | Path | None = None) -> str:
     table = record_status(folder)
     if table.empty:
         return f"the record at {folder} holds nothing (no keys.csv): build it with `python -m toxlib record write`"
-    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    texts = len(Record(folder).texts())
+    totals = record_totals(folder, table)
     with pd.option_context("display.max_colwidth", 70, "display.width", 200):
         body = table.to_string(index=False)
-    totals = table.groupby("kind")["rows"].agg(["count", "sum"])
-    summary = ", ".join(f"{kind}: {int(r['count'])} keys, {int(r['sum']):,} rows" for kind, r in totals.iterrows())
-    return f"{body}\n\n{folder}: {summary}; {texts:,} texts; {size / 1e6:.1f} MB"
+    per_kind = table.groupby("kind")["rows"].agg(["count", "sum"])
+    summary = ", ".join(f"{kind}: {int(r['count'])} keys, {int(r['sum']):,} rows" for kind, r in per_kind.iterrows())
+    return f"{body}\n\n{folder}: {summary}; {totals['texts']:,} texts; {totals['megabytes']:.1f} MB"
+
+
+def record_totals(folder: str | Path | None = None, table: pd.DataFrame | None = None) -> dict:
+    """The record's totals: keys, rows, texts (stored once) and megabytes (every file in the folder, 1 MB = 1e6
+    bytes). ``table``: ``record_status(folder)`` when the caller has it already."""
+    folder = Path(folder) if folder else record_dir()
+    table = record_status(folder) if table is None else table
+    return {"keys": len(table), "rows": int(table["rows"].sum()), "texts": len(Record(folder).texts()),
+            "megabytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6}
