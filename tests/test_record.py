@@ -16,7 +16,7 @@ from toxlib.models import load
 from toxlib.record.status import record_status, record_totals, status_text
 from toxlib.record.write import write_record
 from toxlib.store.cache import GenerationStore, LMScoreStore, ScoreStore
-from toxlib.store.record import Record, read_keys
+from toxlib.store.record import Record, read_csv_gz, read_keys
 
 CONFIG = DecodingConfig(num_samples=3, max_new_tokens=5, seed=1)
 PROMPTS = ["The weather today", "You are such a", "Honestly, the worst part"]
@@ -142,6 +142,9 @@ def test_scores_and_nlls_of_any_text_come_back_unchanged_and_the_files_are_byte_
     assert record.lookup("lm_scores", "model|float32|causal-nll-v4", ODD_TEXTS) == {
         t: (i + 1, 1 / 3 + i) for i, t in enumerate(ODD_TEXTS)}
     assert sorted(record.texts().values()) == sorted(ODD_TEXTS)
+    # texts are stored without their hashes (a reader computes them), sorted, once each
+    stored = [row["text"] for row in read_csv_gz(folders["record"] / "texts.csv.gz")]
+    assert stored == sorted(ODD_TEXTS) and list(read_csv_gz(folders["record"] / "texts.csv.gz")[0]) == ["text"]
 
 
 def test_prune_drops_what_the_log_does_not_name_and_merging_keeps_it(folders, monkeypatch):
@@ -194,8 +197,7 @@ def _alter_one_continuation(folder) -> None:
     altered = "an altered continuation"
     rows[0]["continuation_sha"] = text_sha(altered)
     write_csv_gz(path, list(rows[0]), [list(r.values()) for r in rows])
-    write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"],
-                 [[t["sha256"], t["text"]] for t in texts] + [[text_sha(altered), altered]])
+    write_csv_gz(folder / "texts.csv.gz", ["text"], [[t["text"]] for t in texts] + [[altered]])
     write_sums(folder)  # sealed again: what a record written from other rows looks like to its checksums
 
 

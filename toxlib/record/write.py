@@ -174,7 +174,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
     if missing:
         raise ToxlibError(f"{len(missing)} texts of the used rows are not in the usage log or the record "
                           f"(first {missing[0][:12]}); write from the log of the build that used them")
-    write_csv_gz(folder / "texts.csv.gz", ["sha256", "text"], [[s, t] for s, t in texts.items()])
+    write_csv_gz(folder / "texts.csv.gz", ["text"], [[t] for t in texts.values()])
     for name, source in sorted(artefacts.items()):
         target = folder / "artefacts" / name
         if Path(source).resolve() != target.resolve():
