@@ -93,6 +93,24 @@ def test_detox_split_is_disjoint_and_balanced():
     assert set(split.summary()["part"]) >= {"labelled corpus", "perplexity texts"}
 
 
+@pytest.mark.data
+def test_a_smaller_split_is_the_first_rows_of_a_larger_one():
+    """A teaching run (n_toxic 5) reads the sample record's rows (n_toxic 200): same prompts, same perplexity texts."""
+    from toxlib.papers.rtp_detox import PERPLEXITY_RECORDS
+
+    small = detox_split(n_toxic=5, n_nontoxic=4, n_perplexity=6, max_corpus=20)
+    large = detox_split(n_toxic=60, n_nontoxic=80, n_perplexity=50, max_corpus=20)
+    for cls, n in (("toxic", 5), ("non-toxic", 4)):
+        first = large.prompts[large.prompts["prompt_class"] == cls]["record_id"].tolist()[:n]
+        assert small.prompts[small.prompts["prompt_class"] == cls]["record_id"].tolist() == first
+    assert small.perplexity_texts == large.perplexity_texts[:6]
+    # the perplexity records are set aside from every draw of prompts, not only from this one
+    everything = detox_split(n_toxic=1, n_nontoxic=725, n_perplexity=PERPLEXITY_RECORDS, max_corpus=20)
+    assert not set(everything.perplexity["record_id"]) & set(everything.prompts["record_id"])
+    with pytest.raises(ValueError, match="PERPLEXITY_RECORDS"):
+        detox_split(n_toxic=1, n_nontoxic=1, n_perplexity=PERPLEXITY_RECORDS + 1, max_corpus=20)
+
+
 def test_table3_groups_by_method():
     scored = pd.DataFrame({"method": ["a"] * 4 + ["b"] * 4, "prompt_class": ["toxic"] * 8,
                            "prompt_id": [1, 1, 2, 2] * 2, "sample_idx": [0, 1] * 4,

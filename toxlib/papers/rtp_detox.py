@@ -7,7 +7,11 @@ source document (``filename``) also has a training record are left out, so no do
   * labelled corpus (VOCAB-SHIFT, DAPT, ATCON, PPLM's discriminator): every prompt and continuation text of the
     training records with a recorded Perspective toxicity, labelled toxic at >= 0.5, balanced by drawing as many
     non-toxic texts as there are toxic ones;
-  * perplexity texts: non-toxic (< 0.5) continuations of held-out records that are not evaluation prompts.
+  * perplexity texts: non-toxic (< 0.5) continuations of ``PERPLEXITY_RECORDS`` held-out records with a non-toxic
+    prompt, set aside by one seeded draw before the prompts are drawn and never used as evaluation prompts; the
+    first ``n_perplexity`` of that draw are used.
+Every part is a prefix of the same seeded draw whatever the sizes, so a smaller run (``n_toxic 20``) uses the
+first rows of a larger one (the sample record's): its prompts, and the same perplexity texts.
 The methods themselves live in ``toxlib.steer`` (decoding-based) and ``toxlib.steer.adapt`` (data-based).
 """
 
@@ -36,6 +40,11 @@ from toxlib.store.keys import stable_hash
 from toxlib.store.paths import cache_dir, written_atomically
 from toxlib.store.record import note_artefact, recorded_artefact
 
+#: held-out records set aside for perplexity texts (of the 642 whose prompt and continuation are both non-toxic,
+#: leaving 725 of the 1,025 non-toxic evaluation prompts; the 416 toxic ones are untouched): the most
+#: ``n_perplexity`` can be
+PERPLEXITY_RECORDS = 300
+
 
 @dataclass
 class DetoxSplit:
@@ -63,7 +72,7 @@ class DetoxSplit:
             ("labelled corpus", len(self.corpus), self.corpus["record_id"].nunique(), self.corpus["toxic"].mean(),
              "training records' prompts and continuations, balanced"),
             ("perplexity texts", len(self.perplexity), self.perplexity["record_id"].nunique(), 0.0,
-             "non-toxic continuations of other held-out records"),
+             "non-toxic continuations of held-out records set aside from the prompts"),
         ]
         return pd.DataFrame(rows, columns=["part", "texts", "records", "toxic_share", "source"])
 
@@ -72,8 +81,9 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
                 max_corpus: int | None = None) -> DetoxSplit:
     """Draw the evaluation prompts, the balanced labelled corpus and the perplexity texts (see the module doc).
 
-    n_toxic / n_nontoxic: evaluation prompts per class (held-out records hold 422 toxic and about 1,000 non-toxic
-    prompts); n_perplexity: perplexity texts; max_corpus: cap on the labelled corpus (None: all, about 8,000
+    n_toxic / n_nontoxic: evaluation prompts per class (at most 416 toxic and 725 non-toxic: the held-out records'
+    distinct scored prompts outside the perplexity records); n_perplexity: perplexity texts (at most
+    ``PERPLEXITY_RECORDS``); max_corpus: cap on the labelled corpus (None: all, about 8,000
     texts), keeping it balanced. Raises when a part has fewer texts than asked for."""
 
     texts = training_texts(seed=0)
@@ -81,8 +91,17 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     texts = texts.assign(document=texts["record_id"].map(document))
     trained_documents = set(texts.loc[texts["split"] == "train", "document"])
     held_out = (texts["split"] == "held_out") & ~texts["document"].isin(trained_documents)
-    held = texts.loc[held_out, "record_id"].unique()
-    prompts = stratified_prompts(n_toxic, n_nontoxic, seed=seed, record_ids=held)
+    held = set(texts.loc[held_out, "record_id"].unique())
+    # perplexity records first, with a fixed size: neither the prompts nor these texts depend on the sizes asked for
+    prompt_toxicity = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["prompt_toxicity"]
+    pool = texts[held_out & (texts["part"] == "continuation") & (texts["toxicity"] < TOXIC)]
+    pool = pool[pool["record_id"].map(prompt_toxicity) < TOXIC]
+    reserve = pool.sample(min(PERPLEXITY_RECORDS, len(pool)), random_state=seed)
+    if n_perplexity > len(reserve):
+        raise ValueError(f"asked for {n_perplexity} perplexity texts; the split sets aside {len(reserve)} "
+                         "(PERPLEXITY_RECORDS): ask for at most that many")
+    ppl = reserve.head(n_perplexity)[["text", "record_id"]].reset_index(drop=True)
+    prompts = stratified_prompts(n_toxic, n_nontoxic, seed=seed, record_ids=held - set(reserve["record_id"]))
 
     labelled = texts[(texts["split"] == "train") & texts["toxicity"].notna()]
     labelled = labelled.assign(toxic=(labelled["toxicity"] >= TOXIC).astype(int))
@@ -92,11 +111,6 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     corpus = pd.concat([labelled[labelled["toxic"] == c].sample(per_class, random_state=seed) for c in (1, 0)])
     corpus = corpus.sample(frac=1.0, random_state=seed)[["text", "toxic", "toxicity", "record_id", "part"]]
 
-    pool = texts[held_out & (texts["part"] == "continuation") & (texts["toxicity"] < TOXIC)
-                 & ~texts["record_id"].isin(set(prompts["record_id"]))]
-    if n_perplexity > len(pool):
-        raise ValueError(f"asked for {n_perplexity} perplexity texts; the held-out records have {len(pool)}")
-    ppl = pool.sample(n_perplexity, random_state=seed)[["text", "record_id"]].reset_index(drop=True)
     return DetoxSplit(prompts.reset_index(drop=True), corpus.reset_index(drop=True), ppl)
 
 
