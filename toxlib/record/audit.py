@@ -5,8 +5,11 @@ from scratch, with the record and every cache off (``cache=False``), from what t
 (all samples of ``slice`` prompts) with the recorded model, precision, decoding and steering; toxicity scores of
 ``slice`` texts with the recorded scorer and version; sentence NLLs of ``slice`` texts with the recorded model,
 precision and method. Texts must match exactly; floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
-A key the audit cannot rebuild here (a model trained inside a chapter, a steering with trained weights, another
-scorer version, a model whose weights differ) is listed as not audited, with the reason.
+Steerings with trained weights (the vocabulary shift, PPLM's discriminator) are rebuilt from the record's own
+copy of those weights (``artefacts/``, found by the tensors' sha256 their config names); steered NLLs (perplexity
+under a steering) are recomputed the same way. A key the audit cannot rebuild here (a model trained inside a
+chapter, such as the DAPT and ATCON adapters, another scorer version, a model whose weights differ) is listed as not
+audited, with the reason.
 
 Returns one row per audited item (kind, key, chapters, what, item (text sha[:12]), rows, matched rows, detail: for a
 differing continuation, the first token where it diverged and the two tokens' probabilities under the plain model
@@ -31,6 +34,7 @@ from toxlib.common.errors import ToxlibError
 from toxlib.common.progress import quiet_libraries
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
+from toxlib.generate.steered_nll import steered_nll
 from toxlib.generate.steering import PromptTemplate, Steering
 from toxlib.models import load
 from toxlib.models.perplexity import METHOD_VERSIONS, model_key, nll_rows
@@ -38,9 +42,13 @@ from toxlib.record.status import describe_key
 from toxlib.scorers import get_scorer
 from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.instructive import InstructiveDebiasing
+from toxlib.steer.pplm import PPLM
+from toxlib.steer.pplm_discriminator import Discriminator
 from toxlib.steer.self_debias import SelfDebiasing
+from toxlib.steer.vocab_shift import VocabShift, VocabShiftWeights
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.record import Record, RecordIntegrityError, record_dir, text_sha
+from toxlib.store.keys import stable_hash
+from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, record_dir, text_sha
 
 #: |recorded - recomputed| a toxicity score may differ by and still match. Measured: float32 scores of the
 #: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
@@ -61,6 +69,15 @@ STEERINGS = {
     "self-debiasing": lambda c: SelfDebiasing(c["prefixes"], c["decay_constant"], c["epsilon"]),
     "word-filter": lambda c: WordFilter(),
 }
+#: steerings with trained weights: the record's file pattern (under artefacts/), its loader, the config field that
+#: names the weights by their tensors' sha256, and how the steering is built from config and weights
+TRAINED = {
+    "vocab-shift": ("vocab-shift-*.safetensors", VocabShiftWeights.load, "weights_sha256",
+                    lambda c, w: VocabShift(w, c["beta"], tuple(c["t"]))),
+    "pplm": ("pplm-discriminator-*.safetensors", Discriminator.load, "discriminator_sha256",
+             lambda c, w: PPLM(w, c["step_size"], c["num_iterations"], c["kl_scale"], c["gm_scale"], c["gamma"],
+                               c["window_length"], c["horizon_length"])),
+}
 
 
 class NotAuditable(Exception):
@@ -71,15 +88,32 @@ def _same(a, b) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
-def rebuild_steering(config: dict | None) -> Steering:
-    """The steering a generation key names, rebuilt from its settings; NotAuditable when its kind needs trained
-    weights (PPLM, vocabulary shift) or the rebuilt settings are not the recorded ones."""
+def recorded_weights(record: Record, name: str, sha: str | None):
+    """The trained weights of steering ``name`` whose tensors hash to ``sha``, read from the record's ``artefacts/``
+    (each file checked against SHA256SUMS first); NotAuditable when the record holds none."""
+    pattern, read, field, _ = TRAINED[name]
+    folder = record.folder / "artefacts"
+    for path in sorted(folder.rglob(pattern)) if folder.exists() else []:
+        checked_bytes(record.folder, path, record.sums)
+        weights = read(path)
+        if weights.sha256 == sha:
+            return weights
+    raise NotAuditable(f"steering {name!r} needs trained weights ({field} {str(sha)[:12]}) that the record's "
+                       "artefacts/ do not hold")
+
+
+def rebuild_steering(config: dict | None, record: Record | None = None) -> Steering:
+    """The steering a key names, rebuilt from its settings (and, for trained steerings, the weights in ``record``);
+    NotAuditable when it cannot be rebuilt or the rebuilt settings are not the recorded ones."""
     if not config:
         return Steering()
-    build = STEERINGS.get(config.get("name"))
-    if build is None:
-        raise NotAuditable(f"steering {config.get('name')!r} needs what a chapter trained (not rebuilt here)")
-    steering = build(config)
+    name = config.get("name")
+    if name in TRAINED and record is not None:
+        steering = TRAINED[name][3](config, recorded_weights(record, name, config.get(TRAINED[name][2])))
+    elif name in STEERINGS:
+        steering = STEERINGS[name](config)
+    else:
+        raise NotAuditable(f"steering {name!r} needs what a chapter trained (not rebuilt here)")
     if not _same(steering.config(), config):
         raise NotAuditable(f"steering {config.get('name')!r} rebuilt with other settings than recorded")
     return steering
@@ -126,7 +160,7 @@ def divergence(lm, prompt: str, recorded: str, recomputed: str) -> str:
 
 def audit_generations(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
     config = record.keys[("generations", key)]["config"] or {}
-    steering = rebuild_steering(config.get("steering"))
+    steering = rebuild_steering(config.get("steering"), record)
     lm = _model(config.get("model", "?"), config.get("dtype", "float32"), config.get("weights"), device)
     rows = record.rows("generations", key)
     texts = record.texts()
@@ -176,22 +210,45 @@ def audit_scores(record: Record, key: str, n: int, seed: int, device: str | None
     return out
 
 
+def _steered_nlls(record: Record, key: str, config: dict, device: str | None):
+    """A steered-NLL key ("steered-nll-v2|<weights>|<dtype>|<steering hash>|batch<n>") as a function of texts ->
+    [(text, n_tokens, nll_sum)], after checking that the rebuilt model and steering give the same key."""
+    _, weights, dtype, _, batch = key.split("|")
+    lm = _model(config["model"], dtype, weights, device)
+    steering = rebuild_steering(config.get("steering"), record) if config.get("steering") else None
+    size = int(batch.removeprefix("batch"))
+    rebuilt = f"{model_key(lm, 'steered-nll-v2')}|{stable_hash(steering and steering.config())[:16]}|batch{size}"
+    if rebuilt != key:
+        raise NotAuditable("the rebuilt model and steering give another key")
+
+    def score(texts):
+        table = steered_nll(lm, texts, steering, batch_size=size)
+        return list(zip(texts, table["n_tokens"].astype(int), table["nll_sum"].astype(float)))
+    return score
+
+
 def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
     parts = key.split("|")
     config = record.keys[("lm_scores", key)]["config"] or {}
     methods = {v: m for m, v in METHOD_VERSIONS.items()}
-    if len(parts) != 3 or parts[0] not in methods or not config.get("model"):
-        raise NotAuditable("an NLL key the audit does not rebuild (steered or next-token readings)")
-    lm = _model(config["model"], parts[2], parts[1], device)
-    if model_key(lm, parts[0]) != key:
-        raise NotAuditable("the rebuilt model gives another key")
+    if len(parts) == 5 and parts[0] == "steered-nll-v2" and config.get("model"):
+        score = _steered_nlls(record, key, config, device)
+    elif len(parts) == 3 and parts[0] in methods and config.get("model"):
+        lm = _model(config["model"], parts[2], parts[1], device)
+        if model_key(lm, parts[0]) != key:
+            raise NotAuditable("the rebuilt model gives another key")
+        def score(texts):
+            return nll_rows(lm, texts, methods[parts[0]])
+    else:
+        raise NotAuditable("an NLL key the audit does not rebuild (next-token readings)")
     rows, texts = record.rows("lm_scores", key), record.texts()
     chosen = _slice(list(rows), n, seed, key)
-    fresh = nll_rows(lm, [texts[sha] for sha in chosen], methods[parts[0]])
+    fresh = score([texts[sha] for sha in chosen])
     out = []
     for sha, (_, n_tokens, nll) in zip(chosen, fresh):
         stored_n, stored_nll = rows[sha]
-        gap = abs(nll - stored_nll) / max(abs(stored_nll), 1e-12)
+        # a token a steering forbids has an infinite NLL, recorded and recomputed alike
+        gap = 0.0 if nll == stored_nll else abs(nll - stored_nll) / max(abs(stored_nll), 1e-12)
         out.append({"item": sha[:12], "rows": 1, "matched": int(n_tokens == stored_n and gap <= NLL_TOLERANCE),
                     "detail": f"relative difference {gap:.2e}"})
     return out
