@@ -95,7 +95,8 @@ def test_detox_split_is_disjoint_and_balanced():
 
 @pytest.mark.data
 def test_a_smaller_split_is_the_first_rows_of_a_larger_one():
-    """A teaching run (n_toxic 5) reads the sample record's rows (n_toxic 200): same prompts, same perplexity texts."""
+    """A teaching run (n_toxic 5) reads a larger run's rows (the sample record's): same prompts, same perplexity
+    texts."""
     from toxlib.papers.rtp_detox import PERPLEXITY_RECORDS
 
     small = detox_split(n_toxic=5, n_nontoxic=4, n_perplexity=6, max_corpus=20)

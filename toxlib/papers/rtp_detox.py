@@ -10,8 +10,8 @@ source document (``filename``) also has a training record are left out, so no do
   * perplexity texts: non-toxic (< 0.5) continuations of ``PERPLEXITY_RECORDS`` held-out records with a non-toxic
     prompt, set aside by one seeded draw before the prompts are drawn and never used as evaluation prompts; the
     first ``n_perplexity`` of that draw are used.
-Every part is a prefix of the same seeded draw whatever the sizes, so a smaller run (``n_toxic 20``) uses the
-first rows of a larger one (the sample record's): its prompts, and the same perplexity texts.
+The prompts (per class) and the perplexity texts are prefixes of the same seeded draws whatever the sizes, so a
+smaller run (``n_toxic 20``) uses the first rows of a larger one (the sample record's).
 The methods themselves live in ``toxlib.steer`` (decoding-based) and ``toxlib.steer.adapt`` (data-based).
 """
 
@@ -87,15 +87,14 @@ def detox_split(n_toxic: int, n_nontoxic: int, n_perplexity: int, seed: int = 0,
     texts), keeping it balanced. Raises when a part has fewer texts than asked for."""
 
     texts = training_texts(seed=0)
-    document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
-    texts = texts.assign(document=texts["record_id"].map(document))
+    records = load_rtp_all().drop_duplicates("record_id").set_index("record_id")
+    texts = texts.assign(document=texts["record_id"].map(records["filename"]))
     trained_documents = set(texts.loc[texts["split"] == "train", "document"])
     held_out = (texts["split"] == "held_out") & ~texts["document"].isin(trained_documents)
     held = set(texts.loc[held_out, "record_id"].unique())
     # perplexity records first, with a fixed size: neither the prompts nor these texts depend on the sizes asked for
-    prompt_toxicity = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["prompt_toxicity"]
     pool = texts[held_out & (texts["part"] == "continuation") & (texts["toxicity"] < TOXIC)]
-    pool = pool[pool["record_id"].map(prompt_toxicity) < TOXIC]
+    pool = pool[pool["record_id"].map(records["prompt_toxicity"]) < TOXIC]
     reserve = pool.sample(min(PERPLEXITY_RECORDS, len(pool)), random_state=seed)
     if n_perplexity > len(reserve):
         raise ValueError(f"asked for {n_perplexity} perplexity texts; the split sets aside {len(reserve)} "

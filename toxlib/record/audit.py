@@ -7,7 +7,10 @@ from scratch, with the record and every cache off (``cache=False``), from what t
 precision and method. Texts must match exactly; floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
 Steerings with trained weights (the vocabulary shift, PPLM's discriminator) are rebuilt from the record's own
 copy of those weights (``artefacts/``, found by the tensors' sha256 their config names); steered NLLs (perplexity
-under a steering) are recomputed the same way. A key the audit cannot rebuild here (a model trained inside a
+under a steering) are recomputed the same way, every text of a key that fits one batch (PPLM's 4) in that batch,
+since PPLM's gradient steps can move a row's last bits with its batch (its key names the batch size). PPLM
+generations are regenerated for the sliced prompts only, in other batches than the chapter's: a differing PPLM
+row there can come from its batch, not from the CPU. A key the audit cannot rebuild here (a model trained inside a
 chapter, such as the DAPT and ATCON adapters, another scorer version, a model whose weights differ) is listed as not
 audited, with the reason.
 
@@ -242,7 +245,8 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
     else:
         raise NotAuditable("an NLL key the audit does not rebuild (next-token readings)")
     rows, texts = record.rows("lm_scores", key), record.texts()
-    chosen = _slice(list(rows), n, seed, key)
+    batch = int(parts[-1].removeprefix("batch")) if parts[0] == "steered-nll-v2" else 0
+    chosen = _slice(list(rows), len(rows) if len(rows) <= batch else n, seed, key)  # a whole batch: as computed
     fresh = score([texts[sha] for sha in chosen])
     out = []
     for sha, (_, n_tokens, nll) in zip(chosen, fresh):
