@@ -27,6 +27,13 @@ from toxlib.store.cache import LMScoreStore
 from toxlib.store.keys import stable_hash
 
 
+def steered_nll_key(lm, steering=None, batch_size: int = 32) -> str:
+    """The cache key of a model's NLLs under a steering: "steered-nll-v2|<weights>|<dtype>|<steering config hash
+    [:16]>|batch<n>" (the record's key too, which the audit rebuilds)."""
+    config = None if steering is None else steering.config()
+    return f"{model_key(lm, 'steered-nll-v2')}|{stable_hash(config)[:16]}|batch{batch_size}"
+
+
 def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32, cache: LMScoreStore | bool = True,
                        progress: bool = False, executor=None) -> pd.DataFrame:
     """``steered_nll`` with a per-(model, steering, sentence) cache, so a re-run scores only sentences it has not
@@ -34,7 +41,7 @@ def cached_steered_nll(lm, texts: list[str], steering=None, batch_size: int = 32
     weights by hash) and ``batch_size`` (PPLM's gradient steps run in float32, where a batch's size can move the
     last bits). Returns the columns of ``sentence_nll``, one row per text, in order."""
     config = None if steering is None else steering.config()
-    key = f"{model_key(lm, 'steered-nll-v2')}|{stable_hash(config)[:16]}|batch{batch_size}"
+    key = steered_nll_key(lm, steering, batch_size)
 
     def score_missing(todo):
         part = steered_nll(lm, todo, steering, batch_size=batch_size, progress=progress, executor=executor)

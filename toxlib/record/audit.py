@@ -37,7 +37,7 @@ from toxlib.common.errors import ToxlibError
 from toxlib.common.progress import quiet_libraries
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
-from toxlib.generate.steered_nll import steered_nll
+from toxlib.generate.steered_nll import steered_nll, steered_nll_key
 from toxlib.generate.steering import PromptTemplate, Steering
 from toxlib.models import load
 from toxlib.models.perplexity import METHOD_VERSIONS, model_key, nll_rows
@@ -50,7 +50,6 @@ from toxlib.steer.pplm_discriminator import Discriminator
 from toxlib.steer.self_debias import SelfDebiasing
 from toxlib.steer.vocab_shift import VocabShift, VocabShiftWeights
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.keys import stable_hash
 from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, record_dir, text_sha
 
 #: |recorded - recomputed| a toxicity score may differ by and still match. Measured: float32 scores of the
@@ -220,8 +219,7 @@ def _steered_nlls(record: Record, key: str, config: dict, device: str | None):
     lm = _model(config["model"], dtype, weights, device)
     steering = rebuild_steering(config.get("steering"), record) if config.get("steering") else None
     size = int(batch.removeprefix("batch"))
-    rebuilt = f"{model_key(lm, 'steered-nll-v2')}|{stable_hash(steering and steering.config())[:16]}|batch{size}"
-    if rebuilt != key:
+    if steered_nll_key(lm, steering, size) != key:
         raise NotAuditable("the rebuilt model and steering give another key")
 
     def score(texts):
