@@ -196,3 +196,5 @@ def test_exercise_prose_counts_order_changes_between_k_and_5_by_hand():
     assert prose["detox-rises"] == "0" and prose["detox-dapt-above"] == "2 of 4"  # emt above, probability equal
     assert prose["detox-dapt-to-decide"] == "no larger sample is needed"  # decided: fails
     assert prose["detox-dapt-ppl-ratio"] == "0.80" and prose["detox-step-toxic"] == "0.25"
+    assert prose["detox-toxic-half-width"] == "0.040"  # (0.09 - 0.01) / 2, the one "lowers ..." claim
+    assert prose["detox-dapt-reading"].startswith("It is more toxic than the base model in more columns than not")

@@ -257,8 +257,17 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
     dapt, base = "DAPT (non-toxic)", "base model"
     pairs = [(f"expected maximum toxicity ({c})", emt[k][dapt, c], emt[k][base, c]) for c in classes] \
         + [(f"toxicity probability ({c})", prob[dapt, c], prob[base, c]) for c in classes]
+    above, below = sum(d > b for _, d, b in pairs), sum(d < b for _, d, b in pairs)
+    where = {n: " in every column" if n == len(pairs) else " in more columns than not" for n in (above, below)}
     found = next(r for r in claim_rows if r["claim"] == f"{dapt} lowers the expected maximum toxicity on toxic prompts")
     ppl = perplexity.set_index("method")
+    # how far apart two methods must be on toxic prompts to be told apart: the median half-width of the paired
+    # intervals of the "lowers ... on toxic prompts" claims
+    widths = [(float(r["ci_high"]) - float(r["ci_low"])) / 2 for r in claim_rows
+              if r["claim"].endswith("lowers the expected maximum toxicity on toxic prompts")
+              and r.get("ci_low") is not None and r.get("ci_high") is not None
+              and not (pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]))]
+    half_width = float(pd.Series(widths).median()) if widths else float("nan")
     return {f"detox-{key}": value for key, value in {
         "k": str(k), "small-k": str(small), "classes": ", ".join(classes[:-1]) + " and " + classes[-1],
         "base-emt": trio(base, emt[k], ".3f"), "base-prob": trio(base, prob, ".2f"),
@@ -270,9 +279,10 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
         "swapped": (f"{len(swapped)} of {len(methods) * (len(methods) - 1) // 2} pairs of methods change order on "
                     f"toxic prompts ({'; '.join(swapped)})" if swapped else
                     f"no pair of the {len(methods)} methods changes order on toxic prompts"),
-        "n-toxic": f"{int(n[base, 'toxic']):,}", "step-toxic": f"{1 / n[base, 'toxic']:.2f}",
+        "n-toxic": f"{int(n[base, 'toxic']):,}", "step-toxic": f"{1 / n[base, 'toxic']:.3g}",
+        "toxic-half-width": f"{half_width:.3f}",
         "dapt-vs-base": "; ".join(f"{name} {d:.3f} against {b:.3f}" for name, d, b in pairs),
-        "dapt-above": f"{sum(d > b for _, d, b in pairs)} of {len(pairs)}",
+        "dapt-above": f"{above} of {len(pairs)}",
         "dapt-verdict": found["verdict"], "dapt-change": f"{float(found['our_value']):+.3f}",
         "dapt-interval": (f"{found['ci_low']:.3f} to {found['ci_high']:.3f}" if found.get("ci_low") is not None
                           else "none"),
@@ -280,13 +290,14 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
                             if found.get("n_to_decide") else "no sample-size estimate is available (no effect "
                             "measured)") if found["verdict"] == "undecided" else "no larger sample is needed"),
         "dapt-reading": (
-            "It is more toxic than the base model in most columns, the opposite of the paper's finding. A likely "
+            f"It is more toxic than the base model{where[above]}, the opposite of the paper's finding. A likely "
             "reason: the base model is SmolLM2-135M-Instruct, tuned towards polite assistant text, and a few LoRA "
             "steps on web text pull it back towards web text, which is more toxic than its assistant register even "
             "when Perspective scored the documents non-toxic; the paper adapted GPT-2, a web-text model, so there "
             "the same training only removed toxicity"
-            if sum(d > b for _, d, b in pairs) > len(pairs) / 2 else
-            "It is less toxic than the base model in most columns, as in the paper"),
+            if above > below else
+            f"It is less toxic than the base model{where[below]}, as in the paper" if below > above else
+            "It is above the base model in as many columns as below it: no direction to set beside the paper's"),
         "ppl-direction": ("below the base model's: continued pretraining on that kind of text makes it more "
                           "predictable to the adapted model" if ppl.loc[dapt, "ratio"] < 1 else
                           "at or above the base model's"),
