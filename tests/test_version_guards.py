@@ -22,7 +22,7 @@ import pytest
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
         5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "a0feeb37206e10df"),
+        "b7edf888a2e58a53"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "9ab902d6c4841a81"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
@@ -34,7 +34,7 @@ GUARDS = {
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "f892e43ca7338331"),
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "a5aa8d9434f2a75b"),
-    "toxlib.steer.pplm:PPLM.version": ("pplm-past-v1", ["toxlib.steer.pplm"], "c68c5f164faaf25c"),
+    "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "91ca599367b815d1"),
     "toxlib.steer.adapt:RECIPE_VERSION": (
         "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "14c95c5da29c7591"),
 }

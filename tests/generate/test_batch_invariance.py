@@ -130,6 +130,16 @@ def test_every_decoding_step_of_a_prompt_is_the_same_alone_and_in_a_batch(lm):
         assert_same_steps(recorded_steps(lm, [prompt], greedy), together)
 
 
+def test_sampled_steps_of_a_prompt_are_the_same_alone_and_in_a_batch(lm):
+    """With ``MIN_ROWS`` samples a prompt decodes alone without companion rows, but its prefill has one row per
+    prompt: 1-3 prompts took other kernels in the prefill's LM head and moved step 0's float32 logits by ~2e-5
+    (enough to change PPLM's texts, whose KL term reads them). Every step compared bit for bit."""
+    sampled = CONFIG.with_(num_samples=MIN_ROWS, max_new_tokens=3)
+    together = recorded_steps(lm, PROMPTS, sampled)
+    for prompt in PROMPTS[:3]:
+        assert_same_steps(recorded_steps(lm, [prompt], sampled), together)
+
+
 def test_self_debiasing_steps_are_the_same_alone_and_in_a_batch(lm):
     """Self-Debiasing pads its six prefixed copies of each prompt too: to a width fixed by the prompt (its
     ``batch_key``), not by the longest copy in the batch."""

@@ -10,8 +10,9 @@ Why not ``model.generate`` once per prompt (what the papers' code does)? Three c
 ``prefill`` can run a prefix shared by every prompt of a batch once; ``decode_batch`` does not use that (a row's
 result would then depend on its batch). It gets prompts left-padded to one width fixed by their own lengths
 (``toxlib.models.batching.bucket_width``), and never decodes fewer than ``MIN_ROWS`` rows: a smaller batch is
-decoded beside copies of itself, and pruning keeps finished rows beside the last live ones, because a matmul of
-1-3 rows takes other kernels (see ``toxlib.models.batching.MIN_ROWS``). Greedy decoding runs through the same
+decoded beside copies of itself, the prefill of fewer than ``MIN_ROWS`` prompts beside copies of them, and pruning
+keeps finished rows beside the last live ones, because a matmul of 1-3 rows takes other kernels (see
+``toxlib.models.batching.MIN_ROWS``). Greedy decoding runs through the same
 loop; beam search goes to ``model.generate`` (batched, left padded to the same width, with copies up to
 ``MIN_ROWS`` rows).
 
@@ -98,6 +99,22 @@ def prefill(model, prompt_ids: list[list[int]], pad_id: int, min_shared: int = M
     return step.logits[:, -1], cache, ids, mask, position
 
 
+def batch_invariant_prefill(model, prompt_ids: list[list[int]], pad_id: int, reserve: int, width: int | None):
+    """``prefill`` with no prefix shared between prompts and at least ``MIN_ROWS`` rows in every matmul, the same
+    outputs for ``len(prompt_ids)`` rows. The prefill's LM head sees one row per prompt (its last position), so a
+    batch of 1-3 prompts would take other kernels there: on an AMD EPYC, a prompt's float32 step-0 logits moved by
+    up to 2.4e-5 between a batch of its own and one shared with two other prompts of its width, while every hidden
+    state was the same (2026-11-26). Copies of the prompts run beside them, and their rows are dropped."""
+    rows = len(prompt_ids)
+    copies = companions(rows)
+    logits, cache, ids, mask, position = prefill(model, prompt_ids * copies, pad_id, min_shared=0, reserve=reserve,
+                                                 width=width)
+    if copies > 1:
+        cache.batch_select_indices(torch.arange(rows, device=logits.device))
+        logits, ids, mask, position = logits[:rows], ids[:rows], mask[:rows], position[:rows]
+    return logits, cache, ids, mask, position
+
+
 @torch.inference_mode()
 def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uniforms: torch.Tensor | None,
                  stop_ids: tuple[int, ...], pad_id: int, processors: list | None = None,
@@ -119,8 +136,8 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     processors = processors or []
     device = next(model.parameters()).device
     # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
-    logits, cache, ids, mask, position = prefill(model, prompt_ids, pad_id, min_shared=0, reserve=config.max_new_tokens,
-                                                 width=width)
+    logits, cache, ids, mask, position = batch_invariant_prefill(model, prompt_ids, pad_id, config.max_new_tokens,
+                                                                 width)
     position = position[:, -1:]
     if n > 1:
         cache.batch_repeat_interleave(n)

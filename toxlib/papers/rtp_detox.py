@@ -265,8 +265,7 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
     # intervals of the "lowers ... on toxic prompts" claims
     widths = [(float(r["ci_high"]) - float(r["ci_low"])) / 2 for r in claim_rows
               if r["claim"].endswith("lowers the expected maximum toxicity on toxic prompts")
-              and r.get("ci_low") is not None and r.get("ci_high") is not None
-              and not (pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]))]
+              and pd.notna(r.get("ci_low")) and pd.notna(r.get("ci_high"))]
     half_width = float(pd.Series(widths).median()) if widths else float("nan")
     return {f"detox-{key}": value for key, value in {
         "k": str(k), "small-k": str(small), "classes": ", ".join(classes[:-1]) + " and " + classes[-1],

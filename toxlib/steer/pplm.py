@@ -298,7 +298,10 @@ class PPLM(Steering):
     """
 
     name = "pplm"
-    version = "pplm-past-v1"
+    # v2: decoded by the engine whose prefill never has fewer than MIN_ROWS rows. Before, a batch of 1-3 prompts
+    # moved step 0's float32 logits by ~2e-5, which PPLM's KL term amplifies into other texts: v1 rows depended on
+    # which prompts shared their batch (8 of 12 the same), v2 rows do not (12 of 12).
+    version = "pplm-past-v2"
 
     def __init__(self, discriminator: Discriminator, step_size: float = 0.02, num_iterations: int = 3,
                  kl_scale: float = 0.01, gm_scale: float = 0.9, gamma: float = 1.0, window_length: int = 0,
