@@ -189,7 +189,8 @@ def test_exercise_prose_counts_order_changes_between_k_and_5_by_hand():
                    "verdict": "fails", "our_value": 0.05, "ci_low": 0.01, "ci_high": 0.09, "n_to_decide": None}]
     perplexity = pd.DataFrame({"method": ["base model", "DAPT (non-toxic)"], "perplexity": [100.0, 80.0],
                                "ratio": [1.0, 0.8]})
-    prose = detox_module.exercise_prose(scored, perplexity, claim_rows, 25)
+    prose = detox_module.exercise_prose(scored, perplexity, claim_rows, 25, 10)
+    assert prose["detox-pplm-k"] == "10"
     # k = 25: DAPT 0.95 > base 0.9 > WORD 0.5; k = 5: WORD 0.4 > base 0.3 > DAPT 0.2: all three pairs swap
     assert prose["detox-swapped"].startswith("3 of 3 pairs")
     assert prose["detox-base-toxic-k"] == "0.900" and prose["detox-base-toxic-small"] == "0.300"

@@ -235,11 +235,11 @@ DETOXIFIERS = ["WORD FILTER", "VOCAB-SHIFT", "DAPT (non-toxic)", "ATCON"]
 CLASSES = ("toxic", "non-toxic", "unprompted")
 
 
-def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: list[dict], k: int
+def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: list[dict], k: int, pplm_k: int
                    ) -> dict[str, str]:
     """The rtp_detox exercises' figures and phrases, {glue key: text} (keys start with "detox-"), from the scored
     generations of the main methods (``scored``: method, prompt_class, prompt_id, sample_idx, toxicity; k samples
-    per prompt), the ``perplexity`` table and the chapter's ``claim_rows``."""
+    per prompt), the ``perplexity`` table, the chapter's ``claim_rows`` and PPLM's samples per prompt."""
     small = min(5, k)
     at = {kk: rtp_table2(scored, kk, by="method").set_index(["method", "prompt_class"]) for kk in (k, small)}
     emt = {kk: t["exp_max_toxicity"] for kk, t in at.items()}
@@ -268,7 +268,8 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
               and pd.notna(r.get("ci_low")) and pd.notna(r.get("ci_high"))]
     half_width = float(pd.Series(widths).median()) if widths else float("nan")
     return {f"detox-{key}": value for key, value in {
-        "k": str(k), "small-k": str(small), "classes": ", ".join(classes[:-1]) + " and " + classes[-1],
+        "k": str(k), "small-k": str(small), "pplm-k": str(pplm_k),
+        "classes": ", ".join(classes[:-1]) + " and " + classes[-1],
         "base-emt": trio(base, emt[k], ".3f"), "base-prob": trio(base, prob, ".2f"),
         "word-emt": trio("WORD FILTER", emt[k], ".3f"),
         "base-toxic-k": f"{emt[k][base, 'toxic']:.3f}", "base-toxic-small": f"{emt[small][base, 'toxic']:.3f}",
