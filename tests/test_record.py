@@ -359,3 +359,16 @@ def test_the_readme_states_the_shipped_records_size_and_the_record_stays_under_i
     assert stated.groups() == actual, f"README.md says {stated.groups()}; data/record/ holds {actual}: update it"
     assert totals["megabytes"] <= 60, (f"the record is {totals['megabytes']:.1f} MB, over its 60 MB cap: drop unused "
                                        "keys (record write --prune)")
+
+
+def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_path):
+    from toxlib.record.audit import HISTORY_COLUMNS
+    from toxlib.store.record import last_audit
+
+    assert last_audit(tmp_path) == ""  # no audits.csv: nothing to say
+    lines = [["2026-11-25", "CPU A; AMX no", "aaaa", "3", "0", "46", "19", "366", "366", "1.000"],
+             ["2026-11-26", "CPU B; AMX yes", "bbbb", "10", "0", "50", "16", "1204", "1200", "0.997"]]
+    pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
+    phrase = last_audit(tmp_path)
+    assert phrase == ("the record's last audit (2026-11-26, CPU B; AMX yes, commit bbbb, slice 10 per key): "
+                      "1,200 of 1,204 recomputed rows identical")

@@ -243,8 +243,26 @@ def served_summary() -> str:
         commits = sorted({str(m.get("commit", "unknown")) for m in entries})
         cpus = sorted({str(m.get("cpu", m.get("machine", "unknown"))).split(";")[0] for m in entries})
         made = f" (made at commit {', '.join(commits)} on {', '.join(cpus)})"
+    audit = last_audit(record.folder) if record is not None and total["record"] else ""
     return (f"{total['record']:,} rows from the sample record{made}, {total['cache']:,} from the user's cache, "
-            f"{total['computed']:,} computed")
+            f"{total['computed']:,} computed" + (f"; {audit}" if audit else ""))
+
+
+def last_audit(folder: str | Path) -> str:
+    """The record's latest audit as a phrase for a run record, from the last line of ``<folder>/audits.csv``
+    (written by ``python -m toxlib record audit --history``): "the record's last audit (2026-11-26, AMD EPYC; ...,
+    slice 10 per key): 1,200 of 1,204 recomputed rows identical"; "" when the folder holds no audit."""
+    path = Path(folder) / "audits.csv"
+    if not path.exists():
+        return ""
+    with path.open(newline="", encoding="utf-8") as handle:
+        lines = list(csv.DictReader(handle))
+    if not lines:
+        return ""
+    last = lines[-1]
+    return (f"the record's last audit ({last['date']}, {last['machine']}, commit {last['commit']}, slice "
+            f"{last['slice']} per key): {int(last['identical']):,} of {int(last['rows']):,} recomputed rows "
+            "identical")
 
 
 _OPEN: dict[Path, Record] = {}
