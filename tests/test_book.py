@@ -76,6 +76,12 @@ def test_html_has_every_page(smoke_book):
     assert (html / "index.html").exists()
 
 
+def test_the_methods_page_shows_the_records_audit_history(smoke_book):
+    page = (smoke_book["html"] / "book" / "methods.html").read_text()
+    history = pd.read_csv(ROOT / "data" / "record" / "audits.csv", dtype=str)
+    assert "identical share" in page and len(history) and all(commit in page for commit in history["commit"])
+
+
 @pytest.fixture(scope="session")
 def served_book(smoke_book):
     class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -24,7 +24,8 @@ from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.store import paths
 
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "notebooks")
+#: what ``stage_sources`` copies; data/record/audits.csv is the audit history the methods page shows as a table
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "notebooks", "data/record/audits.csv")
 
 
 def toc_files(root: Path) -> list[str]:
@@ -57,7 +58,8 @@ def is_aggregate(notebook: Path) -> bool:
 
 
 def stage_sources(root: Path, staging: Path) -> Path:
-    """Copy the book's sources (not data or results) into ``staging`` and return it."""
+    """Copy the book's sources (not data or results, but the record's audit history) into ``staging``, at the
+    same relative paths, and return it."""
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
@@ -66,6 +68,7 @@ def stage_sources(root: Path, staging: Path) -> Path:
         if src.is_dir():
             shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         elif src.exists():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, staging / name)
     return staging
 
