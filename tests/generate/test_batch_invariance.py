@@ -136,8 +136,8 @@ def test_sampled_steps_of_a_prompt_are_the_same_alone_and_in_a_batch(lm):
     (enough to change PPLM's texts, whose KL term reads them). Every step compared bit for bit."""
     sampled = CONFIG.with_(num_samples=MIN_ROWS, max_new_tokens=3)
     together = recorded_steps(lm, PROMPTS, sampled)
-    for prompt in PROMPTS[:3]:
-        assert_same_steps(recorded_steps(lm, [prompt], sampled), together)
+    for prompts in ([PROMPTS[0]], [PROMPTS[1]], PROMPTS[:2], PROMPTS[:3]):  # 1, 2 and 3 prompts in their prefill
+        assert_same_steps(recorded_steps(lm, prompts, sampled), together)
 
 
 def test_self_debiasing_steps_are_the_same_alone_and_in_a_batch(lm):

@@ -73,7 +73,12 @@ RTP_SAMPLING = DecodingConfig(mode="sample", num_samples=25, max_new_tokens=20, 
 # 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded
 # to a width fixed by their own length (toxlib.models.batching.bucket_width), never a one-row decoding step;
 # 5: no forward pass of fewer than MIN_ROWS (4) rows (float32 matmuls of 1-3 rows differ on an AMD EPYC), and
-# the number of samples left out of the key (sample i is the same row in a run of any size)
+# the number of samples left out of the key (sample i is the same row in a run of any size). Rows of 5 made before
+# 78a2c2c (2026-11-26) may have had a prefill of 1-3 prompts, whose one-row-per-prompt LM head took other kernels
+# (step-0 logits ~2e-5 apart); kept under 5, since only step 0's token can move. Measured on the sample record
+# (AMD EPYC, 2026-11-26): 0 of 10,000 prompted rows checked, and 2 of 20,410 unprompted rows (always a one-row
+# prefill), SmolLM2's plain pool and its VOCAB-SHIFT groups, now decode another first token; the adapters' 600
+# unprompted rows were not checked. PPLM, which amplifies step 0, was re-keyed (pplm-past-v2) and recomputed.
 ENGINE_VERSION = 5
 #: the engine's revision for timing caches: it changes when the code gets faster without changing a single text
 #: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).
@@ -85,8 +90,9 @@ ENGINE_TIMING_REVISION = "4.4"
 
 def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
     """Everything that determines a run's texts besides the prompt. Batching is excluded: padding each prompt to a
-    width fixed by its own length, and never decoding one row alone, make a prompt's texts independent of its batch.
-    "engine" names that scheme (version 4), so texts of earlier schemes, which could depend on the batch in bf16
-    (version 3: a prompt alone in its batch decoded with other kernels), are not reused."""
+    width fixed by its own length, and never running a matmul of fewer than ``MIN_ROWS`` rows (decoding steps and
+    the prefill's LM head alike), make a prompt's texts independent of its batch. "engine" names that scheme
+    (``ENGINE_VERSION``), so texts of earlier schemes, which could depend on the batch (version 3: a prompt alone
+    in its batch decoded with other kernels), are not reused."""
     return {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
             "steering": steering or None, "engine": ENGINE_VERSION}

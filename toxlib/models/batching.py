@@ -1,12 +1,13 @@
 """Helpers shared by generation and sentence scoring: padding token lists into tensors, grouping sequences into
 batches under a token budget, and row-wise exponentials with an accurate normaliser.
 
-Batch invariance. On CPU, PyTorch's bf16 kernels give a row the same bits whatever the rows beside it, as long as
-(1) every row of the batch is padded to the same width, a width fixed by the row itself, and (2) a forward pass
-has at least two rows: a single-token step of a one-row batch takes other kernels and moves bf16 logits by ~0.2
-(measured on both bundled models; a full-sequence pass is not affected). A padded width that depends on the batch
-(the longest prompt in it) moves logits too: right-padding 12-token rows to 17 columns moved bf16 logits by up to
-~2.6 (fp32: ~4e-4), although padded positions are masked.
+Batch invariance. On CPU, PyTorch's kernels give a row the same bits whatever the rows beside it, as long as
+(1) every row of the batch is padded to the same width, a width fixed by the row itself, and (2) every matmul has
+at least ``MIN_ROWS`` rows: a single-token step of a one-row batch takes other kernels and moves bf16 logits by
+~0.2, and a prefill's LM head, which sees one row (the last position) per prompt, moved float32 step-0 logits by
+~2e-5 for 1-3 prompts (measured on both bundled models; a full-sequence pass's decoder layers are not
+affected). A padded width that depends on the batch (the longest prompt in it) moves logits too: right-padding
+12-token rows to 17 columns moved bf16 logits by up to ~2.6 (fp32: ~4e-4), although padded positions are masked.
 So scoring batches sequences of equal length (``length_batches``: no padding), and generation pads each prompt to
 ``bucket_width`` of its own length and batches prompts of one bucket (``length_batches`` over the buckets), with
 companion rows (copies, dropped afterwards) where a forward pass would otherwise hold fewer than ``MIN_ROWS`` rows.

@@ -10,10 +10,11 @@ calls ``nn.Linear`` whole.
 Each output element is the same dot product over the hidden dimension either way, and MKL gives it the same bits
 for contiguous rows (tested on both bundled heads at 4-2,400 rows: ``tests/models/test_lm_head.py``). Each head
 is checked once on its first use (``slices_agree``); on a CPU where slicing would move a logit it keeps ``linear``.
-Strided rows (a prefill's last position) are not sliced: ``linear`` gives them other bits than the same rows made
-contiguous (and takes about ten times as long: another MKL path), so slicing them would change a batch's first
-token. So no generated text and no perplexity changes. Only float32 heads on a CPU are sliced, with gradients off:
-a bf16 head or a GPU keeps ``nn.Linear``'s own call, and training sees the head as it was.
+Strided rows (a prefill's last position; for a single prompt that view is contiguous, one reason the engine
+never runs a prefill of fewer than ``MIN_ROWS`` prompts) are not sliced: ``linear`` gives them other bits than the
+same rows made contiguous (and takes about ten times as long: another MKL path), so slicing them would change a
+batch's first token. So no generated text and no perplexity changes. Only float32 heads on a CPU are sliced, with
+gradients off: a bf16 head or a GPU keeps ``nn.Linear``'s own call, and training sees the head as it was.
 ``TOXLIB_SLICED_HEAD=0`` turns it off (for timing the difference; nothing computed changes).
 """
 
