@@ -127,6 +127,27 @@ def test_computed_rows_name_the_commit_that_computed_them_not_the_one_that_write
     assert all(m["how"] == "computed by the logged build" for m in key["made_by"])
 
 
+def test_rows_recomputed_with_the_record_off_replace_the_held_ones_and_say_how_many_changed(lm, folders, monkeypatch):
+    import sqlite3
+
+    _build_and_write(lm, folders, monkeypatch)
+    log = folders["log"].with_name("recomputed.sqlite")
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(log))
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    generate(lm, PROMPTS[:2], CONFIG, progress=False)  # 6 of the 9 held rows, computed again
+    cache = folders["cache"].parent / "empty-cache"
+    with sqlite3.connect(cache / "generations.sqlite") as con:  # as if the engine had moved one of them
+        con.execute("UPDATE generations SET continuation = 'moved' WHERE sample_idx = 2 AND prompt_sha = ("
+                    "SELECT prompt_sha FROM generations ORDER BY prompt_sha LIMIT 1)")
+    write_record(log, folders["record"], prune=False, cache=cache)
+    (key,) = read_keys(folders["record"])
+    assert key["rows"] == 9 and len(key["made_by"]) == 2
+    assert {k: key["made_by"][1][k] for k in ("rows", "replaced_record_rows", "of_which_changed")} == \
+        {"rows": 6, "replaced_record_rows": 6, "of_which_changed": 1}
+    assert "replaced_record_rows" not in key["made_by"][0]
+    assert sum(t == "moved" for t, _, _ in Record(folders["record"]).rows("generations", key["key"]).values()) == 1
+
+
 def test_scores_and_nlls_of_any_text_come_back_unchanged_and_the_files_are_byte_stable(folders):
     values = [({"toxicity": 0.1 + i / 7, "insult": None}, None) for i in range(len(ODD_TEXTS))]
     values[3] = ({"toxicity": None}, "LANGUAGE_NOT_SUPPORTED: a permanent error")

@@ -6,7 +6,8 @@ user's caches (``toxlib.store.paths.cache_dir()``) and the record already in ``d
 Output: the record's files (layout in ``toxlib.store.record``, SHA256SUMS included): every used row, its texts
 once, and per key its config and provenance (``made_by``: the commit, machine, CPU and library releases that
 computed its rows, with the date; rows read from a user cache made earlier are labelled so, with the commit the
-cache row names, "unknown" for rows cached before rows named their commit).
+cache row names, "unknown" for rows cached before rows named their commit; rows recomputed with the record off
+replace the held ones, and their entry says how many they replaced and how many of those changed).
 Trained files the log names (``toxlib.store.record.note_artefact``) are copied into ``artefacts/``.
 With ``--prune`` keys, rows and trained files the log does not name are dropped (after a full build: the rows no
 chapter uses); without it they are kept (after one chapter's build: the rest of the record stays).
@@ -134,6 +135,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         cached, commits = (_cache_rows(kind, key, cache) if any(s != "record" for s in rows.values())
                            else ({}, {}))
         lines, sources, cache_commits, computed_commits = [], defaultdict(int), defaultdict(int), defaultdict(int)
+        replaced, changed = defaultdict(int), defaultdict(int)  # per made_by commit: record rows recomputed, moved
         names = sorted(rows) if prune or not have else sorted(set(rows) | set(have))
         for sha, idx in names:
             source = rows.get((sha, idx), "record")
@@ -150,6 +152,9 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
                 cache_commits[commits.get((sha, idx)) or "unknown"] += 1
             elif source == "computed":  # the row's cache entry names the commit that computed it (made_by)
                 computed_commits[commits.get((sha, idx))] += 1
+            if source == "computed" and (sha, idx) in have:  # a recomputation (record off) replaces a held row
+                replaced[commits.get((sha, idx))] += 1
+                changed[commits.get((sha, idx))] += _line(kind, sha, idx, have[(sha, idx)], {}) != lines[-1]
         if not lines:
             continue
         made_by = list(old.keys.get((kind, key), {}).get("made_by", [])) if sources.get("record") else []
@@ -157,7 +162,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         facts = next((builds[c] for c in sorted(chapters.get((kind, key), ())) if c in builds), here)
         for commit, count in sorted(computed_commits.items(), key=lambda item: str(item[0])):
             made_by.append({**facts, "rows": count, "how": "computed by the logged build",
-                            **({"commit": commit} if commit else {})})
+                            **({"commit": commit} if commit else {}), **_replaced(replaced, changed, commit)})
         for commit, count in sorted(cache_commits.items()):
             made_by.append({**facts, "rows": count, "commit": commit,
                             "how": "read from the user cache of the machine that wrote the record; computed "
@@ -195,6 +200,15 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return {"keys": len(keys), "rows": sum(k[3] for k in keys), "texts": len(texts), "bytes": size,
             "dropped_keys": dropped}
+
+
+def _replaced(replaced: dict, changed: dict, commit) -> dict:
+    """For a made_by entry of rows computed at ``commit``: how many of them replaced rows the record held before
+    (a recomputation with the record off) and how many of those came out different; {} when none did. The earlier
+    entries keep their counts: they say what those commits computed, some of which is now replaced."""
+    if not replaced.get(commit):
+        return {}
+    return {"replaced_record_rows": replaced[commit], "of_which_changed": changed.get(commit, 0)}
 
 
 def _write_keys(folder: Path, keys: list[list]) -> None:
