@@ -208,11 +208,12 @@ def test_a_smaller_draw_is_the_first_rows_of_a_larger_one():
     assert rtp.challenging_prompts(5)["record_id"].tolist() == rtp.challenging_prompts(40)["record_id"].tolist()[:5]
 
 
-def _alter_one_continuation(folder) -> None:
-    """Point one stored continuation at another text, as an edited or corrupted record would."""
-    from toxlib.store.record import read_csv_gz, text_sha, write_csv_gz, write_sums
+def _alter_one_continuation(folder, key: str | None = None) -> None:
+    """Point one stored continuation (of ``key``, default the first file's) at another text, as an edited or
+    corrupted record would."""
+    from toxlib.store.record import file_of, read_csv_gz, text_sha, write_csv_gz, write_sums
 
-    path = next((folder / "generations").glob("*.csv.gz"))
+    path = folder / "generations" / f"{file_of(key)}.csv.gz" if key else next((folder / "generations").glob("*.csv.gz"))
     rows = read_csv_gz(path)
     texts = read_csv_gz(folder / "texts.csv.gz")
     altered = "an altered continuation"
@@ -387,9 +388,35 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
     from toxlib.store.record import last_audit
 
     assert last_audit(tmp_path) == ""  # no audits.csv: nothing to say
-    lines = [["2026-11-25", "CPU A; AMX no", "aaaa", "3", "0", "46", "19", "366", "366", "1.000"],
-             ["2026-11-26", "CPU B; AMX yes", "bbbb", "10", "0", "50", "16", "1204", "1200", "0.997"]]
+    lines = [["2026-11-25", "CPU A; AMX no", "aaaa", "3", "0", "46", "19", "366", "366", "1.000", "", ""],
+             ["2026-11-26", "CPU B; AMX yes", "bbbb", "10", "0", "50", "16", "1204", "1200", "0.997", "0", "0"]]
     pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
     phrase = last_audit(tmp_path)
     assert phrase == ("the record's last audit (2026-11-26, CPU B; AMX yes, commit bbbb, slice 10 per key): "
                       "1,200 of 1,204 recomputed rows identical")
+    lines.append(["2026-11-27", "CPU C", "cccc", "10", "0", "54", "12", "1788", "1779", "0.995", "20", "3"])
+    pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
+    assert last_audit(tmp_path).endswith("1,779 of 1,788 recomputed rows identical (bf16 rows, machine-dependent "
+                                         "and not counted: 3 of 20)")
+
+
+def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders, monkeypatch, capsys,
+                                                                       tiny_model_dirs):
+    from toxlib.cli import main
+    from toxlib.record.audit import key_precision
+
+    assert key_precision("lm_scores", "causal-nll-v4|sha256:ab|bfloat16", None) == "bfloat16"
+    assert key_precision("scores", "distilled@minilm-rtp-3-x-eqlen-float32", None) == "float32"
+    assert key_precision("generations", "k", {"dtype": "bfloat16"}) == "bfloat16"
+    bf16 = load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16")
+    generate(bf16, PROMPTS, CONFIG, progress=False)  # a bf16 key beside the float32 one
+    _build_and_write(lm, folders, monkeypatch)
+    record = Record(folders["record"])
+    [key] = [k for (kind, k), e in record.keys.items() if e["config"]["dtype"] == "bfloat16"]
+    _alter_one_continuation(folders["record"], key)  # a bf16 row that another CPU would give otherwise
+    assert main(["record", "audit", "--slice", "3", "--history"]) == 0
+    out = capsys.readouterr().out
+    assert "9 of 9 rows match" in out and "not counted: 8 of 9 rows of 1 bfloat16/float16 keys match" in out
+    history = pd.read_csv(folders["record"] / "audits.csv")
+    assert history[["rows", "identical", "bf16 rows (not counted)", "bf16 identical"]].values.tolist() == \
+        [[9, 9, 9, 8]]

@@ -61,7 +61,11 @@ NLL_TOLERANCE = 1e-6
 #: the share of audited rows that must match for the audit to pass
 PASS_SHARE = 0.95
 
-COLUMNS = ["kind", "key", "chapters", "what", "item", "rows", "matched", "detail"]
+#: precisions whose rows are machine-dependent by design (bf16 kernels differ between CPUs, with AMX even within a
+#: batch): their rows are audited and shown, but not counted in the share that decides the audit
+MACHINE_DEPENDENT = ("bfloat16", "float16")
+
+COLUMNS = ["kind", "key", "chapters", "what", "precision", "item", "rows", "matched", "detail"]
 
 STEERINGS = {
     "none": lambda c: Steering(),
@@ -259,6 +263,16 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
 AUDITS = {"generations": audit_generations, "scores": audit_scores, "lm_scores": audit_nlls}
 
 
+def key_precision(kind: str, key: str, config: dict | None) -> str:
+    """The precision a key's rows were computed in: a generation key's dtype, an NLL key's dtype field, a scorer
+    version's last part ("...-eqlen-float32"); "float32" where a key names none."""
+    if kind == "generations":
+        return (config or {}).get("dtype", "float32")
+    parts = key.split("|") if kind == "lm_scores" else key.rsplit("-", 1)
+    found = [p for p in parts if p in ("float32", "float64", *MACHINE_DEPENDENT)]
+    return found[-1] if found else "float32"
+
+
 def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
           device: str | None = None) -> pd.DataFrame:
     """The audit's rows (``COLUMNS``); see the module docstring."""
@@ -271,7 +285,8 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
         if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
             continue
         base = {"kind": kind, "key": key, "chapters": "; ".join(used_by),
-                "what": describe_key(kind, key, entry["config"])}
+                "what": describe_key(kind, key, entry["config"]),
+                "precision": key_precision(kind, key, entry["config"])}
         try:
             found = AUDITS[kind](record, key, n, seed, device)  # each recomputes with cache=False
             per_kind[kind] = per_kind.get(kind, 0) + 1
@@ -283,10 +298,17 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     return pd.DataFrame(records, columns=COLUMNS)
 
 
+def counted(rows: pd.DataFrame) -> pd.DataFrame:
+    """The audited rows that decide the audit: those of keys whose precision promises the same rows on another CPU
+    (not ``MACHINE_DEPENDENT``)."""
+    return rows[(rows["rows"] > 0) & ~rows["precision"].isin(MACHINE_DEPENDENT)]
+
+
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per chapter (a key used by several counts for each) and kind: keys audited, rows, matched, share."""
+    """Per chapter (a key used by several counts for each), kind and precision: keys audited, rows, matched,
+    share."""
     audited = rows[rows["rows"] > 0].assign(chapter=lambda f: f["chapters"].str.split("; ")).explode("chapter")
-    table = audited.groupby(["chapter", "kind"]).agg(keys=("key", "nunique"), rows=("rows", "sum"),
+    table = audited.groupby(["chapter", "kind", "precision"]).agg(keys=("key", "nunique"), rows=("rows", "sum"),
                                                      matched=("matched", "sum")).reset_index()
     return table.assign(share=lambda f: f["matched"] / f["rows"])
 
@@ -297,7 +319,7 @@ def main_audit(args) -> int:
     if args.out:
         rows.to_csv(args.out, index=False)
     facts = kernel_facts()
-    audited = rows[rows["rows"] > 0]
+    audited = counted(rows)
     total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
     with pd.option_context("display.width", 200, "display.max_colwidth", 60):
         print(summary(rows).to_string(index=False) if total else "nothing could be audited")
@@ -309,27 +331,34 @@ def main_audit(args) -> int:
         if len(differing):
             print(f"\n{len(differing)} items differ:")
             print(differing[["kind", "what", "item", "rows", "matched", "detail"]].to_string(index=False))
+    dependent = rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
     share = matched / total if total else 0.0
     print(f"\naudit: {matched:,} of {total:,} rows match ({share:.1%}; pass at {PASS_SHARE:.0%}), slice {args.slice}, "
           f"seed {args.seed}, on {facts.get('cpu', facts['machine'])}, commit {facts['commit']}")
+    if len(dependent):
+        print(f"not counted: {int(dependent['matched'].sum()):,} of {int(dependent['rows'].sum()):,} rows of "
+              f"{dependent['key'].nunique()} {'/'.join(MACHINE_DEPENDENT)} keys match (machine-dependent by design)")
     if args.history:
         append_history(rows, args, facts)
     return 0 if total and share >= PASS_SHARE else 1
 
 
 HISTORY_COLUMNS = ["date", "machine", "commit", "slice", "seed", "keys audited", "keys not audited", "rows",
-                   "identical", "identical share"]
+                   "identical", "identical share", "bf16 rows (not counted)", "bf16 identical"]
 
 
 def append_history(rows: pd.DataFrame, args, facts: dict) -> None:
     """Add this audit's line to ``<record>/audits.csv``, the table the methods page shows ("Reproducibility
-    audit"): date, machine (CPU model and kernel features), commit, slice, seed, keys audited and not, rows,
-    identical rows and their share."""
-    audited = rows[rows["rows"] > 0]
+    audit"): date, machine (CPU model and kernel features), commit, slice, seed, keys audited (of any precision)
+    and not, the counted rows (``counted``), identical rows and their share, and the bf16 rows and identical ones,
+    shown but not counted."""
+    audited, dependent = counted(rows), rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
     line = {"date": datetime.date.today().isoformat(), "machine": facts.get("cpu", facts["machine"]).split("; MKL")[0],
             "commit": facts["commit"], "slice": args.slice, "seed": args.seed,
-            "keys audited": audited["key"].nunique(), "keys not audited": int((rows["rows"] == 0).sum()),
-            "rows": int(audited["rows"].sum()), "identical": int(audited["matched"].sum())}
+            "keys audited": rows.loc[rows["rows"] > 0, "key"].nunique(),
+            "keys not audited": int((rows["rows"] == 0).sum()),
+            "rows": int(audited["rows"].sum()), "identical": int(audited["matched"].sum()),
+            "bf16 rows (not counted)": int(dependent["rows"].sum()), "bf16 identical": int(dependent["matched"].sum())}
     line["identical share"] = f"{line['identical'] / line['rows']:.3f}" if line["rows"] else ""
     path = record_dir() / "audits.csv"
     old = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=HISTORY_COLUMNS)

@@ -162,7 +162,10 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         facts = next((builds[c] for c in sorted(chapters.get((kind, key), ())) if c in builds), here)
         for commit, count in sorted(computed_commits.items(), key=lambda item: str(item[0])):
             made_by.append({**facts, "rows": count, "how": "computed by the logged build",
-                            **({"commit": commit} if commit else {}), **_replaced(replaced, changed, commit)})
+                            **({"commit": commit} if commit else {}),
+                            # beside the held entries, or where a row moved (a log written again adds nothing)
+                            **(_replaced(replaced, changed, commit) if sources.get("record") or any(changed.values())
+                               else {})})
         for commit, count in sorted(cache_commits.items()):
             made_by.append({**facts, "rows": count, "commit": commit,
                             "how": "read from the user cache of the machine that wrote the record; computed "
