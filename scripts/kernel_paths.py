@@ -35,9 +35,10 @@ SETTINGS = {"A": {}, "B": {"MKL_CBWR": "COMPATIBLE,STRICT", "ATEN_CPU_CAPABILITY
 PRECISIONS = ("float32", "float64", "float64-everywhere")
 
 
-def float64_everywhere() -> None:
+def float64_everywhere():
     """Keep the bundled architectures' RMSNorm and rotary embeddings in float64 for float64 inputs (transformers
-    computes them in float32 whatever the model's dtype); other dtypes take transformers' own code."""
+    computes them in float32 whatever the model's dtype); other dtypes take transformers' own code. Returns the
+    function that recomputes a loaded model's rotary inverse frequencies in float64."""
     import torch
     import transformers.models.gemma3.modeling_gemma3 as gemma3
     import transformers.models.llama.modeling_llama as llama
@@ -74,6 +75,8 @@ def float64_everywhere() -> None:
             for name, buffer in list(module.named_buffers(recurse=False)):
                 if not name.endswith("inv_freq"):
                     continue
+                if params is None:
+                    raise NotImplementedError(f"{name}: no rope_parameters in the config to recompute it from")
                 layer = params.get(name.removesuffix("original_inv_freq").removesuffix("inv_freq").rstrip("_"), params)
                 if layer.get("rope_type", "default") != "default":
                     raise NotImplementedError(f"rope type {layer['rope_type']} (only the default is recomputed)")
@@ -81,12 +84,11 @@ def float64_everywhere() -> None:
                 inv = 1.0 / layer["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
                 assert torch.allclose(inv.float(), buffer.float(), rtol=1e-6), name
                 setattr(module, name, inv)
-    float64_everywhere.inv_freq = float64_inv_freq
-
     norm_of(llama.LlamaRMSNorm, gemma=False)
     norm_of(gemma3.Gemma3RMSNorm, gemma=True)
     rope_of(llama.LlamaRotaryEmbedding, layered=False)
     rope_of(gemma3.Gemma3RotaryEmbedding, layered=True)
+    return float64_inv_freq
 
 
 def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path | None) -> None:
@@ -97,25 +99,27 @@ def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path
     from toxlib.generate.nucleus import nucleus_sample
     from toxlib.models import load
 
-    if precision == "float64-everywhere":
-        float64_everywhere()
+    if sample_from is not None:  # the sampler alone, on given logits
+        logits = np.load(sample_from)
+        scores = torch.from_numpy(logits).reshape(-1, logits.shape[-1]).repeat(16, 1)
+        u = torch.rand(scores.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        np.save(out / "tokens.npy", nucleus_sample(scores, 0.9, u).numpy())
+        return
+    recompute_inv_freq = float64_everywhere() if precision == "float64-everywhere" else None
     lm = load(model, dtype=torch.float64 if precision.startswith("float64") else precision)
-    if precision == "float64-everywhere":
-        float64_everywhere.inv_freq(lm.model)
+    if recompute_inv_freq:
+        recompute_inv_freq(lm.model)
     rtp = load_rtp_all()
     ids = [lm.tokenizer(t, add_special_tokens=False).input_ids[:24]
            for t in (rtp["prompt_text"] + rtp["continuation_text"]).head(4 * n_texts)]
-    batch = torch.tensor([i for i in ids if len(i) == 24][:n_texts])
+    ids = [i for i in ids if len(i) == 24][:n_texts]
+    if len(ids) < n_texts:
+        raise SystemExit(f"only {len(ids)} texts of 24 tokens among the first {4 * n_texts}: ask for fewer --texts")
     start = time.perf_counter()
     with torch.inference_mode():
-        logits = lm.model(input_ids=batch).logits[:, -8:].float()
-    seconds = time.perf_counter() - start
+        logits = lm.model(input_ids=torch.tensor(ids)).logits[:, -8:].float()
+    (out / "seconds").write_text(f"{time.perf_counter() - start:.3f}")
     np.save(out / "logits.npy", logits.numpy())
-    if sample_from is not None:
-        scores = torch.from_numpy(np.load(sample_from)).reshape(-1, logits.shape[-1]).repeat(16, 1)
-        u = torch.rand(scores.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-        np.save(out / "tokens.npy", nucleus_sample(scores, 0.9, u).numpy())
-    (out / "seconds").write_text(f"{seconds:.3f}")
 
 
 def main() -> None:

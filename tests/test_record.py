@@ -403,10 +403,17 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
 def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders, monkeypatch, capsys,
                                                                        tiny_model_dirs):
     from toxlib.cli import main
+    from toxlib.models.cpu_kernels import bf16_row_invariant_expected
     from toxlib.record.audit import key_precision
 
-    assert key_precision("lm_scores", "causal-nll-v4|sha256:ab|bfloat16", None) == "bfloat16"
-    assert key_precision("scores", "distilled@minilm-rtp-3-x-eqlen-float32", None) == "float32"
+    precisions = {("lm_scores", "causal-nll-v4|sha256:ab|bfloat16"): "bfloat16",
+                  ("lm_scores", "steered-nll-v2|sha256:ab|float32|109c13029ff07220|batch4"): "float32",
+                  ("lm_scores", "next-token-v3:3635|sha256:ab|bfloat16"): "bfloat16",
+                  ("scores", "distilled@minilm-rtp-3-x-eqlen-bfloat16"): "bfloat16",
+                  ("scores", "distilled@minilm-rtp-3-x-eqlen-bfloat16-raw"): "bfloat16",
+                  ("scores", "distilled@minilm-rtp-3-x-eqlen-float32-raw"): "float32",
+                  ("scores", "profanity-svm@alt-profanity-check-1.9.1"): "float32"}
+    assert {k: key_precision(*k, None) for k in precisions} == precisions
     assert key_precision("generations", "k", {"dtype": "bfloat16"}) == "bfloat16"
     bf16 = load(str(tiny_model_dirs["llama"]), device="cpu", dtype="bfloat16")
     generate(bf16, PROMPTS, CONFIG, progress=False)  # a bf16 key beside the float32 one
@@ -414,9 +421,13 @@ def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders
     record = Record(folders["record"])
     [key] = [k for (kind, k), e in record.keys.items() if e["config"]["dtype"] == "bfloat16"]
     _alter_one_continuation(folders["record"], key)  # a bf16 row that another CPU would give otherwise
-    assert main(["record", "audit", "--slice", "3", "--history"]) == 0
+    assert main(["record", "audit", "--slice", "3", "--history"]) == 0  # the altered row is a bf16 one: passes
     out = capsys.readouterr().out
-    assert "9 of 9 rows match" in out and "not counted: 8 of 9 rows of 1 bfloat16/float16 keys match" in out
     history = pd.read_csv(folders["record"] / "audits.csv")
-    assert history[["rows", "identical", "bf16 rows (not counted)", "bf16 identical"]].values.tolist() == \
-        [[9, 9, 9, 8]]
+    assert "9 of 9 rows match" in out and "items differ (bf16/float16: shown, not counted)" in out
+    assert history[["rows", "identical", "bf16 rows (not counted)"]].values.tolist() == [[9, 9, 9]]
+    if bf16_row_invariant_expected():  # with AMX a bf16 row also moves with its batch (tests/models)
+        assert "not counted: 8 of 9 rows of 1 bfloat16/float16 keys match" in out
+        assert history["bf16 identical"].tolist() == [8]
+    else:
+        assert history["bf16 identical"].iloc[0] <= 8

@@ -14,10 +14,13 @@ row there can come from its batch, not from the CPU. A key the audit cannot rebu
 chapter, such as the DAPT and ATCON adapters, another scorer version, a model whose weights differ) is listed as not
 audited, with the reason.
 
-Returns one row per audited item (kind, key, chapters, what, item (text sha[:12]), rows, matched rows, detail: for a
-differing continuation, the first token where it diverged and the two tokens' probabilities under the plain model
-there; for a float, the largest difference) and one per key not audited. The command prints per chapter how many
-rows matched and exits 1 when fewer than ``PASS_SHARE`` of the audited rows match (or none could be audited).
+Returns one row per audited item (kind, key, chapters, what, precision (the key's dtype), item (text sha[:12]), rows,
+matched rows, detail: for a differing continuation, the first token where it diverged and the two tokens'
+probabilities under the plain model there; for a float, the largest difference) and one per key not audited. The
+command prints per chapter and precision how many rows matched and exits 1 when fewer than ``PASS_SHARE`` of the
+counted rows match, or none could be counted. Counted: rows of keys in a precision that should give the same rows on
+another CPU; bf16 and float16 keys (``MACHINE_DEPENDENT``) are audited and shown but not counted, their kernels
+differ between CPUs by design (their history columns say "bf16" for both).
 """
 
 from __future__ import annotations
@@ -268,7 +271,9 @@ def key_precision(kind: str, key: str, config: dict | None) -> str:
     version's last part ("...-eqlen-float32"); "float32" where a key names none."""
     if kind == "generations":
         return (config or {}).get("dtype", "float32")
-    parts = key.split("|") if kind == "lm_scores" else key.rsplit("-", 1)
+    # NLL keys: "causal-nll-v4|<weights>|<dtype>", "steered-nll-v2|<weights>|<dtype>|<hash>|batch<n>"; scorer
+    # versions: "...-eqlen-<dtype>" or "...-eqlen-<dtype>-raw"
+    parts = key.split("|") if kind == "lm_scores" else key.split("-")
     found = [p for p in parts if p in ("float32", "float64", *MACHINE_DEPENDENT)]
     return found[-1] if found else "float32"
 
@@ -305,8 +310,7 @@ def counted(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per chapter (a key used by several counts for each), kind and precision: keys audited, rows, matched,
-    share."""
+    """Per chapter (a key used by several counts for each), kind and precision: keys audited, rows, matched, share."""
     audited = rows[rows["rows"] > 0].assign(chapter=lambda f: f["chapters"].str.split("; ")).explode("chapter")
     table = audited.groupby(["chapter", "kind", "precision"]).agg(keys=("key", "nunique"), rows=("rows", "sum"),
                                                      matched=("matched", "sum")).reset_index()
@@ -322,22 +326,25 @@ def main_audit(args) -> int:
     audited = counted(rows)
     total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
     with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(summary(rows).to_string(index=False) if total else "nothing could be audited")
+        print(summary(rows).to_string(index=False) if (rows["rows"] > 0).any() else "nothing could be audited")
         skipped = rows[rows["rows"] == 0]
         if len(skipped):
             print(f"\n{len(skipped)} keys not audited:")
             print(skipped[["kind", "chapters", "what", "detail"]].to_string(index=False))
-        differing = audited[audited["matched"] < audited["rows"]]
-        if len(differing):
-            print(f"\n{len(differing)} items differ:")
-            print(differing[["kind", "what", "item", "rows", "matched", "detail"]].to_string(index=False))
-    dependent = rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
+        dependent = rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
+        for label, part in (("", audited), (" (bf16/float16: shown, not counted)", dependent)):
+            differing = part[part["matched"] < part["rows"]]
+            if len(differing):
+                print(f"\n{len(differing)} items differ{label}:")
+                print(differing[["kind", "what", "item", "rows", "matched", "detail"]].to_string(index=False))
     share = matched / total if total else 0.0
     print(f"\naudit: {matched:,} of {total:,} rows match ({share:.1%}; pass at {PASS_SHARE:.0%}), slice {args.slice}, "
           f"seed {args.seed}, on {facts.get('cpu', facts['machine'])}, commit {facts['commit']}")
     if len(dependent):
         print(f"not counted: {int(dependent['matched'].sum()):,} of {int(dependent['rows'].sum()):,} rows of "
               f"{dependent['key'].nunique()} {'/'.join(MACHINE_DEPENDENT)} keys match (machine-dependent by design)")
+    if not total:
+        print("no float32 row could be audited: the audit fails (it vouches for the rows that should travel)")
     if args.history:
         append_history(rows, args, facts)
     return 0 if total and share >= PASS_SHARE else 1

@@ -7,7 +7,8 @@ Output: the record's files (layout in ``toxlib.store.record``, SHA256SUMS includ
 once, and per key its config and provenance (``made_by``: the commit, machine, CPU and library releases that
 computed its rows, with the date; rows read from a user cache made earlier are labelled so, with the commit the
 cache row names, "unknown" for rows cached before rows named their commit; rows recomputed with the record off
-replace the held ones, and their entry says how many they replaced and how many of those changed).
+replace the held ones, and, where the key keeps earlier entries or a row changed, their entry says how many rows
+they replaced and how many of those changed: a note on that write, against the record as it was before it).
 Trained files the log names (``toxlib.store.record.note_artefact``) are copied into ``artefacts/``.
 With ``--prune`` keys, rows and trained files the log does not name are dropped (after a full build: the rows no
 chapter uses); without it they are kept (after one chapter's build: the rest of the record stays).
@@ -163,7 +164,7 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
         for commit, count in sorted(computed_commits.items(), key=lambda item: str(item[0])):
             made_by.append({**facts, "rows": count, "how": "computed by the logged build",
                             **({"commit": commit} if commit else {}),
-                            # beside the held entries, or where a row moved (a log written again adds nothing)
+                            # beside kept entries, or where a row moved (not when a whole key is written again)
                             **(_replaced(replaced, changed, commit) if sources.get("record") or any(changed.values())
                                else {})})
         for commit, count in sorted(cache_commits.items()):
