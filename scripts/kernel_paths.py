@@ -7,15 +7,19 @@ ATen its vector width. Two settings of one machine stand in for two machines:
 For each precision, a subprocess per setting computes the next-token logits of ``--texts`` RealToxicityPrompts
 texts (24 tokens each, the last 8 positions), rounded to float32 at the end, as the sampler reads them:
   float32: the book's precision;
-  float64: the model in float64 as transformers computes it (its RMSNorm and rotary embedding still go through
+  float64: the model in float64 as transformers loads it (its RMSNorm and rotary embedding still go through
     float32);
-  float64-everywhere: float64 with the norms and rotary embeddings of the bundled architectures (Llama, Gemma-3)
-    kept in float64 too, their inverse frequencies recomputed in float64 (patched here, for the measurement only).
+  float64-everywhere: ``toxlib.models.load(..., dtype="float64")``, whose norms, rotary embeddings and inverse
+    frequencies are float64 too (``toxlib.models.float64``);
 and, from setting A's float32 logits, the tokens ``toxlib.generate.nucleus.nucleus_sample`` draws (p = 0.9, fixed
-uniforms) under each setting. Prints one JSON object: per precision, the share of identical logits, the largest
-difference, the positions with any difference, seconds per setting; and the share of identical sampled tokens.
+uniforms) under each setting. With ``--generate N``, also ``toxlib.generate.generate`` itself (RealToxicityPrompts'
+sampling: 25 samples x up to 20 tokens, top-p 0.9, cache and record off) on ``bench generate``'s first N prompts,
+in float32 and in float64 under each setting: the share of identical continuations and tokens/s per setting.
+Prints one JSON object: per precision, the share of identical logits, the largest difference, the positions with
+any difference, seconds per setting; the share of identical sampled tokens; and the generation comparison.
 
 Usage: TOXLIB_DATA_MIRROR=../shared/data python scripts/kernel_paths.py [--model smollm2-135m] [--texts 32]
+           [--generate 16]
 """
 
 from __future__ import annotations
@@ -35,62 +39,6 @@ SETTINGS = {"A": {}, "B": {"MKL_CBWR": "COMPATIBLE,STRICT", "ATEN_CPU_CAPABILITY
 PRECISIONS = ("float32", "float64", "float64-everywhere")
 
 
-def float64_everywhere():
-    """Keep the bundled architectures' RMSNorm and rotary embeddings in float64 for float64 inputs (transformers
-    computes them in float32 whatever the model's dtype); other dtypes take transformers' own code. Returns the
-    function that recomputes a loaded model's rotary inverse frequencies in float64."""
-    import torch
-    import transformers.models.gemma3.modeling_gemma3 as gemma3
-    import transformers.models.llama.modeling_llama as llama
-
-    def norm_of(cls, gemma):
-        original = cls.forward
-
-        def forward(self, x):
-            if x.dtype != torch.float64:
-                return original(self, x)
-            eps = self.eps if gemma else self.variance_epsilon
-            normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-            return normed * (1.0 + self.weight) if gemma else self.weight * normed
-        cls.forward = forward
-
-    def rope_of(cls, layered):
-        original = cls.forward
-
-        def forward(self, x, position_ids, *layer_type):
-            if x.dtype != torch.float64:
-                return original(self, x, position_ids, *layer_type)
-            prefix = f"{layer_type[0]}_" if layered else ""
-            inv_freq, scaling = getattr(self, f"{prefix}inv_freq"), getattr(self, f"{prefix}attention_scaling")
-            freqs = position_ids[..., None].double() * inv_freq.to(device=x.device, dtype=torch.float64)
-            emb = torch.cat((freqs, freqs), dim=-1)
-            return emb.cos() * scaling, emb.sin() * scaling
-        cls.forward = forward
-
-    def float64_inv_freq(model) -> None:
-        """The rotary inverse frequencies again, in float64 from the config: the float32 buffers transformers
-        computes at load time differ between kernel paths (Gemma-3's did: ATen's pow, vector or scalar)."""
-        for module in model.modules():
-            params = getattr(getattr(module, "config", None), "rope_parameters", None)
-            for name, buffer in list(module.named_buffers(recurse=False)):
-                if not name.endswith("inv_freq"):
-                    continue
-                if params is None:
-                    raise NotImplementedError(f"{name}: no rope_parameters in the config to recompute it from")
-                layer = params.get(name.removesuffix("original_inv_freq").removesuffix("inv_freq").rstrip("_"), params)
-                if layer.get("rope_type", "default") != "default":
-                    raise NotImplementedError(f"rope type {layer['rope_type']} (only the default is recomputed)")
-                dim = 2 * buffer.numel()
-                inv = 1.0 / layer["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-                assert torch.allclose(inv.float(), buffer.float(), rtol=1e-6), name
-                setattr(module, name, inv)
-    norm_of(llama.LlamaRMSNorm, gemma=False)
-    norm_of(gemma3.Gemma3RMSNorm, gemma=True)
-    rope_of(llama.LlamaRotaryEmbedding, layered=False)
-    rope_of(gemma3.Gemma3RotaryEmbedding, layered=True)
-    return float64_inv_freq
-
-
 def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path | None) -> None:
     """One setting, one precision: save the logits (and the sampled tokens) under ``out``."""
     import torch
@@ -105,10 +53,14 @@ def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path
         u = torch.rand(scores.shape[0], generator=torch.Generator().manual_seed(0), dtype=torch.float64)
         np.save(out / "tokens.npy", nucleus_sample(scores, 0.9, u).numpy())
         return
-    recompute_inv_freq = float64_everywhere() if precision == "float64-everywhere" else None
-    lm = load(model, dtype=torch.float64 if precision.startswith("float64") else precision)
-    if recompute_inv_freq:
-        recompute_inv_freq(lm.model)
+    if precision.startswith("generate-"):  # toxlib's own generation in float32 or float64
+        generated(model, precision.removeprefix("generate-"), n_texts, out)
+        return
+    lm = load(model, dtype="float64" if precision == "float64-everywhere" else precision)
+    if precision == "float64":  # as transformers loads it, without toxlib.models.float64
+        from transformers import AutoModelForCausalLM
+
+        lm._model = AutoModelForCausalLM.from_pretrained(lm.folder, dtype=torch.float64).eval()
     rtp = load_rtp_all()
     ids = [lm.tokenizer(t, add_special_tokens=False).input_ids[:24]
            for t in (rtp["prompt_text"] + rtp["continuation_text"]).head(4 * n_texts)]
@@ -122,10 +74,30 @@ def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path
     np.save(out / "logits.npy", logits.numpy())
 
 
+def generated(model: str, dtype: str, n_prompts: int, out: Path) -> None:
+    """``n_prompts`` of ``bench generate``'s prompts through ``toxlib.generate.generate`` in ``dtype``; saves the
+    continuations and the tokens/s under ``out``."""
+    from toxlib.benchmarks.roofline import bench_prompts
+    from toxlib.generate import RTP_SAMPLING, generate
+    from toxlib.models import load
+
+    lm = load(model, dtype=dtype)
+    prompts = bench_prompts(n_prompts)
+    generate(lm, prompts[:2], RTP_SAMPLING.with_(max_new_tokens=2), cache=False, progress=False)  # warm-up
+    start = time.perf_counter()
+    rows = generate(lm, prompts, RTP_SAMPLING, cache=False, progress=False)
+    seconds = time.perf_counter() - start
+    (out / "seconds").write_text(f"{seconds:.3f}")
+    (out / "tok_s").write_text(f"{rows['n_new_tokens'].sum() / seconds:.1f}")
+    (out / "continuations.json").write_text(json.dumps(rows["continuation"].tolist()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--texts", type=int, default=32)
+    parser.add_argument("--generate", type=int, default=0, metavar="N",
+                        help="also compare toxlib's generation of N prompts x 25 samples (float32, float64)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # precision, out folder, logits to sample from
     args = parser.parse_args()
     if args.child:
@@ -159,6 +131,17 @@ def main() -> None:
                            env={**os.environ, **SETTINGS[name]}, check=True, stdout=subprocess.DEVNULL)
         ta, tb = (np.load(root / "sampler" / s / "tokens.npy") for s in SETTINGS)
         report["sampler"] = {"identical tokens": float((ta == tb).mean()), "draws": int(ta.size)}
+        for dtype in ("float32", "float64") if args.generate else ():
+            for name, env in SETTINGS.items():
+                out = root / f"generate-{dtype}" / name
+                out.mkdir(parents=True)
+                subprocess.run([sys.executable, __file__, "--model", args.model, "--texts", str(args.generate),
+                                "--child", f"generate-{dtype}", str(out), "-"],
+                               env={**os.environ, "TOXLIB_RECORD": "off", **env}, check=True, stdout=subprocess.DEVNULL)
+            a, b = (json.loads((root / f"generate-{dtype}" / s / "continuations.json").read_text()) for s in SETTINGS)
+            report[f"generate {dtype}"] = {
+                "prompts": args.generate, "continuations": len(a), "identical": sum(x == y for x, y in zip(a, b)),
+                "tok_s": {s: float((root / f"generate-{dtype}" / s / "tok_s").read_text()) for s in SETTINGS}}
     print(json.dumps(report, indent=1))
 
 

@@ -15,14 +15,12 @@ import sys
 import time
 
 from toxlib.generate import RTP_SAMPLING, generate
-from toxlib.generate.config import run_key
-from toxlib.generate.steering import Steering
+from toxlib.generate.api import run_identity
 from toxlib.models import load
 from toxlib.papers import rtp_detox as detox
 from toxlib.steer.adapt import AdaptConfig, adapt
 from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.keys import stable_hash
 from toxlib.store.record import Record, record_dir, text_sha
 
 if os.environ.get("TOXLIB_RECORD") != "off":
@@ -36,9 +34,7 @@ config = RTP_SAMPLING.with_(max_new_tokens=20, top_p=0.9, seed=0)
 def check(label, lm, steering, n, chapter):
     """Recompute the ``n`` unprompted rows of (lm, steering) and print how many equal the record's."""
     os.environ["TOXLIB_RECORD_CHAPTER"] = chapter
-    st = steering or Steering()
-    key = stable_hash(run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."),
-                              config.with_(num_samples=n), None if type(st) is Steering else st.config()))
+    key = run_identity(lm, config.with_(num_samples=n), steering)[1]
     stored = record.rows("generations", key)
     held = sorted(i for (sha, i) in stored if sha == empty)
     t = time.time()

@@ -15,7 +15,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 python -m ruff check toxlib tests notebooks
-python -m pytest -ra "$@"
+python -m pytest -ra --durations=15 "$@"
 if [ $# -eq 0 ] && [ -f data/record/keys.csv ]; then
   python -m toxlib record audit --slice 3 --keys 3 --out "${TMPDIR:-/tmp}/toxlib-record-audit.csv"
 fi

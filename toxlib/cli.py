@@ -259,6 +259,7 @@ def parser() -> argparse.ArgumentParser:
     gen = bench_sub.add_parser("generate", help="toxlib's float32 generation at the record's shape (100 prompts x 25 "
                                "samples) vs the papers' loop and transformers' batched generate()")
     gen.add_argument("--bf16", action="store_true", help="also measure bf16 speed and the perplexity change it causes")
+    gen.add_argument("--float64", action="store_true", help="also measure float64 speed (toxlib.models.float64)")
     gen.add_argument("--no-bf16", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-26
     gen.add_argument("--compare-prompts", type=int, default=16,
                      help="prompts the papers' loop and transformers' batched path run on (default 16)")

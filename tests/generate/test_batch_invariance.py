@@ -1,10 +1,13 @@
 """Same parameters, same numbers: on a bundled model, a prompt's continuations and a sentence's perplexity do not
 depend on the cache's contents, on ``batch_rows`` or on which texts share a batch.
 
-Every test runs in both precisions:
+Every test runs in three precisions:
 - float32, the book's precision, is asserted on every CPU. It holds because MKL runs in its strict reproducible
   mode (``toxlib.models.cpu_kernels``); without it these tests fail on an Intel Xeon with AVX-512 (run them with
   ``MKL_CBWR=AUTO`` to see it), where MKL picks its kernel by the number of rows.
+- float64 (``toxlib.models.float64``) is asserted on every CPU. It holds because a float64 model's linear layers
+  run on one thread over whole 8-row blocks; without that these tests fail on an AMD EPYC without AVX-512, where
+  a float64 product gives the last ``rows % 4`` rows other bits and 2 threads split some of its sums.
 - bfloat16 is asserted where the CPU's bf16 kernels do not tile by the number of rows
   (``bf16_row_invariant_expected``: no AMX). With AMX the bf16 tests are expected to fail and are reported as
   xfail with the CPU's description, never skipped; ``tests/models/test_cpu_kernels.py`` checks that expectation
@@ -35,7 +38,7 @@ PROMPTS = ["I hate it when people", "The weather today is", "You are such a", "M
 CONFIG = DecodingConfig(num_samples=6, max_new_tokens=10, top_p=0.9, seed=3)
 
 
-@pytest.fixture(scope="module", params=["float32", "bfloat16"])
+@pytest.fixture(scope="module", params=["float32", "float64", "bfloat16"])
 def precision(request) -> str:
     return request.param
 
@@ -74,7 +77,10 @@ def test_rows_do_not_depend_on_the_rows_beside_them(lm, length):
 
 
 def test_padding_does_change_logits(lm):
-    """Why batches hold one length only: right padding past 16 columns changes the real tokens' logits."""
+    """Why batches hold one length only: right padding past 16 columns changes the real tokens' logits (float32,
+    bf16; in float64 it did not, on an AMD EPYC without AVX-512, and batches hold one length all the same)."""
+    if lm.dtype == torch.float64:
+        pytest.skip("float64: padding was measured not to move logits, so there is nothing to show")
     ids = torch.randint(100, 40000, (4, 12), generator=torch.Generator().manual_seed(0))
     seqs = [row.tolist() for row in ids] + [list(range(200, 240))]
     padded, mask = pad(seqs, 0, side="right")

@@ -15,7 +15,10 @@ float32 on every path:
     of several repeats at the square and the workload shape, before and after the workload);
   * peak resident memory (after the toxlib phase, and overall);
   * bf16 (``--bf16``): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same
-    run (``bf16_roofline_pct``), and the perplexity change bf16 causes on a fixed set of texts.
+    run (``bf16_roofline_pct``), and the perplexity change bf16 causes on a fixed set of texts;
+  * float64 (``--float64``, ``toxlib.models.float64``: the precision whose rows depend least on the CPU): toxlib's
+    speed in float64 (``float64_tok_s``), against the float64 matmul rate (``float64_roofline_pct``), and what it
+    costs against float32 (``float64_cost``: float32 tokens/s over float64's, both on all the prompts).
 The alternatives run on the first ``compare_prompts`` prompts (16: one batch of 400 rows; their cost is per prompt
 or per batch, so their tokens/s do not depend on how many prompts follow). A roofline percentage above 100 is a
 measurement error: the command then exits non-zero. ``--profile`` prints where toxlib's time goes (torch.profiler,
@@ -106,8 +109,8 @@ def profile_table(lm, prompts: list[str], config: DecodingConfig, rows: int = 25
 
 
 def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: int | None = None,
-                   bf16: bool = False, compare_prompts: int = COMPARE_PROMPTS, profile: bool = False,
-                   log=print) -> dict:
+                   bf16: bool = False, float64: bool = False, compare_prompts: int = COMPARE_PROMPTS,
+                   profile: bool = False, log=print) -> dict:
     """Run the benchmark for one model and return the figures (see the module docstring)."""
 
     n_prompts = n_prompts or (4 if quick else RECORD_PROMPTS)
@@ -173,17 +176,27 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
             f"{result['ppl_fp32']:.2f} (fp32) -> {result['ppl_bf16']:.2f} (bf16), "
             f"{result['bf16_ppl_change_pct']:+.2f}%")
         result["peak_rss_mb_with_bf16"] = round(peak_rss_mb())
+    if float64:
+        lm64 = load(model, dtype="float64")
+        timed = timed_generation(lm64, prompts, config, rows)
+        del lm64
+        result.update({f"float64_{k}": v for k, v in timed.items()})
+        result["float64_cost"] = round(result["toxlib_tok_s"] / result["float64_tok_s"], 2)
+        log(f"float64: {result['float64_tok_s']} tokens/s, {result['float64_roofline_pct']}% of the float64 roofline "
+            f"({result['float64_roofline_tok_s']} tokens/s at {result['float64_matmul_gflops']} GFLOP/s); "
+            f"float32 is {result['float64_cost']}x as fast")
     return result
 
 
 def main_generate(args) -> int:
     result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts, bf16=args.bf16,
-                                  compare_prompts=args.compare_prompts, profile=args.profile), args)
+                                  float64=args.float64, compare_prompts=args.compare_prompts,
+                                  profile=args.profile), args)
     print(f"{result['roofline_pct']}% of the fp32 roofline; {result['speedup']}x the papers' loop, "
           f"{result['vs_transformers_batched']}x transformers' batched path"
           + (f"; {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
           + f"; peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
-    return finish(result, ("roofline_pct", "bf16_roofline_pct"))
+    return finish(result, ("roofline_pct", "bf16_roofline_pct", "float64_roofline_pct"))
 
 
 def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING) -> pd.DataFrame:

@@ -44,6 +44,16 @@ def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.T
     return torch.rand(steps, generator=gen, dtype=torch.float64)
 
 
+def run_identity(lm, config: DecodingConfig, steering: Steering | None = None) -> tuple[str, str]:
+    """(run key, its stable hash) of ``lm``'s generations under ``config`` and ``steering``: what keys a run's rows
+    in the cache and the record (model, weights, dtype, decoding, steering); the hash's first 16 digits are the
+    rows' ``config_hash``."""
+    steering = steering or Steering()
+    key = run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."), config,
+                  None if type(steering) is Steering else steering.config())
+    return key, stable_hash(key)
+
+
 def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steering | None = None,
              cache: GenerationStore | bool | None = True, batch_rows: int | None = None, progress: bool = True,
              stats: NucleusStats | None = None, executor=None) -> pd.DataFrame:
@@ -69,9 +79,7 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     """
     table = _prompt_table(prompts)
     steering = steering or Steering()
-    key = run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."), config,
-                  None if type(steering) is Steering else steering.config())
-    run = stable_hash(key)
+    key, run = run_identity(lm, config, steering)
     own_store = cache is True
     store = GenerationStore() if own_store else (cache or None)
     try:

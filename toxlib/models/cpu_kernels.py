@@ -153,11 +153,14 @@ def bf16_row_invariant_expected() -> bool:
 
 def rows_are_batch_invariant(device, dtype) -> bool:
     """Whether a row's matmul bits on ``device`` in ``dtype`` do not depend on the rows beside it: float32 on a CPU
-    in MKL's strict mode, bf16 on a CPU without AMX; never on a GPU (kernels chosen per shape)."""
+    in MKL's strict mode, float64 with its linear layers on one thread in whole row blocks
+    (``toxlib.models.float64``), bf16 on a CPU without AMX; never on a GPU (kernels chosen per shape)."""
     import torch
 
     if torch.device(device).type != "cpu":
         return False
     if dtype == torch.float32:
         return strict_gemm()
+    if dtype == torch.float64:
+        return True
     return dtype == torch.bfloat16 and bf16_row_invariant_expected()

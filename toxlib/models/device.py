@@ -13,7 +13,7 @@ import torch
 from toxlib.common.errors import UnknownNameError
 
 DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-          "float16": torch.float16, "fp16": torch.float16}
+          "float16": torch.float16, "fp16": torch.float16, "float64": torch.float64, "fp64": torch.float64}
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:

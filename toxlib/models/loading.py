@@ -23,6 +23,7 @@ from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
+from toxlib.models.float64 import float64_throughout
 from toxlib.models.lm_head import slice_lm_head
 from toxlib.store import paths
 from toxlib.store.paths import written_atomically
@@ -97,8 +98,10 @@ class LanguageModel:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    # the LM head in vocabulary slices: the same logits, faster (toxlib.models.lm_head)
-                    self._model = slice_lm_head(self._load_model().to(self.device).eval())
+                    # the LM head in vocabulary slices: the same logits, faster (toxlib.models.lm_head); a
+                    # float64 model's norms and rotary embeddings in float64 too (toxlib.models.float64)
+                    model = float64_throughout(self._load_model().to(self.device).eval())
+                    self._model = slice_lm_head(model)
         return self._model
 
     @property
@@ -211,8 +214,10 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
 
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
       model, or a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache).
-    device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. dtype: "float32"/"bfloat16"/"float16" or
-      None for fp32 on CPU and bf16/fp16 on CUDA. threads: CPU threads (default: the usable cores).
+    device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. threads: CPU threads (default: the
+      usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None for fp32 on CPU and bf16/fp16 on
+      CUDA (float64: norms and rotary embeddings in float64 too, the precision whose rows depend least on the
+      CPU: ``toxlib.models.float64``).
     kind: "causal" (generation, perplexity) or "masked" (pseudo-perplexity; hub ids and local directories only).
     """
     if kind not in ("causal", "masked"):

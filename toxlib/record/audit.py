@@ -303,10 +303,11 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     return pd.DataFrame(records, columns=COLUMNS)
 
 
-def counted(rows: pd.DataFrame) -> pd.DataFrame:
+def counted(rows: pd.DataFrame, machine_dependent: bool = False) -> pd.DataFrame:
     """The audited rows that decide the audit: those of keys whose precision promises the same rows on another CPU
-    (not ``MACHINE_DEPENDENT``)."""
-    return rows[(rows["rows"] > 0) & ~rows["precision"].isin(MACHINE_DEPENDENT)]
+    (not ``MACHINE_DEPENDENT``); with ``machine_dependent``, the other audited rows (shown, not counted)."""
+    dependent = rows["precision"].isin(MACHINE_DEPENDENT)
+    return rows[(rows["rows"] > 0) & (dependent if machine_dependent else ~dependent)]
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -331,7 +332,7 @@ def main_audit(args) -> int:
         if len(skipped):
             print(f"\n{len(skipped)} keys not audited:")
             print(skipped[["kind", "chapters", "what", "detail"]].to_string(index=False))
-        dependent = rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
+        dependent = counted(rows, machine_dependent=True)
         for label, part in (("", audited), (" (bf16/float16: shown, not counted)", dependent)):
             differing = part[part["matched"] < part["rows"]]
             if len(differing):
@@ -359,7 +360,7 @@ def append_history(rows: pd.DataFrame, args, facts: dict) -> None:
     audit"): date, machine (CPU model and kernel features), commit, slice, seed, keys audited (of any precision)
     and not, the counted rows (``counted``), identical rows and their share, and the bf16 rows and identical ones,
     shown but not counted."""
-    audited, dependent = counted(rows), rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
+    audited, dependent = counted(rows), counted(rows, machine_dependent=True)
     line = {"date": datetime.date.today().isoformat(), "machine": facts.get("cpu", facts["machine"]).split("; MKL")[0],
             "commit": facts["commit"], "slice": args.slice, "seed": args.seed,
             "keys audited": rows.loc[rows["rows"] > 0, "key"].nunique(),
