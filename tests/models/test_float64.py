@@ -8,6 +8,7 @@ import torch
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models import load
 from toxlib.models.float64 import float64_throughout
+from toxlib.models.lm_head import head_logits
 
 
 def _modules(model, suffix):
@@ -120,3 +121,26 @@ def test_only_a_float64_model_on_a_cpu_gets_whole_row_blocks(tiny_model_dirs):
     layer = torch.nn.Linear(576, 192, dtype=torch.float32)
     float64_throughout(torch.nn.Sequential(layer))
     assert "forward" not in vars(layer)
+
+
+def test_a_float64_head_called_directly_also_takes_whole_row_blocks():
+    """Perplexity calls the LM head through ``head_logits``, not through the module: a float64 head there gives a
+    row the same bits in any batch, the same bits as the module's own call."""
+    head = torch.nn.Linear(640, 8192, bias=False, dtype=torch.float64)
+    float64_throughout(torch.nn.Sequential(head))
+    hidden = torch.randn(1024, 640, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        full = head_logits(head, hidden)
+        assert torch.equal(full, head(hidden))
+        assert [n for n in (1, 3, 5, 9, 33, 192) if not torch.equal(head_logits(head, hidden[:n]), full[:n])] == []
+        strided = hidden.reshape(64, 16, 640)[:, -1:]  # a prefill's last positions: a strided view
+        assert torch.equal(head_logits(head, strided)[:, 0], head_logits(head, hidden.reshape(64, 16, 640)[:, -1]))
+
+
+def test_a_float64_rotary_embedding_answers_in_its_input_dtype(tiny_model_dirs):
+    """A float32 copy of a float64 model (``.float()`` keeps the replaced forwards) gets float32 angles back."""
+    lm = load(str(tiny_model_dirs["gemma3"]), device="cpu", dtype="float64")
+    (rotary,) = _modules(lm.model, "RotaryEmbedding")
+    layer_type = rotary.layer_types[0]
+    cos, sin = rotary(torch.zeros(1, dtype=torch.float32), torch.arange(4)[None], layer_type)
+    assert cos.dtype == sin.dtype == torch.float32

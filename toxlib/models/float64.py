@@ -9,7 +9,7 @@ rotary embeddings in float32 whatever the model's dtype, from inverse frequencie
 time, so a float64 model as transformers loads it still carries float32 rounding in every layer. Measured with
 ``scripts/kernel_paths.py`` on an AMD EPYC without AVX-512, between two kernel paths of that CPU (share of
 next-token logits bit-identical): SmolLM2 float32 3.1%, float64 as transformers computes it 97.4%, float64 with
-this module all but 2 of 12.6M; Gemma-3 1.2%, 7.4%, 99.9998% (the remaining differences one float32 step, where
+this module all but 2 of 12.6M; Gemma-3 1.2%, 7.4%, 99.99987% (the remaining differences one float32 step, where
 float64 values that differ in their last bits round to neighbouring float32 values).
 
 ``float64_throughout(model)`` gives every RMSNorm and rotary embedding of a float64 model a float64 forward and
@@ -23,10 +23,12 @@ strict mode (``toxlib.models.cpu_kernels``). Measured on an AMD EPYC without AVX
 (1) ``x @ w.T`` gave a row the bits it gets among 1,024 rows only when the row sat in a complete block of 4 rows
 (the last ``rows % 4`` rows of any other count differed), and (2) with 2 threads MKL split some products' sums
 between the threads, so that at three of Gemma-3's shapes (640x256, 640x1024, 2048x640) whole blocks differed
-too (192 rows against 1,024; in the model, up to 2e-13). One thread and whole blocks: no row count differed, at
+too (192 and 768 rows against 1,024; in the model, up to 2e-13). One thread and whole blocks: no row count differed, at
 every shape of both bundled models (``scripts/float64_rows.py``). So every ``nn.Linear`` of a float64 model on a
 CPU runs on one thread over whole blocks of ``ROW_BLOCK`` rows (zero rows appended and dropped: at most 7 a
-matmul); the other operations keep every thread. Parallel work goes to processes instead (``toxlib.executors``).
+matmul; the LM head too, when perplexity calls it directly: ``toxlib.models.lm_head``); the other operations
+keep every thread. Parallel work goes to processes instead (``toxlib.executors``). The thread count is the
+process's: two Python threads sharing a float64 model could see each other's one-thread spells.
 Tiny matrices (16 or 64 inputs, the test models') take another MKL path whose rows differ at every count; the
 rule is tested at the bundled models' shapes. ``tests/generate/test_batch_invariance.py`` asserts it in float64
 too, so a CPU whose blocks are larger fails there.
@@ -58,7 +60,7 @@ def float64_throughout(model: torch.nn.Module) -> torch.nn.Module:
     for name, module in model.named_modules():
         kind = type(module).__name__
         if isinstance(module, torch.nn.Linear) and first.device.type == "cpu":
-            module.forward = types.MethodType(_linear_in_whole_blocks, module)
+            module.forward = types.MethodType(linear_in_whole_blocks, module)
         elif kind.endswith("RMSNorm"):
             _float64_norm(name, module, gemma=kind.startswith("Gemma"))
         elif kind.endswith("RotaryEmbedding"):
@@ -66,18 +68,21 @@ def float64_throughout(model: torch.nn.Module) -> torch.nn.Module:
     return model
 
 
-def _linear_in_whole_blocks(self: torch.nn.Linear, x: torch.Tensor) -> torch.Tensor:
-    """``F.linear`` on one thread over x's rows (all dimensions but the last, flattened) with zero rows appended up
-    to a multiple of ``ROW_BLOCK``, so every row sits in a complete block, no sum is split between threads, and a
-    row gets the same bits in any batch."""
+def whole_blocks(layer: torch.nn.Module) -> bool:
+    """Whether ``layer`` is a linear layer that ``linear_in_whole_blocks`` computes: float64, on a CPU."""
+    return (isinstance(layer, torch.nn.Linear) and layer.weight.dtype == torch.float64
+            and layer.weight.device.type == "cpu")
+
+
+def linear_in_whole_blocks(self: torch.nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """``F.linear`` on one thread over x's rows (all dimensions but the last, flattened into a contiguous copy)
+    with zero rows appended up to a multiple of ``ROW_BLOCK``, so every row sits in a complete block of a
+    contiguous matrix, no sum is split between threads, and a row gets the same bits in any batch."""
     rows = x.numel() // x.shape[-1]
-    extra = -rows % ROW_BLOCK
+    flat = torch.cat([x.reshape(rows, x.shape[-1]), x.new_zeros(-rows % ROW_BLOCK, x.shape[-1])])
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # about a microsecond each way
     try:
-        if not extra:
-            return F.linear(x, self.weight, self.bias)
-        flat = torch.cat([x.reshape(rows, x.shape[-1]), x.new_zeros(extra, x.shape[-1])])
         return F.linear(flat, self.weight, self.bias)[:rows].reshape(*x.shape[:-1], self.out_features)
     finally:
         torch.set_num_threads(threads)
@@ -94,13 +99,17 @@ def _float64_norm(name: str, module: torch.nn.Module, gemma: bool) -> None:
         normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
         return normed * (1.0 + self.weight) if gemma else self.weight * normed
 
-    probe = torch.randn(3, module.weight.shape[-1], dtype=torch.float64, device=module.weight.device)
+    probe = torch.randn(3, module.weight.shape[-1], dtype=torch.float64,  # not from the global generator
+                        generator=torch.Generator().manual_seed(0)).to(module.weight.device)
     _replace_forward(name, module, forward, (probe,))
 
 
 def _float64_rotary(name: str, module: torch.nn.Module) -> None:
     layered = hasattr(module, "layer_types")  # Gemma-3: frequencies per layer type, "<type>_inv_freq"
     prefixes = [f"{t}_" for t in module.layer_types if hasattr(module, f"{t}_inv_freq")] if layered else [""]
+    if not prefixes:
+        raise NotImplementedError(f"{name} ({type(module).__name__}): no <layer type>_inv_freq buffer; load this model "
+                                  "in float32, or add its form to toxlib.models.float64")
     for prefix in prefixes:
         _recompute_inv_freq(name, module, prefix)
 
@@ -109,8 +118,8 @@ def _float64_rotary(name: str, module: torch.nn.Module) -> None:
         inv_freq = getattr(self, f"{prefix}inv_freq")
         freqs = position_ids[..., None].to(torch.float64) * inv_freq.to(device=x.device, dtype=torch.float64)
         emb = torch.cat((freqs, freqs), dim=-1)
-        scaling = getattr(self, f"{prefix}attention_scaling")
-        return emb.cos() * scaling, emb.sin() * scaling
+        scaling = getattr(self, f"{prefix}attention_scaling")  # back in x's dtype, as transformers' (a copy cast to
+        return (emb.cos() * scaling).to(x.dtype), (emb.sin() * scaling).to(x.dtype)  # float32 keeps this forward)
 
     device = getattr(module, f"{prefixes[0]}inv_freq").device
     probe = torch.zeros(1, 1, dtype=torch.float64, device=device), torch.arange(16, device=device)[None]

@@ -26,6 +26,8 @@ import types
 
 import torch
 
+from toxlib.models.float64 import linear_in_whole_blocks, whole_blocks
+
 #: Output columns per slice: 2,048 was fastest of 1,024-16,384 on both bundled heads (above).
 HEAD_SLICE = 2048
 
@@ -82,9 +84,12 @@ def slices_pay(head: torch.nn.Module) -> bool:
 
 
 def head_logits(head: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
-    """``head(hidden)``, in slices where they pay (``slices_pay``) and no gradient is wanted."""
+    """``head(hidden)``, in slices where they pay (``slices_pay``) and no gradient is wanted; a float64 head on a
+    CPU in whole row blocks on one thread (``toxlib.models.float64``)."""
     if slices_pay(head) and not (torch.is_grad_enabled() and (hidden.requires_grad or head.weight.requires_grad)):
         return sliced_logits(hidden, head.weight, head.bias)
+    if whole_blocks(head):  # a float64 head: one thread, whole row blocks (toxlib.models.float64)
+        return linear_in_whole_blocks(head, hidden)
     return torch.nn.functional.linear(hidden, head.weight, head.bias) if isinstance(head, torch.nn.Linear) \
         else head(hidden)
 
