@@ -74,6 +74,7 @@ def test_full_fine_tuning_reduces_loss(tiny_lm):
 def test_second_call_reuses_the_cache(tiny_lm, monkeypatch):
     data = corpus(toxic=(0,) * 5, repeat=1)
     first = adapt(tiny_lm, data, FAST, progress=False, name="first")
+    trained = first.model.get_input_embeddings().weight.clone()
 
     def no_training(*args, **kwargs):
         raise AssertionError("trained again")
@@ -81,6 +82,7 @@ def test_second_call_reuses_the_cache(tiny_lm, monkeypatch):
     monkeypatch.setattr(adapt_module, "train", no_training)
     second = adapt(tiny_lm, data, FAST, progress=False, name="second")
     assert second.weights_id == first.weights_id and second.name == "second"
+    assert torch.equal(second.model.get_input_embeddings().weight, trained)  # read from the cache folder
 
 
 def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
@@ -98,7 +100,7 @@ def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
 
     monkeypatch.setattr(adapt_module, "_collate", failing_collate)
     with pytest.raises(KeyboardInterrupt):
-        adapt(tiny_lm, data, config, progress=False)
+        adapt(tiny_lm, data, config, progress=False).model
     assert not folder.exists()
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}")]  # no temporary left
 
@@ -107,7 +109,7 @@ def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
     (folder / "config.json").write_text("{}")
     monkeypatch.setattr(adapt_module, "_collate", collate)
     lm = adapt(tiny_lm, data, config, progress=False)
-    assert (folder / META_FILE).exists() and lm.tokenizer is not None
+    assert lm.model is not None and (folder / META_FILE).exists()
 
 
 def test_cache_keys_differ_by_config_corpus_and_base(tiny_lm, tiny_model_dirs):
@@ -131,9 +133,11 @@ def test_adapted_model_in_another_dtype_reuses_the_training(tiny_lm, monkeypatch
 
     data = corpus()
     trained = adapt(tiny_lm, data, FAST, progress=False)
+    assert trained.model is not None
     monkeypatch.setattr(adapt_module, "_train_into", lambda *a, **k: pytest.fail("retrained"))
     half = adapt(tiny_lm, data, FAST, progress=False, dtype="bfloat16")
     assert half.dtype == torch.bfloat16 and trained.dtype == tiny_lm.dtype
+    assert half.model.get_input_embeddings().weight.dtype == torch.bfloat16
     assert half.weights_id == trained.weights_id
 
 
@@ -210,3 +214,85 @@ def test_adapted_model_generates(tiny_lm):
     assert out["prompt"].tolist() == ["The quick", ""]
     plain = generate(lm, ["The quick"], config, cache=False, progress=False)
     assert plain["config_hash"][0] != out["config_hash"][0]
+
+
+def test_adapting_trains_only_when_the_weights_are_first_used(tiny_lm, monkeypatch):
+    """A build whose rows of an adapted model all come from the record or the caches never trains it: ``adapt``
+    returns at once, its tokenizer needs no training, and ``.model`` trains (once)."""
+    data = corpus(toxic=(1,) * 5)
+    config = dataclasses.replace(FAST, method="atcon", seed=5)
+    calls = []
+    real = adapt_module._train_into
+    monkeypatch.setattr(adapt_module, "_train_into", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    lm = adapt(tiny_lm, data, config, progress=False)
+    steer = AttributeConditioning.for_model(lm)  # what the chapter asks of ATCON before any row is computed
+    assert calls == [] and not lm.loaded and not adapted_dir(tiny_lm, data, config).exists()
+    assert lm.weights_id.startswith("adapted:") and "ATCON on 10 documents (16 steps of 4)" in lm.description
+    lm.model
+    assert calls == [1] and lm.loaded
+    again = adapt(tiny_lm, data, config, progress=False)
+    assert again.model is not None and calls == [1]
+    assert AttributeConditioning.for_model(again).config() == steer.config()
+
+
+@pytest.mark.parametrize("method", ["dapt", "atcon"])
+def test_the_tokenizer_before_training_is_the_one_training_saves(tiny_lm, method):
+    from toxlib.models import load
+
+    data = corpus()
+    config = dataclasses.replace(FAST, method=method, max_steps=2)
+    before = adapt(tiny_lm, data, config, progress=False).tokenizer
+    assert adapt(tiny_lm, data, config, progress=False).model is not None  # trains and saves
+    saved = load(str(adapted_dir(tiny_lm, data, config))).tokenizer
+    texts = ["<|nontoxic|>The quick brown fox", "<|toxic|>", "", "plain text, no attribute"] + CORPUS
+    assert len(before) == len(saved) == len(tiny_lm.tokenizer) + (2 if method == "atcon" else 0)
+    assert [before(t).input_ids for t in texts] == [saved(t).input_ids for t in texts]
+    assert (before.padding_side, before.pad_token_id) == (saved.padding_side, saved.pad_token_id)
+    ids = list(range(len(saved)))
+    assert before.decode(ids) == saved.decode(ids)
+
+
+def test_training_metadata_is_the_records_copy_when_it_holds_one(tiny_lm, tmp_path, monkeypatch):
+    """The training table shows the training behind the record's rows on every machine: the record's
+    ``artefacts/adapted/<folder>.json`` first, without training; a build logs it so ``record write`` keeps it."""
+    import json
+    import sqlite3
+
+    data = corpus()
+    config = dataclasses.replace(FAST, seed=11)
+    folder = adapted_dir(tiny_lm, data, config)
+    record = tmp_path / "record"
+    held = {"steps": 16, "loss_first_10pct": 9.0, "loss_last_10pct": 1.0, "train_seconds": 1.5}
+    (record / "artefacts" / "adapted").mkdir(parents=True)
+    (record / "artefacts" / "adapted" / f"{folder.name}.json").write_text(json.dumps(held))
+    from toxlib.store.record import write_sums
+
+    write_sums(record)
+    monkeypatch.setenv("TOXLIB_RECORD_DIR", str(record))
+    monkeypatch.delenv("TOXLIB_RECORD", raising=False)
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(tmp_path / "usage.sqlite"))
+    real = adapt_module._train_into
+    monkeypatch.setattr(adapt_module, "_train_into", lambda *a, **k: pytest.fail("trained"))
+    assert training_metadata(tiny_lm, data, config) == held
+    logged = dict(sqlite3.connect(tmp_path / "usage.sqlite").execute("SELECT name, path FROM artefacts"))
+    assert logged == {f"adapted/{folder.name}.json": str(record / "artefacts" / "adapted" / f"{folder.name}.json")}
+
+    monkeypatch.setenv("TOXLIB_RECORD", "off")  # the record off: trained here, the cache folder's own metadata
+    monkeypatch.setattr(adapt_module, "_train_into", real)
+    meta = training_metadata(tiny_lm, data, config)
+    assert meta["steps"] == 16 and meta["loss_first_10pct"] != 9.0 and (folder / META_FILE).exists()
+
+
+def test_the_trained_folder_loads_with_the_adapted_models_identity(tiny_lm):
+    """A Ray worker reloads an adapted model from its folder (``ModelSpec``) and checks its weights_id against the
+    driver's: the folder must give the training's identity, not the hash of bytes another CPU would change."""
+    from toxlib.models import load
+    from toxlib.models.spec import ModelSpec
+
+    data = corpus()
+    config = dataclasses.replace(FAST, max_steps=2, seed=3)
+    lm = adapt(tiny_lm, data, config, progress=False)
+    worker = ModelSpec.of(lm).load()
+    assert worker.weights_id == lm.weights_id == load(str(adapted_dir(tiny_lm, data, config))).weights_id
+    assert worker.name == lm.name and worker.start_token == lm.start_token
+    assert load(str(tiny_lm.folder)).weights_id.startswith("sha256:")  # a plain folder: its bytes

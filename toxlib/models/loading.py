@@ -26,6 +26,7 @@ from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 from toxlib.models.float64 import float64_throughout
 from toxlib.models.lm_head import slice_lm_head
 from toxlib.store import paths
+from toxlib.store.keys import stable_hash
 from toxlib.store.paths import written_atomically
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -237,7 +238,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         if not (folder / "config.json").is_file():
             raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: it has no config.json (save "
                                         "the model there with transformers' save_pretrained)")
-        weights_id = f"sha256:{weights_sha256(folder)}"
+        weights_id = folder_weights_id(folder)
         start_token = start_note = description = None
     elif HUB_ID.match(name):
         folder, source, weights_id = name, "hub", None
@@ -387,6 +388,29 @@ def parameters_sha256(model) -> str:
         digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}|".encode())
         digest.update(flat.view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
+
+
+#: the file ``toxlib.steer.adapt`` writes last into a folder it trained; its "key" holds the training's inputs
+TRAINING_FILE = "training.json"
+
+
+def adapted_weights_id(training_key: dict) -> str:
+    """weights_id of a model continued-pretrained from ``training_key`` (``toxlib.steer.adapt.adaptation_key``):
+    "adapted:<sha256 of the key>[:32]". Keyed by the training's inputs, not the weights' bytes: retrained on another
+    CPU they differ in their last bits, and the rows the sample record holds for the training must still be found."""
+    return f"adapted:{stable_hash(training_key)[:32]}"
+
+
+def folder_weights_id(folder: Path) -> str:
+    """weights_id of a local model folder: ``adapted_weights_id`` of its training for a folder ``toxlib.steer.adapt``
+    trained (its ``TRAINING_FILE`` names the key), so loading that folder (a Ray worker does) finds the same rows as
+    the adapted model; else "sha256:<hex>" of its weight files (``weights_sha256``)."""
+    training = folder / TRAINING_FILE
+    if training.is_file():
+        key = json.loads(training.read_text()).get("key")
+        if key:
+            return adapted_weights_id(key)
+    return f"sha256:{weights_sha256(folder)}"
 
 
 def weights_sha256(folder: Path) -> str:

@@ -24,6 +24,12 @@ a parameter and goes into the metadata.
 Storage: ``toxlib.store.paths.cache_dir()/adapted/<slug>-<key>/`` where the key hashes the base model's weights_id, the
 method, the corpus (texts and labels, in order) and the config. ``training.json`` is written last into a temporary
 folder that is then renamed, so only finished trainings are ever found and reused.
+
+Training waits until the weights are needed (``adapt``): the adapted model's rows are keyed by the training's
+inputs, not its bytes, so a build whose rows of it all come from the sample record or the caches never trains.
+Its tokenizer needs no training (``adapted_tokenizer``). The training's metadata (losses, steps, time) comes from
+the sample record's copy when it holds one (``artefacts/adapted/<folder name>.json``, ``training_metadata``), so
+every machine shows the same training table: retrained on another CPU, the losses differ in their fifth digit.
 """
 
 from __future__ import annotations
@@ -46,11 +52,14 @@ import pandas as pd
 import torch
 
 from toxlib.common.progress import quiet_peft, tqdm
-from toxlib.models import load
+from toxlib.models import LanguageModel
 from toxlib.models.batching import bucketed_batches
-from toxlib.models.device import configure_cpu_threads
+from toxlib.models.device import configure_cpu_threads, pick_dtype
+from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, from_pretrained
 from toxlib.models.schedule import linear_warmup_decay
 from toxlib.store import paths
+from toxlib.store.keys import stable_hash
+from toxlib.store.record import note_artefact, recorded_artefact
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
 RECIPE_VERSION = "adapt-1"
@@ -58,7 +67,7 @@ METHODS = ("dapt", "atcon")
 TOXIC_TOKEN, NONTOXIC_TOKEN = "<|toxic|>", "<|nontoxic|>"
 #: label (the corpus' ``toxic`` column) -> attribute token.
 ATTRIBUTE_TOKENS = {1: TOXIC_TOKEN, 0: NONTOXIC_TOKEN}
-META_FILE = "training.json"
+META_FILE = TRAINING_FILE  # written last: a folder without it is not a finished training
 
 
 @dataclass(frozen=True)
@@ -134,19 +143,40 @@ def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig) -> Path:
 
 
 def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
-    """sha256 of ``adaptation_key``: names the cache folder and, as "adapted:<sha>", the adapted model's weights_id."""
-    return hashlib.sha256(json.dumps(adaptation_key(lm, corpus, config), sort_keys=True).encode()).hexdigest()
+    """sha256 of ``adaptation_key`` (``stable_hash``): names the cache folder; the adapted model's weights_id is
+    ``toxlib.models.loading.adapted_weights_id`` of the same key."""
+    return stable_hash(adaptation_key(lm, corpus, config))
 
 
-def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict | None:
-    """The ``training.json`` of a finished adaptation (see ``adapt``), or None if it was never trained."""
-    done = adapted_dir(lm, corpus, config) / META_FILE
-    return json.loads(done.read_text()) if done.exists() else None
+def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool = True) -> dict:
+    """The ``training.json`` of an adaptation (see ``adapt``): the sample record's copy when the record holds one
+    (``artefacts/adapted/<folder name>.json``), else the cache folder's, training first when neither exists. The
+    record's copy comes first for the reason its rows do: retrained on another CPU, the losses differ in their fifth
+    digit, and every machine should show the training behind the record's rows. Named in the build's usage log
+    (``toxlib.store.record.note_artefact``), so ``record write`` keeps it."""
+    folder = adapted_dir(lm, corpus, config)
+    name = f"adapted/{folder.name}.json"
+    path = recorded_artefact(name)
+    if path is None:
+        path = _trained(folder, lm, corpus, config, progress, None) / META_FILE
+    note_artefact(name, path)
+    return json.loads(path.read_text())
+
+
+def adapted_tokenizer(lm, method: str):
+    """A copy of ``lm``'s tokenizer as adaptation by ``method`` leaves it: for ATCON, with the attribute tokens added
+    as special tokens (ids after the base vocabulary, in ``ATTRIBUTE_TOKENS`` order). Training saves this tokenizer
+    beside the weights; an adapted model uses it without training."""
+    tokenizer = copy.deepcopy(lm.tokenizer)
+    if method == "atcon":
+        tokenizer.add_tokens(list(ATTRIBUTE_TOKENS.values()), special_tokens=True)
+    return tokenizer
 
 
 def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: str | None = None,
-          progress: bool = True, threads: int | None = None, dtype: str | torch.dtype | None = None):
-    """Continue pretraining ``lm`` on ``corpus`` (DAPT or ATCON), or reuse the finished result from the cache.
+          progress: bool = True, threads: int | None = None, dtype: str | torch.dtype | None = None) -> LanguageModel:
+    """``lm`` continued-pretrained on ``corpus`` (DAPT or ATCON), trained the first time its weights are used (or
+    read from the cache folder a finished training left).
 
     lm: the base ``toxlib.models.LanguageModel`` (left untouched: training runs on a copy, in float32, on its device).
     corpus: DataFrame with columns ``text`` (str) and ``toxic`` (0/1). DAPT trains on every row as given (pass the
@@ -156,27 +186,40 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     threads: CPU threads for training (default: the usable cores). dtype: precision of the returned model (default
       ``lm``'s; e.g. train from a float32 base and generate in bfloat16).
 
-    Returns the adapted model as a ``LanguageModel`` loaded from its cache folder on ``lm``'s device and ``dtype``,
-    with ``lm``'s start token and start note, and weights_id "adapted:<sha256 of adaptation_key>[:32]" (the
-    training's inputs, so its cached and recorded rows are found on any CPU). ``adapted_dir`` gives the folder; its
-    ``training.json`` holds the config, corpus size and sha256, documents with an attribute token, tokens seen,
-    steps, wall time, the mean training loss of the first and last 10% of steps, and the base weights_id.
+    Returns a ``LanguageModel`` on ``lm``'s device and ``dtype`` with ``lm``'s start token and start note, the
+    tokenizer ``adapted_tokenizer`` gives, and weights_id "adapted:<sha256 of adaptation_key>[:32]" (the training's
+    inputs, so its cached and recorded rows are found on any CPU). Nothing is trained here: the first use of its
+    ``.model`` trains into ``adapted_dir`` unless a finished training is there, so a chapter whose rows of this
+    model all come from the sample record or the caches never trains (about 30 s per adaptation of the book's on
+    2 CPU cores). ``training_metadata`` gives what the training recorded.
     """
-
+    _check_corpus(corpus)
     folder = adapted_dir(lm, corpus, config)
-    with _quiet_transformers():
-        if not (folder / META_FILE).exists():
-            _train_into(folder, lm, corpus, config, progress, threads)
-        adapted = load(str(folder), device=str(lm.device), dtype=dtype or lm.dtype, threads=threads)
-    adapted.name = name or default_name(lm, corpus, config)
+    target = pick_dtype(dtype or lm.dtype, lm.device)
+    label = name or default_name(lm, corpus, config)
+
+    def weights() -> torch.nn.Module:
+        trained = _trained(folder, lm, corpus, config, progress, threads)
+        with _quiet_transformers():
+            return from_pretrained(label, trained, target, "causal")[0]
+
     # keyed by what decides the weights, not by their bytes: retrained on another CPU they may differ in the last
     # bits, and the rows the sample record holds for this adaptation must still be found
-    adapted.weights_id = f"adapted:{adaptation_sha(lm, corpus, config)[:32]}"
-    adapted.start_token, adapted.start_note = lm.start_token, lm.start_note
-    meta = json.loads((folder / META_FILE).read_text())
-    adapted.description = (f"{lm.description}, {config.method.upper()} on {meta['corpus_size']} documents "
-                           f"({meta['steps']} steps, {meta['tokens_seen']} tokens)")
+    adapted = LanguageModel(label, lm.device, target, adapted_weights_id(adaptation_key(lm, corpus, config)), "local",
+                            weights, lambda: adapted_tokenizer(lm, config.method), start_token=lm.start_token,
+                            start_note=lm.start_note)
+    budget = f"{config.max_steps} steps" if config.max_steps else "one pass"
+    adapted.description = (f"{lm.description}, {config.method.upper()} on {len(corpus)} documents ({budget} of "
+                           f"{config.batch_size})")
     return adapted
+
+
+def _trained(folder: Path, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool, threads) -> Path:
+    """``folder``, with a finished training in it (trained now unless one is there)."""
+    if not (folder / META_FILE).exists():
+        with _quiet_transformers():
+            _train_into(folder, lm, corpus, config, progress, threads)
+    return folder
 
 
 @contextlib.contextmanager
@@ -248,11 +291,10 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
     if lm.device.type == "cpu":
         configure_cpu_threads(threads)
     torch.manual_seed(config.seed)
-    tokenizer = copy.deepcopy(lm.tokenizer)
+    tokenizer = adapted_tokenizer(lm, config.method)
     model = copy.deepcopy(lm.model).float()
     new_ids = []
     if config.method == "atcon":
-        tokenizer.add_tokens(list(ATTRIBUTE_TOKENS.values()), special_tokens=True)
         new_ids = [tokenizer.convert_tokens_to_ids(t) for t in ATTRIBUTE_TOKENS.values()]
         if len(tokenizer) > model.get_input_embeddings().weight.shape[0]:
             with _quiet_transformers():
