@@ -54,6 +54,7 @@ import torch
 from toxlib.common.progress import quiet_peft, tqdm
 from toxlib.models import LanguageModel
 from toxlib.models.batching import bucketed_batches
+from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.device import configure_cpu_threads, pick_dtype
 from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, from_pretrained
 from toxlib.models.schedule import linear_warmup_decay
@@ -357,7 +358,8 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
         "loss_first_10pct": float(np.mean(losses[:tenth])), "loss_last_10pct": float(np.mean(losses[-tenth:])),
         "loss_mean": float(np.mean(losses)), "loss_final": losses[-1],
         "trainable_params": sum(p.numel() for p in params), "threads": torch.get_num_threads(),
-        "device": str(lm.device), "torch": torch.__version__, "transformers": transformers.__version__,
+        "device": str(lm.device), "cpu": describe_cpu(), "torch": torch.__version__,
+        "transformers": transformers.__version__,
     }
     return model.eval(), tokenizer, meta
 
