@@ -22,7 +22,7 @@ CAPTIONS = Captions("rtp_detox", {
     "training": "Continued pretraining budgets (LoRA rank 16, batches of 8 documents of up to 64 tokens; the paper: "
                 "about 150K documents of OpenWebText). Steps, tokens, losses and train_seconds are the sample record's "
                 "copy of the training's metadata where it holds one (data/record/artefacts/adapted/), the same on "
-                "every machine; a recipe it does not hold is trained here and shows this machine's training.",
+                "every machine; a recipe it does not hold is trained where the chapter runs, and shows that training.",
     "table3": "Table 3 analogue ({model}, {scorer} scorer): expected maximum toxicity and toxicity probability over "
               "k = {k} generations for {n_toxic} toxic and {n_nontoxic} non-toxic held-out prompts and "
               "{n_unprompted} unprompted groups; PPLM and its base-model row: {pplm_prompts} prompts per class and "
