@@ -10,6 +10,7 @@ import torch
 
 from toxlib.generate import DecodingConfig
 from toxlib.generate.api import encode_prompt, generate
+from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.tiny import CORPUS
 from toxlib.steer import adapt as adapt_module
 from toxlib.steer.adapt import (
@@ -59,7 +60,7 @@ def test_dapt_reduces_training_loss_and_records_metadata(tiny_lm):
     assert meta["loss_last_10pct"] < meta["loss_first_10pct"]
     assert meta["tokens_seen"] > meta["target_tokens"] > 0 and meta["train_seconds"] >= 0
     assert meta["documents_with_attribute"] == 0
-    assert "AVX-512" in meta["cpu"]  # the machine it was trained on: retrained on another CPU, losses move
+    assert meta["cpu"] == describe_cpu()  # the machine it was trained on: retrained on another CPU, losses move
 
 
 def test_full_fine_tuning_reduces_loss(tiny_lm):
@@ -156,6 +157,8 @@ def test_atcon_tokens_are_trained_and_survive_save_and_load(tiny_model_dirs, arc
     assert len(lm.tokenizer) == len(base.tokenizer) + 2
     assert lm.model.get_input_embeddings().weight.shape[0] == len(lm.tokenizer)
     assert lm.tokenizer.decode(lm.tokenizer("<|nontoxic|>hello").input_ids, skip_special_tokens=True) == "hello"
+    reloaded = load(str(adapted_dir(base, data, config))).tokenizer  # what a Ray worker reads from the folder
+    assert {t: reloaded(t, add_special_tokens=False).input_ids for t in ATTRIBUTE_TOKENS.values()} == ids
     assert training_metadata(base, data, config)["documents_with_attribute"] == len(data)
 
     # the new embedding rows move in training: compare with the same run at learning rate 0 (initial rows)
@@ -228,7 +231,7 @@ def test_adapting_trains_only_when_the_weights_are_first_used(tiny_lm, monkeypat
     lm = adapt(tiny_lm, data, config, progress=False)
     steer = AttributeConditioning.for_model(lm)  # what the chapter asks of ATCON before any row is computed
     assert calls == [] and not lm.loaded and not adapted_dir(tiny_lm, data, config).exists()
-    assert lm.weights_id.startswith("adapted:") and "ATCON on 10 documents (16 steps of 4)" in lm.description
+    assert lm.weights_id.startswith("adapted:") and "ATCON on 10 documents (16 steps of 4 documents)" in lm.description
     lm.model
     assert calls == [1] and lm.loaded
     again = adapt(tiny_lm, data, config, progress=False)
@@ -237,20 +240,24 @@ def test_adapting_trains_only_when_the_weights_are_first_used(tiny_lm, monkeypat
 
 
 @pytest.mark.parametrize("method", ["dapt", "atcon"])
-def test_the_tokenizer_before_training_is_the_one_training_saves(tiny_lm, method):
+@pytest.mark.parametrize("arch", ["llama", "gemma3"])
+def test_the_tokenizer_before_training_is_the_one_training_saves(tiny_model_dirs, arch, method):
     from toxlib.models import load
 
+    base = load(str(tiny_model_dirs[arch]), device="cpu")
     data = corpus()
     config = dataclasses.replace(FAST, method=method, max_steps=2)
-    before = adapt(tiny_lm, data, config, progress=False).tokenizer
-    assert adapt(tiny_lm, data, config, progress=False).model is not None  # trains and saves
-    saved = load(str(adapted_dir(tiny_lm, data, config))).tokenizer
+    before = adapt(base, data, config, progress=False).tokenizer
+    assert adapt(base, data, config, progress=False).model is not None  # trains and saves
+    saved = load(str(adapted_dir(base, data, config))).tokenizer
     texts = ["<|nontoxic|>The quick brown fox", "<|toxic|>", "", "plain text, no attribute"] + CORPUS
-    assert len(before) == len(saved) == len(tiny_lm.tokenizer) + (2 if method == "atcon" else 0)
+    assert len(before) == len(saved) == len(base.tokenizer) + (2 if method == "atcon" else 0)
     assert [before(t).input_ids for t in texts] == [saved(t).input_ids for t in texts]
     assert (before.padding_side, before.pad_token_id) == (saved.padding_side, saved.pad_token_id)
+    assert before.all_special_ids == saved.all_special_ids
     ids = list(range(len(saved)))
-    assert before.decode(ids) == saved.decode(ids)
+    for skip in (False, True):  # generation decodes with skip_special_tokens=True
+        assert before.decode(ids, skip_special_tokens=skip) == saved.decode(ids, skip_special_tokens=skip)
 
 
 def test_training_metadata_is_the_records_copy_when_it_holds_one(tiny_lm, tmp_path, monkeypatch):
@@ -276,7 +283,8 @@ def test_training_metadata_is_the_records_copy_when_it_holds_one(tiny_lm, tmp_pa
     monkeypatch.setattr(adapt_module, "_train_into", lambda *a, **k: pytest.fail("trained"))
     assert training_metadata(tiny_lm, data, config) == held
     logged = dict(sqlite3.connect(tmp_path / "usage.sqlite").execute("SELECT name, path FROM artefacts"))
-    assert logged == {f"adapted/{folder.name}.json": str(record / "artefacts" / "adapted" / f"{folder.name}.json")}
+    assert logged == {f"adapted/{folder.name}.json":
+                      str((record / "artefacts" / "adapted" / f"{folder.name}.json").resolve())}
 
     monkeypatch.setenv("TOXLIB_RECORD", "off")  # the record off: trained here, the cache folder's own metadata
     monkeypatch.setattr(adapt_module, "_train_into", real)

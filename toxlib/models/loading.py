@@ -69,8 +69,9 @@ class LanguageModel:
 
     name, device, dtype, source, description: as given to ``load``.
     weights_id: "sha256:<hex>" of the weight files (bundled GGUF or local files) or "hf:<id>@<commit>" (or
-        "hf:<id>@sha256:<hex of the parameters>" where no commit is known: ``hub_revision``); part of
-      every cache key, known without reading the weights.
+        "hf:<id>@sha256:<hex of the parameters>" where no commit is known: ``hub_revision``), or, for a model
+        continued-pretrained by ``toxlib.steer.adapt``, "adapted:<hex of its training inputs>"
+        (``adapted_weights_id``); part of every cache key, known without reading the weights.
     model / tokenizer: the transformers model (eval mode, on ``device``) and tokenizer (left padding, a pad token).
       Each is loaded the first time it is used, so a chapter whose generations, scores and perplexities all come
       from the caches never reads weights (about 3 s per model on a 2-core CPU). ``loaded`` says whether the
@@ -253,7 +254,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         weights_id = f"hf:{name}@{hub_revision(model)}"
         load_model, load_tokenizer = (lambda: model), (lambda: tokenizer)
     else:
-        load_model = functools.partial(_weights, name, folder, dt, kind)
+        load_model = functools.partial(folder_model, name, folder, dt, kind)
         load_tokenizer = functools.partial(_tokenizer, name, folder)
     return LanguageModel(name, dev, dt, weights_id, source, load_model, load_tokenizer, start_token=start_token,
                          start_note=start_note, description=description,
@@ -296,7 +297,7 @@ def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
     return model, tokenizer
 
 
-def _weights(name: str, folder: Path, dtype: torch.dtype, kind: str) -> torch.nn.Module:
+def folder_model(name: str, folder: Path, dtype: torch.dtype, kind: str) -> torch.nn.Module:
     """The model of a local folder (``LanguageModel.model``'s loader); a broken folder raises
     ``ModelUnavailableError``."""
     import transformers
@@ -407,8 +408,11 @@ def folder_weights_id(folder: Path) -> str:
     the adapted model; else "sha256:<hex>" of its weight files (``weights_sha256``)."""
     training = folder / TRAINING_FILE
     if training.is_file():
-        key = json.loads(training.read_text()).get("key")
-        if key:
+        try:
+            key = json.loads(training.read_text()).get("key")
+        except (ValueError, AttributeError):  # not a training.json of toxlib.steer.adapt's
+            key = None
+        if isinstance(key, dict) and folder.name.endswith(stable_hash(key)[:16]):  # the folder adapt names by it
             return adapted_weights_id(key)
     return f"sha256:{weights_sha256(folder)}"
 

@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,7 +57,7 @@ from toxlib.models import LanguageModel
 from toxlib.models.batching import bucketed_batches
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.device import configure_cpu_threads, pick_dtype
-from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, from_pretrained
+from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, folder_model
 from toxlib.models.schedule import linear_warmup_decay
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
@@ -149,17 +150,19 @@ def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
     return stable_hash(adaptation_key(lm, corpus, config))
 
 
-def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool = True) -> dict:
+def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool = True,
+                      threads: int | None = None) -> dict:
     """The ``training.json`` of an adaptation (see ``adapt``): the sample record's copy when the record holds one
-    (``artefacts/adapted/<folder name>.json``), else the cache folder's, training first when neither exists. The
-    record's copy comes first for the reason its rows do: retrained on another CPU, the losses differ in their fifth
-    digit, and every machine should show the training behind the record's rows. Named in the build's usage log
-    (``toxlib.store.record.note_artefact``), so ``record write`` keeps it."""
+    (``artefacts/adapted/<folder name>.json``), else the cache folder's, training first (on ``threads``) when
+    neither exists. The record's copy comes first so that every machine shows the same training for the recipe:
+    retrained on another CPU, the losses differ in their fifth digit. (Rows a chapter computes beyond the record
+    come from the local training.) Named in the build's usage log (``toxlib.store.record.note_artefact``), so
+    ``record write`` keeps it."""
     folder = adapted_dir(lm, corpus, config)
     name = f"adapted/{folder.name}.json"
     path = recorded_artefact(name)
     if path is None:
-        path = _trained(folder, lm, corpus, config, progress, None) / META_FILE
+        path = _trained(folder, lm, corpus, config, progress, threads) / META_FILE
     note_artefact(name, path)
     return json.loads(path.read_text())
 
@@ -192,9 +195,12 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     inputs, so its cached and recorded rows are found on any CPU). Nothing is trained here: the first use of its
     ``.model`` trains into ``adapted_dir`` unless a finished training is there, so a chapter whose rows of this
     model all come from the sample record or the caches never trains (about 30 s per adaptation of the book's on
-    2 CPU cores). ``training_metadata`` gives what the training recorded.
+    2 CPU cores). ``training_metadata`` gives what the training recorded. Its ``architecture()`` needs the weights
+    (there is no folder before training), so it trains too.
     """
     _check_corpus(corpus)
+    corpus = corpus.copy()  # trained later: what the key names must be what is trained, whatever the caller does
+    key = adaptation_key(lm, corpus, config)
     folder = adapted_dir(lm, corpus, config)
     target = pick_dtype(dtype or lm.dtype, lm.device)
     label = name or default_name(lm, corpus, config)
@@ -202,24 +208,27 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     def weights() -> torch.nn.Module:
         trained = _trained(folder, lm, corpus, config, progress, threads)
         with _quiet_transformers():
-            return from_pretrained(label, trained, target, "causal")[0]
+            return folder_model(label, trained, target, "causal")
 
-    # keyed by what decides the weights, not by their bytes: retrained on another CPU they may differ in the last
-    # bits, and the rows the sample record holds for this adaptation must still be found
-    adapted = LanguageModel(label, lm.device, target, adapted_weights_id(adaptation_key(lm, corpus, config)), "local",
-                            weights, lambda: adapted_tokenizer(lm, config.method), start_token=lm.start_token,
+    adapted = LanguageModel(label, lm.device, target, adapted_weights_id(key), "local", weights,
+                            lambda: adapted_tokenizer(lm, config.method), start_token=lm.start_token,
                             start_note=lm.start_note)
     budget = f"{config.max_steps} steps" if config.max_steps else "one pass"
     adapted.description = (f"{lm.description}, {config.method.upper()} on {len(corpus)} documents ({budget} of "
-                           f"{config.batch_size})")
+                           f"{config.batch_size} documents)")
     return adapted
 
 
-def _trained(folder: Path, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool, threads) -> Path:
+_TRAINING = threading.Lock()  # one training at a time per process: two models of one recipe share its folder
+
+
+def _trained(folder: Path, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool,
+             threads: int | None) -> Path:
     """``folder``, with a finished training in it (trained now unless one is there)."""
-    if not (folder / META_FILE).exists():
-        with _quiet_transformers():
-            _train_into(folder, lm, corpus, config, progress, threads)
+    with _TRAINING:
+        if not (folder / META_FILE).exists():
+            with _quiet_transformers():
+                _train_into(folder, lm, corpus, config, progress, threads)
     return folder
 
 
@@ -287,8 +296,6 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
     import transformers
 
     _check_corpus(corpus)
-    if len(corpus) == 0:
-        raise ValueError("the corpus is empty")
     if lm.device.type == "cpu":
         configure_cpu_threads(threads)
     torch.manual_seed(config.seed)
@@ -396,3 +403,5 @@ def _check_corpus(corpus) -> None:
         raise ValueError("the corpus must be a DataFrame with columns 'text' and 'toxic' (0/1)")
     if not set(corpus["toxic"].astype(int)) <= {0, 1}:
         raise ValueError("the corpus' 'toxic' column must hold 0 or 1")
+    if len(corpus) == 0:
+        raise ValueError("the corpus is empty")
