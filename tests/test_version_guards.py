@@ -36,7 +36,7 @@ GUARDS = {
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "a5aa8d9434f2a75b"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "91ca599367b815d1"),
     "toxlib.steer.adapt:RECIPE_VERSION": (
-        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "14c95c5da29c7591"),
+        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "669bf54dd811caa7"),
 }
 
 
