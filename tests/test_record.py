@@ -260,6 +260,39 @@ def test_the_audit_command_exits_non_zero_below_the_pass_share_and_names_what_it
     assert "8 of 9 rows match" in out and "items differ" in out
 
 
+def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_another_slice(
+        lm, folders, monkeypatch, capsys, tmp_path):
+    from toxlib.cli import main
+    from toxlib.record import audit as audit_module
+
+    generate(lm, PROMPTS, CONFIG.with_(seed=2), progress=False)  # a second key, left for the resumed audit
+    _build_and_write(lm, folders, monkeypatch)
+    out = tmp_path / "audit.csv"
+    assert main(["record", "audit", "--slice", "3", "--out", str(out)]) == 0
+    full = pd.read_csv(out)
+    assert full["key"].nunique() == 2 and set(full["slice"]) == {3} and set(full["seed"]) == {0}
+    first = full["key"].iloc[0]
+    full[full["key"] == first].to_csv(out, index=False)  # as if stopped after the first key
+    audited = []
+    for kind, run in list(audit_module.AUDITS.items()):
+        monkeypatch.setitem(audit_module.AUDITS, kind,
+                            lambda record, key, *a, run=run: audited.append(key) or run(record, key, *a))
+    capsys.readouterr()
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--history"]) == 0
+    said = capsys.readouterr().out
+    assert audited == [k for k in full["key"].unique() if k != first]  # only the key the first run did not finish
+    assert "resumed: 1 keys" in said and "18 of 18 rows match" in said
+    resumed = pd.read_csv(out)
+    assert sorted(resumed["key"]) == sorted(full["key"]) and resumed["matched"].sum() == full["matched"].sum()
+    history = pd.read_csv(folders["record"] / "audits.csv")
+    assert history[["scope", "keys audited", "rows"]].values.tolist() == [["all keys", 2, 18]]
+    assert main(["record", "audit", "--slice", "2", "--out", str(out), "--resume"]) == 2
+    assert "holds an audit with slice [3]" in capsys.readouterr().err
+    assert main(["record", "audit", "--slice", "3", "--kind", "generations", "--keys", "1", "--history"]) == 0
+    assert pd.read_csv(folders["record"] / "audits.csv")["scope"].iloc[-1] == (
+        "kinds generations; at most 1 keys per kind")
+
+
 def test_fewer_samples_are_the_first_rows_of_more_and_are_not_recomputed(lm, folders, monkeypatch):
     """The number of samples is not part of a generation's key: a pool of 3 is the first 3 rows of a pool of 6."""
     many = generate(lm, [""], CONFIG.with_(num_samples=6), progress=False)
@@ -388,16 +421,19 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
     from toxlib.store.record import last_audit
 
     assert last_audit(tmp_path) == ""  # no audits.csv: nothing to say
-    lines = [["2026-11-25", "CPU A; AMX no", "aaaa", "3", "0", "46", "19", "366", "366", "1.000", "", ""],
-             ["2026-11-26", "CPU B; AMX yes", "bbbb", "10", "0", "50", "16", "1204", "1200", "0.997", "0", "0"]]
+    lines = [["2026-11-25", "CPU A; AMX no", "aaaa", "3", "0", "all keys", "46", "19", "366", "366", "1.000", "", ""],
+             ["2026-11-26", "CPU B; AMX yes", "bbbb", "10", "0", "all keys", "50", "16", "1204", "1200", "0.997", "0",
+              "0"]]
     pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
     phrase = last_audit(tmp_path)
     assert phrase == ("the record's last audit (2026-11-26, CPU B; AMX yes, commit bbbb, slice 10 per key): "
                       "1,200 of 1,204 recomputed rows identical")
-    lines.append(["2026-11-27", "CPU C", "cccc", "10", "0", "54", "12", "1788", "1779", "0.995", "20", "3"])
+    lines.append(["2026-11-27", "CPU C", "cccc", "10", "0", "chapters sass", "54", "12", "1788", "1779", "0.995",
+                  "20", "3"])
     pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
-    assert last_audit(tmp_path).endswith("1,779 of 1,788 recomputed rows identical (bf16 rows, machine-dependent "
-                                         "and not counted: 3 of 20)")
+    assert last_audit(tmp_path) == ("the record's last audit (2026-11-27, CPU C, commit cccc, slice 10 per key, "
+                                    "chapters sass): 1,779 of 1,788 recomputed rows identical (bf16 rows, "
+                                    "machine-dependent and not counted: 3 of 20)")
 
 
 def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders, monkeypatch, capsys,

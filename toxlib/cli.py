@@ -305,7 +305,9 @@ def parser() -> argparse.ArgumentParser:
                        help="audit only these kinds of rows (default: all)")
     audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
     audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
-    audit.add_argument("--out", help="also write the per-row comparison here (CSV)")
+    audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key)")
+    audit.add_argument("--resume", action="store_true", help="skip the keys --out already holds (an interrupted "
+                       "audit with the same slice and seed) and count their rows")
     audit.add_argument("--history", action="store_true", help="add this audit's line to data/record/audits.csv "
                        "(the methods page's reproducibility table)")
     record.set_defaults(func=_record)

@@ -21,6 +21,10 @@ command prints per chapter and precision how many rows matched and exits 1 when 
 counted rows match, or none could be counted. Counted: rows of keys in a precision that should give the same rows on
 another CPU; bf16 and float16 keys (``MACHINE_DEPENDENT``) are audited and shown but not counted, their kernels
 differ between CPUs by design (their history columns say "bf16" for both).
+
+A long audit can be split (``--chapter``, ``--kind``; each ``--history`` line states its scope) and resumed: with
+``--out`` every key's rows are appended as soon as it is audited, and ``--resume`` skips the keys that file holds
+(same slice and seed) and counts their rows as if this run had audited them.
 """
 
 from __future__ import annotations
@@ -279,8 +283,10 @@ def key_precision(kind: str, key: str, config: dict | None) -> str:
 
 
 def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
-          device: str | None = None) -> pd.DataFrame:
-    """The audit's rows (``COLUMNS``); see the module docstring."""
+          device: str | None = None, done=frozenset(), on_key=None) -> pd.DataFrame:
+    """The audit's rows (``COLUMNS``); see the module docstring. ``done``: (kind, key) pairs audited before (a
+    resumed audit) that are skipped here but still count towards ``max_keys``; ``on_key(rows)``: called with each
+    key's rows (a list of dicts) as soon as that key is audited, so an interrupted audit keeps what it did."""
     record = Record(folder or record_dir())
     records, per_kind = [], {}
     for (kind, key), entry in sorted(record.keys.items()):
@@ -289,17 +295,23 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
             continue
         if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
             continue
+        if (kind, key) in done:
+            per_kind[kind] = per_kind.get(kind, 0) + 1
+            continue
         base = {"kind": kind, "key": key, "chapters": "; ".join(used_by),
                 "what": describe_key(kind, key, entry["config"]),
                 "precision": key_precision(kind, key, entry["config"])}
         try:
             found = AUDITS[kind](record, key, n, seed, device)  # each recomputes with cache=False
             per_kind[kind] = per_kind.get(kind, 0) + 1
-            records.extend({**base, **row} for row in found)
+            rows = [{**base, **row} for row in found]
         except RecordIntegrityError:  # an edited record file fails the audit; it is not a key left unaudited
             raise
         except (NotAuditable, ToxlibError) as why:  # ToxlibError: e.g. a word list not fetched here
-            records.append({**base, "item": "", "rows": 0, "matched": 0, "detail": f"not audited: {why}"})
+            rows = [{**base, "item": "", "rows": 0, "matched": 0, "detail": f"not audited: {why}"}]
+        records.extend(rows)
+        if on_key is not None:
+            on_key(rows)
     return pd.DataFrame(records, columns=COLUMNS)
 
 
@@ -318,11 +330,48 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     return table.assign(share=lambda f: f["matched"] / f["rows"])
 
 
+def scope(args) -> str:
+    """What an audit covered, for its history line: "all keys", or the chapters, kinds and key cap it was given."""
+    parts = [f"chapters {', '.join(args.chapter)}" if args.chapter else "",
+             f"kinds {', '.join(args.kind)}" if args.kind else "",
+             f"at most {args.keys} keys per kind" if args.keys is not None else ""]
+    return "; ".join(p for p in parts if p) or "all keys"
+
+
+def earlier_rows(path, args) -> pd.DataFrame:
+    """The rows an interrupted audit wrote to ``--out`` (``COLUMNS`` plus slice and seed), for ``--resume``; empty
+    when the file does not exist. Refuses a file written with another slice or seed: its rows are another audit."""
+    from pathlib import Path
+
+    if not Path(path).exists():
+        return pd.DataFrame(columns=COLUMNS)
+    old = pd.read_csv(path, dtype={"item": str, "detail": str}, keep_default_na=False)
+    asked = {"slice": [args.slice], "seed": [args.seed]}
+    found = {k: sorted(set(old[k].astype(int))) if k in old else "none" for k in asked}
+    if len(old) and found != asked:
+        raise ToxlibError(f"--resume: {path} holds an audit with slice {found['slice']} and seed {found['seed']}, "
+                          f"not slice {args.slice} and seed {args.seed}: give another --out, or the same --slice "
+                          "and --seed")
+    return old[COLUMNS].astype({"rows": int, "matched": int})
+
+
 def main_audit(args) -> int:
     quiet_libraries()
-    rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys)
-    if args.out:
-        rows.to_csv(args.out, index=False)
+    if args.resume and not args.out:
+        raise ToxlibError("--resume needs --out: the file the interrupted audit wrote its rows to")
+    earlier = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
+    if args.out:  # rewritten now, then appended key by key: an interrupted audit keeps every key it finished
+        earlier.assign(slice=args.slice, seed=args.seed).to_csv(args.out, index=False)
+
+    def keep(key_rows):
+        pd.DataFrame(key_rows, columns=COLUMNS).assign(slice=args.slice, seed=args.seed).to_csv(
+            args.out, mode="a", header=False, index=False)
+
+    new = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
+                done=set(zip(earlier["kind"], earlier["key"])), on_key=keep if args.out else None)
+    rows = pd.concat([earlier, new], ignore_index=True) if len(earlier) else new
+    if len(earlier):
+        print(f"resumed: {earlier['key'].nunique()} keys from {args.out}, {new['key'].nunique()} audited now")
     facts = kernel_facts()
     audited = counted(rows)
     total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
@@ -351,18 +400,18 @@ def main_audit(args) -> int:
     return 0 if total and share >= PASS_SHARE else 1
 
 
-HISTORY_COLUMNS = ["date", "machine", "commit", "slice", "seed", "keys audited", "keys not audited", "rows",
+HISTORY_COLUMNS = ["date", "machine", "commit", "slice", "seed", "scope", "keys audited", "keys not audited", "rows",
                    "identical", "identical share", "bf16 rows (not counted)", "bf16 identical"]
 
 
 def append_history(rows: pd.DataFrame, args, facts: dict) -> None:
     """Add this audit's line to ``<record>/audits.csv``, the table the methods page shows ("Reproducibility
-    audit"): date, machine (CPU model and kernel features), commit, slice, seed, keys audited (of any precision)
-    and not, the counted rows (``counted``), identical rows and their share, and the bf16 rows and identical ones,
-    shown but not counted."""
+    audit"): date, machine (CPU model and kernel features), commit, slice, seed, scope (``scope``), keys audited
+    (of any precision) and not, the counted rows (``counted``), identical rows and their share, and the bf16 rows
+    and identical ones, shown but not counted."""
     audited, dependent = counted(rows), counted(rows, machine_dependent=True)
     line = {"date": datetime.date.today().isoformat(), "machine": facts.get("cpu", facts["machine"]).split("; MKL")[0],
-            "commit": facts["commit"], "slice": args.slice, "seed": args.seed,
+            "commit": facts["commit"], "slice": args.slice, "seed": args.seed, "scope": scope(args),
             "keys audited": rows.loc[rows["rows"] > 0, "key"].nunique(),
             "keys not audited": int((rows["rows"] == 0).sum()),
             "rows": int(audited["rows"].sum()), "identical": int(audited["matched"].sum()),

@@ -252,8 +252,8 @@ def served_summary() -> str:
 def last_audit(folder: str | Path) -> str:
     """The record's latest audit as a phrase for a run record, from the last line of ``<folder>/audits.csv``
     (written by ``python -m toxlib record audit --history``): "the record's last audit (2026-11-26, AMD EPYC; ...,
-    slice 10 per key): 1,200 of 1,204 recomputed rows identical", with the bf16 rows (not counted) where the audit
-    had any; "" when the folder holds no audit."""
+    slice 10 per key): 1,200 of 1,204 recomputed rows identical", with its scope where it covered only some
+    chapters or kinds and the bf16 rows (not counted) where it had any; "" when the folder holds no audit."""
     path = Path(folder) / "audits.csv"
     if not path.exists():
         return ""
@@ -263,8 +263,10 @@ def last_audit(folder: str | Path) -> str:
         return ""
     last = lines[-1]
     bf16 = last.get("bf16 rows (not counted)") or "0"
+    scope = last.get("scope") or "all keys"
     return (f"the record's last audit ({last['date']}, {last['machine']}, commit {last['commit']}, slice "
-            f"{last['slice']} per key): {int(last['identical']):,} of {int(last['rows']):,} recomputed rows "
+            f"{last['slice']} per key" + ("" if scope == "all keys" else f", {scope}") + "): "
+            f"{int(last['identical']):,} of {int(last['rows']):,} recomputed rows "
             "identical" + (f" (bf16 rows, machine-dependent and not counted: {int(last['bf16 identical']):,} of "
                            f"{int(bf16):,})" if int(bf16) else ""))
 
