@@ -348,6 +348,16 @@ def test_an_adapted_model_is_keyed_by_its_training_inputs_not_its_bytes(lm, tmp_
     assert other.weights_id != adapted.weights_id
 
 
+def test_the_audit_says_why_an_adapted_models_keys_are_not_rebuilt(tiny_model_dirs):
+    from toxlib.record.audit import NotAuditable, _model
+
+    with pytest.raises(NotAuditable, match="adapter trained inside a chapter.*not its weights"):
+        _model("smollm2-135m+dapt-toxic", "float32", "adapted:0123abcd", None)
+    with pytest.raises(NotAuditable, match="not loadable here"):  # an unknown name that is not an adapter
+        _model("no-such-model", "float32", "sha256:00", None)
+    assert _model(str(tiny_model_dirs["llama"]), "float32", None, None).model is not None
+
+
 def test_rows_read_from_a_user_cache_keep_the_commit_that_cached_them(folders, monkeypatch):
     import sqlite3
 

@@ -139,6 +139,10 @@ def _load(name: str, dtype: str, device: str | None):
 
 def _model(name: str, dtype: str, weights: str | None, device: str | None):
     """A model loaded once per (name, dtype); NotAuditable when it cannot be loaded or its weights differ."""
+    if str(weights).startswith("adapted:"):  # named by its training's inputs; no file of that name to load
+        raise NotAuditable(f"model {name!r} is an adapter trained inside a chapter (toxlib.steer.adapt): the record "
+                           "keeps its rows and its training's metadata, not its weights, and retraining on another "
+                           "CPU gives other weights (losses differ in the fifth digit)")
     try:
         lm = _load(name, dtype, device)
     except Exception as exc:  # a model trained inside a chapter, a hub model not cached here
