@@ -266,13 +266,17 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     from toxlib.record import audit as audit_module
 
     generate(lm, PROMPTS, CONFIG.with_(seed=2), progress=False)  # a second key, left for the resumed audit
+    with ScoreStore() as scores:  # a key listed as not audited: a resumed audit tries it again
+        scores.add("profanity-svm@0.0-not-this-one", [("text", {"toxicity": 0.5}, None)])
     _build_and_write(lm, folders, monkeypatch)
     out = tmp_path / "audit.csv"
     assert main(["record", "audit", "--slice", "3", "--out", str(out)]) == 0
     full = pd.read_csv(out)
-    assert full["key"].nunique() == 2 and set(full["slice"]) == {3} and set(full["seed"]) == {0}
+    assert full["key"].nunique() == 3 and set(full["slice"]) == {3} and set(full["seed"]) == {0}
     first = full["key"].iloc[0]
-    full[full["key"] == first].to_csv(out, index=False)  # as if stopped after the first key
+    assert full.loc[full["key"] == first, "kind"].iloc[0] == "generations"
+    # as if stopped after the first key, with the scorer key listed as not audited before it
+    full[(full["key"] == first) | (full["rows"] == 0)].to_csv(out, index=False)
     audited = []
     for kind, run in list(audit_module.AUDITS.items()):
         monkeypatch.setitem(audit_module.AUDITS, kind,
@@ -280,12 +284,15 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     capsys.readouterr()
     assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--history"]) == 0
     said = capsys.readouterr().out
-    assert audited == [k for k in full["key"].unique() if k != first]  # only the key the first run did not finish
-    assert "resumed: 1 keys" in said and "18 of 18 rows match" in said
+    assert audited == [k for k in full["key"].unique() if k != first]  # the unfinished key and the one not audited
+    assert "resumed: 1 keys" in said and "18 of 18 rows match" in said and "1 keys not audited" in said
     resumed = pd.read_csv(out)
     assert sorted(resumed["key"]) == sorted(full["key"]) and resumed["matched"].sum() == full["matched"].sum()
     history = pd.read_csv(folders["record"] / "audits.csv")
-    assert history[["scope", "keys audited", "rows"]].values.tolist() == [["all keys", 2, 18]]
+    assert history[["scope", "keys audited", "keys not audited", "rows"]].values.tolist() == [["all keys", 2, 1, 18]]
+    # rows of keys outside the scope asked for are not this audit's: none counted, nothing to audit
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--chapter", "no-such"]) == 1
+    assert "resumed" not in capsys.readouterr().out
     assert main(["record", "audit", "--slice", "2", "--out", str(out), "--resume"]) == 2
     assert "holds an audit with slice [3]" in capsys.readouterr().err
     assert main(["record", "audit", "--slice", "3", "--kind", "generations", "--keys", "1", "--history"]) == 0

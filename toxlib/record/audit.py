@@ -24,7 +24,8 @@ differ between CPUs by design (their history columns say "bf16" for both).
 
 A long audit can be split (``--chapter``, ``--kind``; each ``--history`` line states its scope) and resumed: with
 ``--out`` every key's rows are appended as soon as it is audited, and ``--resume`` skips the keys that file holds
-(same slice and seed) and counts their rows as if this run had audited them.
+(same slice and seed; keys of this scope that were audited, a key listed as not audited is tried again) and counts
+their rows as if this run had audited them.
 """
 
 from __future__ import annotations
@@ -286,6 +287,12 @@ def key_precision(kind: str, key: str, config: dict | None) -> str:
     return found[-1] if found else "float32"
 
 
+def in_scope(kind: str, entry: dict, chapters=None, kinds=None) -> bool:
+    """Whether a record key (its kind and keys.csv entry) is one an audit of these chapters and kinds covers."""
+    used_by = {c for c in entry.get("chapters", "").split("; ") if c}
+    return not (kinds and kind not in kinds) and not (chapters and not used_by & set(chapters))
+
+
 def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
           device: str | None = None, done=frozenset(), on_key=None) -> pd.DataFrame:
     """The audit's rows (``COLUMNS``); see the module docstring. ``done``: (kind, key) pairs audited before (a
@@ -295,7 +302,7 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     records, per_kind = [], {}
     for (kind, key), entry in sorted(record.keys.items()):
         used_by = [c for c in entry.get("chapters", "").split("; ") if c]
-        if (kinds and kind not in kinds) or (chapters and not set(used_by) & set(chapters)):
+        if not in_scope(kind, entry, chapters, kinds):
             continue
         if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
             continue
@@ -343,8 +350,10 @@ def scope(args) -> str:
 
 
 def earlier_rows(path, args) -> pd.DataFrame:
-    """The rows an interrupted audit wrote to ``--out`` (``COLUMNS`` plus slice and seed), for ``--resume``; empty
-    when the file does not exist. Refuses a file written with another slice or seed: its rows are another audit."""
+    """The rows an interrupted audit wrote to ``--out`` (``COLUMNS`` plus slice and seed), for ``--resume``, less
+    those of keys it listed as not audited (tried again: the reason, such as a data file not fetched, may be gone);
+    empty when the file does not exist. Refuses a file written with another slice or seed: its rows are another
+    audit's."""
     from pathlib import Path
 
     if not Path(path).exists():
@@ -356,16 +365,27 @@ def earlier_rows(path, args) -> pd.DataFrame:
         raise ToxlibError(f"--resume: {path} holds an audit with slice {found['slice']} and seed {found['seed']}, "
                           f"not slice {args.slice} and seed {args.seed}: give another --out, or the same --slice "
                           "and --seed")
-    return old[COLUMNS].astype({"rows": int, "matched": int})
+    old = old[COLUMNS].astype({"rows": int, "matched": int})
+    return old[old["rows"] > 0]
+
+
+def scoped(rows: pd.DataFrame, args) -> pd.DataFrame:
+    """The rows of keys this audit's scope (``--chapter``, ``--kind``) covers; a resumed audit counts only these,
+    and keeps the others in its ``--out`` file."""
+    keys = Record(record_dir()).keys
+    inside = [(kind, key) in keys and in_scope(kind, keys[(kind, key)], args.chapter, args.kind)
+              for kind, key in zip(rows["kind"], rows["key"])]
+    return rows[pd.Series(inside, index=rows.index, dtype=bool)]
 
 
 def main_audit(args) -> int:
     quiet_libraries()
     if args.resume and not args.out:
         raise ToxlibError("--resume needs --out: the file the interrupted audit wrote its rows to")
-    earlier = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
+    kept = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
     if args.out:  # rewritten now, then appended key by key: an interrupted audit keeps every key it finished
-        earlier.assign(slice=args.slice, seed=args.seed).to_csv(args.out, index=False)
+        kept.assign(slice=args.slice, seed=args.seed).to_csv(args.out, index=False)
+    earlier = scoped(kept, args)
 
     def keep(key_rows):
         pd.DataFrame(key_rows, columns=COLUMNS).assign(slice=args.slice, seed=args.seed).to_csv(
