@@ -290,9 +290,21 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     assert sorted(resumed["key"]) == sorted(full["key"]) and resumed["matched"].sum() == full["matched"].sum()
     history = pd.read_csv(folders["record"] / "audits.csv")
     assert history[["scope", "keys audited", "keys not audited", "rows"]].values.tolist() == [["all keys", 2, 1, 18]]
-    # rows of keys outside the scope asked for are not this audit's: none counted, nothing to audit
+    # rows of keys outside the scope asked for are not this audit's: none counted, nothing to audit, all kept
     assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--chapter", "no-such"]) == 1
-    assert "resumed" not in capsys.readouterr().out
+    assert "resumed" not in capsys.readouterr().out and len(pd.read_csv(out)) == len(resumed)
+    # a cap on keys holds for resumed rows too: one generation key of the two the file holds
+    recomputed = len(audited)
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--kind", "generations",
+                 "--keys", "1"]) == 0
+    assert "resumed: 1 keys" in capsys.readouterr().out and len(audited) == recomputed  # nothing recomputed
+    assert main(["record", "audit", "--slice", "3", "--out", str(out)]) == 2  # no --resume: the file is kept
+    assert "add --resume" in capsys.readouterr().err and len(pd.read_csv(out)) == len(resumed)
+    whole = out.read_text()
+    out.write_text(whole[:-5])  # the audit stopped while writing a line: a clear error, not a wrong count
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume"]) == 2
+    assert "cut short" in capsys.readouterr().err
+    out.write_text(whole)
     assert main(["record", "audit", "--slice", "2", "--out", str(out), "--resume"]) == 2
     assert "holds an audit with slice [3]" in capsys.readouterr().err
     assert main(["record", "audit", "--slice", "3", "--kind", "generations", "--keys", "1", "--history"]) == 0

@@ -305,9 +305,11 @@ def parser() -> argparse.ArgumentParser:
                        help="audit only these kinds of rows (default: all)")
     audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
     audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
-    audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key)")
-    audit.add_argument("--resume", action="store_true", help="skip the keys --out already holds (an interrupted "
-                       "audit with the same slice and seed) and count their rows")
+    audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key; a file "
+                       "that exists is refused unless --resume)")
+    audit.add_argument("--resume", action="store_true", help="take the rows of the keys --out already holds (an "
+                       "interrupted audit with the same slice and seed) instead of recomputing them, and count "
+                       "those of this --chapter/--kind scope; keys it lists as not audited are tried again")
     audit.add_argument("--history", action="store_true", help="add this audit's line to data/record/audits.csv "
                        "(the methods page's reproducibility table)")
     record.set_defaults(func=_record)

@@ -23,9 +23,9 @@ another CPU; bf16 and float16 keys (``MACHINE_DEPENDENT``) are audited and shown
 differ between CPUs by design (their history columns say "bf16" for both).
 
 A long audit can be split (``--chapter``, ``--kind``; each ``--history`` line states its scope) and resumed: with
-``--out`` every key's rows are appended as soon as it is audited, and ``--resume`` skips the keys that file holds
-(same slice and seed; keys of this scope that were audited, a key listed as not audited is tried again) and counts
-their rows as if this run had audited them.
+``--out`` every key's rows are appended as soon as it is audited. ``--resume`` takes the rows of the keys that file
+holds (same slice and seed) instead of recomputing them, and counts them as if this run had audited them; a key
+the file lists as not audited is tried again; rows of keys outside this run's scope stay in the file, uncounted.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import json
 import math
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -146,7 +147,7 @@ def _model(name: str, dtype: str, weights: str | None, device: str | None):
                            "CPU gives other weights (losses differ in the fifth digit)")
     try:
         lm = _load(name, dtype, device)
-    except Exception as exc:  # a model trained inside a chapter, a hub model not cached here
+    except Exception as exc:  # a hub model not cached here, a folder that is not there
         raise NotAuditable(f"model {name!r} not loadable here ({type(exc).__name__})") from exc
     if weights is not None and lm.weights_id != weights:
         raise NotAuditable(f"model {name!r} has other weights here ({lm.weights_id[:20]}, recorded {weights[:20]})")
@@ -294,10 +295,13 @@ def in_scope(kind: str, entry: dict, chapters=None, kinds=None) -> bool:
 
 
 def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, max_keys: int | None = None,
-          device: str | None = None, done=frozenset(), on_key=None) -> pd.DataFrame:
-    """The audit's rows (``COLUMNS``); see the module docstring. ``done``: (kind, key) pairs audited before (a
-    resumed audit) that are skipped here but still count towards ``max_keys``; ``on_key(rows)``: called with each
-    key's rows (a list of dicts) as soon as that key is audited, so an interrupted audit keeps what it did."""
+          device: str | None = None, earlier: pd.DataFrame | None = None, on_key=None) -> pd.DataFrame:
+    """The audit's rows (``COLUMNS``); see the module docstring. ``earlier``: rows (``COLUMNS``) of keys audited
+    before with the same slice and seed (a resumed audit), taken instead of recomputing those keys, in the same
+    order and under the same ``max_keys`` cap; ``on_key(rows)``: called with each recomputed key's rows (a list of
+    dicts) as soon as that key is audited, so an interrupted audit keeps what it did."""
+    before = {k: part.to_dict("records") for k, part in earlier.groupby(["kind", "key"], sort=False)} \
+        if earlier is not None and len(earlier) else {}
     record = Record(folder or record_dir())
     records, per_kind = [], {}
     for (kind, key), entry in sorted(record.keys.items()):
@@ -306,8 +310,9 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
             continue
         if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
             continue
-        if (kind, key) in done:
+        if (kind, key) in before:
             per_kind[kind] = per_kind.get(kind, 0) + 1
+            records.extend(before[(kind, key)])
             continue
         base = {"kind": kind, "key": key, "chapters": "; ".join(used_by),
                 "what": describe_key(kind, key, entry["config"]),
@@ -350,52 +355,60 @@ def scope(args) -> str:
 
 
 def earlier_rows(path, args) -> pd.DataFrame:
-    """The rows an interrupted audit wrote to ``--out`` (``COLUMNS`` plus slice and seed), for ``--resume``, less
-    those of keys it listed as not audited (tried again: the reason, such as a data file not fetched, may be gone);
-    empty when the file does not exist. Refuses a file written with another slice or seed: its rows are another
-    audit's."""
-    from pathlib import Path
+    """Every row an interrupted audit wrote to ``--out`` (``COLUMNS``), for ``--resume``; empty when the file does
+    not exist. Refuses a file written with another slice or seed (its rows are another audit's), and one whose last
+    line was cut short, naming the fix."""
 
     if not Path(path).exists():
         return pd.DataFrame(columns=COLUMNS)
+    with open(path, "rb") as handle:  # each key's rows are one write; a cut one leaves no final newline
+        handle.seek(max(0, Path(path).stat().st_size - 1))
+        if handle.read(1) not in (b"\n", b""):
+            raise ToxlibError(f"--resume: the last line of {path} is cut short (the audit stopped while writing "
+                              "it): delete that line, and resume to audit its key again")
     old = pd.read_csv(path, dtype={"item": str, "detail": str}, keep_default_na=False)
-    asked = {"slice": [args.slice], "seed": [args.seed]}
-    found = {k: sorted(set(old[k].astype(int))) if k in old else "none" for k in asked}
-    if len(old) and found != asked:
+    if not {"slice", "seed", *COLUMNS} <= set(old.columns):
+        raise ToxlibError(f"--resume: {path} is not an audit's --out file (its columns are {list(old.columns)})")
+    old = old.astype({"slice": int, "seed": int, "rows": int, "matched": int})
+    found = {k: sorted(set(old[k])) for k in ("slice", "seed")}
+    if len(old) and found != {"slice": [args.slice], "seed": [args.seed]}:
         raise ToxlibError(f"--resume: {path} holds an audit with slice {found['slice']} and seed {found['seed']}, "
                           f"not slice {args.slice} and seed {args.seed}: give another --out, or the same --slice "
                           "and --seed")
-    old = old[COLUMNS].astype({"rows": int, "matched": int})
-    return old[old["rows"] > 0]
+    return old[COLUMNS]
 
 
-def scoped(rows: pd.DataFrame, args) -> pd.DataFrame:
-    """The rows of keys this audit's scope (``--chapter``, ``--kind``) covers; a resumed audit counts only these,
-    and keeps the others in its ``--out`` file."""
+def in_this_scope(rows: pd.DataFrame, args) -> pd.Series:
+    """Per row: whether its key is one this audit's scope (``--chapter``, ``--kind``) covers."""
     keys = Record(record_dir()).keys
-    inside = [(kind, key) in keys and in_scope(kind, keys[(kind, key)], args.chapter, args.kind)
-              for kind, key in zip(rows["kind"], rows["key"])]
-    return rows[pd.Series(inside, index=rows.index, dtype=bool)]
+    return pd.Series([(kind, key) in keys and in_scope(kind, keys[(kind, key)], args.chapter, args.kind)
+                      for kind, key in zip(rows["kind"], rows["key"])], index=rows.index, dtype=bool)
 
 
 def main_audit(args) -> int:
     quiet_libraries()
     if args.resume and not args.out:
         raise ToxlibError("--resume needs --out: the file the interrupted audit wrote its rows to")
-    kept = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
+    if args.out and not args.resume and Path(args.out).exists() and Path(args.out).stat().st_size:
+        raise ToxlibError(f"--out {args.out} exists: add --resume to go on with that audit, or give a new file")
+    old = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
+    scoped = in_this_scope(old, args)
+    retried = scoped & (old["rows"] == 0)  # listed as not audited: tried again, and appended again
+    earlier = old[scoped & ~retried]
     if args.out:  # rewritten now, then appended key by key: an interrupted audit keeps every key it finished
-        kept.assign(slice=args.slice, seed=args.seed).to_csv(args.out, index=False)
-    earlier = scoped(kept, args)
+        tmp = Path(f"{args.out}.tmp")
+        old[~retried].assign(slice=args.slice, seed=args.seed).to_csv(tmp, index=False)
+        tmp.replace(args.out)
 
     def keep(key_rows):
         pd.DataFrame(key_rows, columns=COLUMNS).assign(slice=args.slice, seed=args.seed).to_csv(
             args.out, mode="a", header=False, index=False)
 
-    new = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
-                done=set(zip(earlier["kind"], earlier["key"])), on_key=keep if args.out else None)
-    rows = pd.concat([earlier, new], ignore_index=True) if len(earlier) else new
+    rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
+                 earlier=earlier, on_key=keep if args.out else None)
+    taken = rows[["kind", "key"]].drop_duplicates().merge(earlier[["kind", "key"]].drop_duplicates())
     if len(earlier):
-        print(f"resumed: {earlier['key'].nunique()} keys from {args.out}, {new['key'].nunique()} audited now")
+        print(f"resumed: {len(taken)} keys from {args.out}, {rows['key'].nunique() - len(taken)} audited now")
     facts = kernel_facts()
     audited = counted(rows)
     total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
