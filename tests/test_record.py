@@ -463,6 +463,15 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
     assert last_audit(tmp_path) == ("the record's last audit (2026-11-27, CPU C, commit cccc, slice 10 per key, "
                                     "chapters sass): 1,779 of 1,788 recomputed rows identical (bf16 rows, "
                                     "machine-dependent and not counted: 3 of 20)")
+    # a chapter's run record cites the last audit that covered its keys: all keys, or a scope naming its chapter
+    assert last_audit(tmp_path, {"sass", "rtp_detox"}) == last_audit(tmp_path)
+    assert last_audit(tmp_path, {"generation"}).startswith("the record's last audit (2026-11-26, CPU B")
+    lines[0][5], lines[1][5] = "chapters rtp_detox", "kinds scores; at most 3 keys per kind"
+    pd.DataFrame(lines, columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
+    assert "(2026-11-26, CPU B" in last_audit(tmp_path, {"generation"}) and last_audit(tmp_path, {"x"}) != ""
+    assert last_audit(tmp_path, {"rtp_detox"}).startswith("the record's last audit (2026-11-26, CPU B")
+    pd.DataFrame([lines[0], lines[2]], columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
+    assert last_audit(tmp_path, {"generation"}) == "" and "2026-11-25" in last_audit(tmp_path, {"rtp_detox"})
 
 
 def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders, monkeypatch, capsys,

@@ -244,21 +244,25 @@ def served_summary() -> str:
         commits = sorted({str(m.get("commit", "unknown")) for m in entries})
         cpus = sorted({str(m.get("cpu", m.get("machine", "unknown"))).split(";")[0] for m in entries})
         made = f" (made at commit {', '.join(commits)} on {', '.join(cpus)})"
-    audit = last_audit(record.folder) if record is not None and total["record"] else ""
+    chapters = {c for k in SERVED_KEYS for c in record.keys.get(k, {}).get("chapters", "").split("; ") if c} \
+        if record is not None else set()
+    audit = last_audit(record.folder, chapters) if record is not None and total["record"] else ""
     return (f"{total['record']:,} rows from the sample record{made}, {total['cache']:,} from the user's cache, "
             f"{total['computed']:,} computed" + (f"; {audit}" if audit else ""))
 
 
-def last_audit(folder: str | Path) -> str:
+def last_audit(folder: str | Path, chapters: set | None = None) -> str:
     """The record's latest audit as a phrase for a run record, from the last line of ``<folder>/audits.csv``
-    (written by ``python -m toxlib record audit --history``): "the record's last audit (2026-11-26, AMD EPYC; ...,
-    slice 10 per key): 1,200 of 1,204 recomputed rows identical", with its scope where it covered only some
-    chapters or kinds and the bf16 rows (not counted) where it had any; "" when the folder holds no audit."""
+    (written by ``python -m toxlib record audit --history``) whose scope covers one of ``chapters`` (any line when
+    None): "the record's last audit (2026-11-26, AMD EPYC; ..., slice 10 per key): 1,200 of 1,204 recomputed rows
+    identical", with its scope where it covered only some chapters or kinds and the bf16 rows (not counted) where
+    it had any; "" when the folder holds no such audit."""
     path = Path(folder) / "audits.csv"
     if not path.exists():
         return ""
     with path.open(newline="", encoding="utf-8") as handle:
         lines = list(csv.DictReader(handle))
+    lines = [line for line in lines if chapters is None or covers(line.get("scope") or "all keys", chapters)]
     if not lines:
         return ""
     last = lines[-1]
@@ -269,6 +273,13 @@ def last_audit(folder: str | Path) -> str:
             f"{int(last['identical']):,} of {int(last['rows']):,} recomputed rows "
             "identical" + (f" (bf16 rows, machine-dependent and not counted: {int(last['bf16 identical']):,} of "
                            f"{int(bf16):,})" if int(bf16) else ""))
+
+
+def covers(scope: str, chapters: set) -> bool:
+    """Whether an audit of this scope (``toxlib.record.audit.scope``: "all keys", or "chapters a, b; kinds ...")
+    audited keys of one of ``chapters``."""
+    named = [part[len("chapters "):].split(", ") for part in scope.split("; ") if part.startswith("chapters ")]
+    return not named or bool(set(named[0]) & set(chapters))
 
 
 _OPEN: dict[Path, Record] = {}
