@@ -260,6 +260,20 @@ def test_the_audit_command_exits_non_zero_below_the_pass_share_and_names_what_it
     assert "8 of 9 rows match" in out and "items differ" in out
 
 
+def test_the_audit_regenerates_each_prompt_with_its_own_samples_and_a_pool_only_in_part(lm, folders, monkeypatch):
+    """A key holding a pool (one prompt, many samples) beside prompts of a few: each prompt is regenerated with the
+    samples it holds, the pool with its first POOL_SAMPLES_PER_ITEM x slice (every prompt with the pool's count
+    would cost 10,000 samples each, and count every sample the record does not hold as differing)."""
+    from toxlib.record import audit as audit_module
+
+    generate(lm, [""], CONFIG.with_(num_samples=12), progress=False)  # the pool, in the same key as PROMPTS
+    _build_and_write(lm, folders, monkeypatch)
+    monkeypatch.setattr(audit_module, "POOL_SAMPLES_PER_ITEM", 2)
+    rows = audit_module.audit(folders["record"], n=len(PROMPTS) + 1, kinds=["generations"])
+    assert sorted(rows["rows"].tolist()) == [3, 3, 3, 2 * (len(PROMPTS) + 1)]  # the pool: 8 of its 12
+    assert (rows["matched"] == rows["rows"]).all()
+
+
 def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_another_slice(
         lm, folders, monkeypatch, capsys, tmp_path):
     from toxlib.cli import main

@@ -2,9 +2,10 @@
 
 For each key of the record (or of the chosen chapters and kinds) a seeded random slice of its items is recomputed
 from scratch, with the record and every cache off (``cache=False``), from what the key's config names: generations
-(all samples of ``slice`` prompts) with the recorded model, precision, decoding and steering; toxicity scores of
-``slice`` texts with the recorded scorer and version; sentence NLLs of ``slice`` texts with the recorded model,
-precision and method. Texts must match exactly; floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
+(all samples of ``slice`` prompts; of a pool, the first ``POOL_SAMPLES_PER_ITEM`` x ``slice``) with the recorded
+model, precision, decoding and steering; toxicity scores of ``slice`` texts with the recorded scorer and version;
+sentence NLLs of ``slice`` texts with the recorded model, precision and method. Texts must match exactly;
+floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
 Steerings with trained weights (the vocabulary shift, PPLM's discriminator) are rebuilt from the record's own
 copy of those weights (``artefacts/``, found by the tensors' sha256 their config names); steered NLLs (perplexity
 under a steering) are recomputed the same way, every text of a key that fits one batch (PPLM's 4) in that batch,
@@ -67,6 +68,9 @@ from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, rec
 SCORE_TOLERANCE = 1e-5
 #: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities)
 NLL_TOLERANCE = 1e-6
+#: of a prompt holding many samples (the unprompted pool: 10,000), an audit of slice n regenerates the first
+#: POOL_SAMPLES_PER_ITEM x n (1,250 at slice 50), as many rows as n prompts of 25 samples
+POOL_SAMPLES_PER_ITEM = 25
 #: the share of audited rows that must match for the audit to pass
 PASS_SHARE = 0.95
 
@@ -185,13 +189,16 @@ def audit_generations(record: Record, key: str, n: int, seed: int, device: str |
     texts = record.texts()
     held = Counter(sha for sha, _ in rows)
     chosen = _slice(list(held), n, seed, key)
-    # every sample a prompt holds; of a single prompt's pool (unprompted generation), the first 25 per slice item
-    samples = max(held[sha] for sha in chosen)
-    samples = min(samples, 25 * n) if len(held) == 1 else samples
-    decoding = DecodingConfig(**config["decoding"]).with_(num_samples=samples)
+    # every sample a prompt holds, but of a pool (the unprompted generations' one prompt, 10,000 samples) only the
+    # first POOL_SAMPLES_PER_ITEM x slice: sample i is the same row in a run of any size, so each group of prompts
+    # with as many samples is generated on its own
+    wanted = {sha: min(held[sha], POOL_SAMPLES_PER_ITEM * n) for sha in chosen}
     # prompts are stored by hash: the texts table holds them (every prompt a build used is a text of the record)
+    decoding = DecodingConfig(**config["decoding"])
+    fresh = pd.concat([generate(lm, [texts[sha] for sha in chosen if wanted[sha] == samples],
+                                decoding.with_(num_samples=samples), steering=steering, cache=False, progress=False)
+                       for samples in sorted(set(wanted.values()))], ignore_index=True)
     prompt_texts = [texts[sha] for sha in chosen]
-    fresh = generate(lm, prompt_texts, decoding, steering=steering, cache=False, progress=False)
     out = []
     for sha, prompt in zip(chosen, prompt_texts):
         mine = fresh[fresh["prompt"] == prompt].sort_values("sample_idx")
