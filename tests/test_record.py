@@ -274,6 +274,28 @@ def test_the_audit_regenerates_each_prompt_with_its_own_samples_and_a_pool_only_
     assert (rows["matched"] == rows["rows"]).all()
 
 
+def test_sass_next_token_readings_are_audited_with_their_settings_template_prefix(lm, folders, monkeypatch):
+    from toxlib.papers import prompt_classifier as pc
+    from toxlib.record import audit as audit_module
+
+    prompts = {s: pc.build_prompts(["a b c", "the cat sat", "you are so"], s) for s in ("zero", "few")}
+    assert {pc.prompt_setting(p) for s in prompts for p in prompts[s]} == {"zero", "few"}
+    assert pc.prompt_setting(pc.build_prompts(["x"], "one")[0]) == "one" and pc.prompt_setting("plain") is None
+    for setting, group in prompts.items():  # as next_token_reading computes them, for two token ids
+        pc.cached_next_token_probabilities(lm, group, [5, 7], prefix=pc.template_prefix(lm, setting))
+    _build_and_write(lm, folders, monkeypatch)
+    used = []
+    real = pc.next_token_probabilities
+    monkeypatch.setattr(audit_module, "next_token_probabilities",
+                        lambda lm, group, ids, prefix=None: used.append(len(prefix or [])) or real(lm, group, ids,
+                                                                                                   prefix=prefix))
+    rows = audit_module.audit(folders["record"], n=6, kinds=["lm_scores"])
+    assert sorted(set(rows["key"].str.split("|").str[0])) == [f"{pc.NEXT_TOKEN_VERSION}:5",
+                                                              f"{pc.NEXT_TOKEN_VERSION}:7"]
+    assert rows["rows"].sum() == 12 and (rows["matched"] == rows["rows"]).all(), rows["detail"].tolist()
+    assert sorted(set(used)) == sorted({len(pc.template_prefix(lm, s)) for s in prompts})  # each with its prefix
+
+
 def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_another_slice(
         lm, folders, monkeypatch, capsys, tmp_path):
     from toxlib.cli import main

@@ -26,7 +26,7 @@ GUARDS = {
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "9ab902d6c4841a81"),
     "toxlib.papers.prompt_classifier:NEXT_TOKEN_VERSION": (
-        "next-token-v3", ["toxlib.papers.prompt_classifier"], "1f90e763648c12ae"),
+        "next-token-v3", ["toxlib.papers.prompt_classifier"], "faa385d5a92981b1"),
     "toxlib.scorers.training:RECIPE_VERSION": (
         "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "7cea5854f51efb47"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (

@@ -116,6 +116,16 @@ def next_token_probabilities(lm, prompts: list[str], token_ids: list[int], batch
 NEXT_TOKEN_VERSION = "next-token-v3"
 
 
+def prompt_setting(prompt: str) -> str | None:
+    """The setting ("zero", "one", "few") whose template ``prompt`` was built from by ``build_prompts``, the
+    longest template first ("few" starts as "one" does); None when it fits none."""
+    for setting, template in sorted(PROMPTS.items(), key=lambda kv: -len(kv[1])):
+        head, tail = template.split("{phrase}")
+        if prompt.startswith(head) and prompt.endswith(tail) and len(prompt) >= len(head) + len(tail):
+            return setting
+    return None
+
+
 def template_prefix(lm, setting: str) -> list[int]:
     """Token ids every prompt of ``setting`` starts with: the common token prefix of the template filled with two
     different phrases, less one token (a phrase's first token can merge with the template's last)."""

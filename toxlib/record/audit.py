@@ -4,7 +4,8 @@ For each key of the record (or of the chosen chapters and kinds) a seeded random
 from scratch, with the record and every cache off (``cache=False``), from what the key's config names: generations
 (all samples of ``slice`` prompts; of a pool, the first ``POOL_SAMPLES_PER_ITEM`` x ``slice``) with the recorded
 model, precision, decoding and steering; toxicity scores of ``slice`` texts with the recorded scorer and version;
-sentence NLLs of ``slice`` texts with the recorded model, precision and method. Texts must match exactly;
+sentence NLLs of ``slice`` texts with the recorded model, precision and method; SASS's next-token readings of
+``slice`` prompts with the recorded model, precision and the prompt's template prefix. Texts must match exactly;
 floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
 Steerings with trained weights (the vocabulary shift, PPLM's discriminator) are rebuilt from the record's own
 copy of those weights (``artefacts/``, found by the tensors' sha256 their config names); steered NLLs (perplexity
@@ -51,6 +52,12 @@ from toxlib.generate.steered_nll import steered_nll, steered_nll_key
 from toxlib.generate.steering import PromptTemplate, Steering
 from toxlib.models import load
 from toxlib.models.perplexity import METHOD_VERSIONS, model_key, nll_rows
+from toxlib.papers.prompt_classifier import (
+    NEXT_TOKEN_VERSION,
+    next_token_probabilities,
+    prompt_setting,
+    template_prefix,
+)
 from toxlib.record.status import describe_key
 from toxlib.scorers import get_scorer
 from toxlib.steer.attribute import AttributeConditioning
@@ -252,12 +259,36 @@ def _steered_nlls(record: Record, key: str, config: dict, device: str | None):
     return score
 
 
+def _next_token_readings(key: str, config: dict, device: str | None):
+    """A next-token reading key ("next-token-v3:<token id>|<weights>|<dtype>", SASS's deterministic reading) as a
+    function of prompts -> [(prompt, 1, -log P(token | prompt))], computed as ``next_token_reading`` does: each
+    prompt with its setting's template prefix (``prompt_setting``) run once per batch."""
+    head, weights, dtype = key.split("|")
+    token = int(head.split(":")[1])
+    lm = _model(config["model"], dtype, weights, device)
+    if model_key(lm, f"{NEXT_TOKEN_VERSION}:{token}") != key:
+        raise NotAuditable("the rebuilt model gives another key")
+
+    def score(prompts):
+        nll = {}
+        for setting in dict.fromkeys(map(prompt_setting, prompts)):
+            group = [p for p in prompts if prompt_setting(p) == setting]
+            prefix = template_prefix(lm, setting) if setting else None
+            with np.errstate(divide="ignore"):
+                found = -np.log(next_token_probabilities(lm, group, [token], prefix=prefix)[:, 0])
+            nll.update(zip(group, found.tolist()))
+        return [(p, 1, nll[p]) for p in prompts]
+    return score
+
+
 def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
     parts = key.split("|")
     config = record.keys[("lm_scores", key)]["config"] or {}
     methods = {v: m for m, v in METHOD_VERSIONS.items()}
     if len(parts) == 5 and parts[0] == "steered-nll-v2" and config.get("model"):
         score = _steered_nlls(record, key, config, device)
+    elif len(parts) == 3 and parts[0].startswith(f"{NEXT_TOKEN_VERSION}:") and config.get("model"):
+        score = _next_token_readings(key, config, device)
     elif len(parts) == 3 and parts[0] in methods and config.get("model"):
         lm = _model(config["model"], parts[2], parts[1], device)
         if model_key(lm, parts[0]) != key:
@@ -265,7 +296,7 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
         def score(texts):
             return nll_rows(lm, texts, methods[parts[0]])
     else:
-        raise NotAuditable("an NLL key the audit does not rebuild (next-token readings)")
+        raise NotAuditable(f"an NLL key of a method the audit does not rebuild ({parts[0]})")
     rows, texts = record.rows("lm_scores", key), record.texts()
     batch = int(parts[-1].removeprefix("batch")) if parts[0] == "steered-nll-v2" else 0
     chosen = _slice(list(rows), len(rows) if len(rows) <= batch else n, seed, key)  # a whole batch: as computed
