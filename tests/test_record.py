@@ -287,13 +287,14 @@ def test_sass_next_token_readings_are_audited_with_their_settings_template_prefi
     used = []
     real = pc.next_token_probabilities
     monkeypatch.setattr(audit_module, "next_token_probabilities",
-                        lambda lm, group, ids, prefix=None: used.append(len(prefix or [])) or real(lm, group, ids,
-                                                                                                   prefix=prefix))
+                        lambda lm, group, ids, prefix=None: used.append((pc.prompt_setting(group[0]), prefix))
+                        or real(lm, group, ids, prefix=prefix))
     rows = audit_module.audit(folders["record"], n=6, kinds=["lm_scores"])
     assert sorted(set(rows["key"].str.split("|").str[0])) == [f"{pc.NEXT_TOKEN_VERSION}:5",
                                                               f"{pc.NEXT_TOKEN_VERSION}:7"]
     assert rows["rows"].sum() == 12 and (rows["matched"] == rows["rows"]).all(), rows["detail"].tolist()
-    assert sorted(set(used)) == sorted({len(pc.template_prefix(lm, s)) for s in prompts})  # each with its prefix
+    assert all(prefix == pc.template_prefix(lm, setting) for setting, prefix in used)  # each with its own prefix
+    assert {setting for setting, _ in used} == {"zero", "few"}
 
 
 def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_another_slice(
@@ -343,6 +344,7 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     out.write_text(whole)
     assert main(["record", "audit", "--slice", "2", "--out", str(out), "--resume"]) == 2
     assert "holds an audit with slice [3]" in capsys.readouterr().err
+    assert main(["record", "audit", "--slice", "0"]) == 2 and "give at least 1" in capsys.readouterr().err
     assert main(["record", "audit", "--slice", "3", "--kind", "generations", "--keys", "1", "--history"]) == 0
     assert pd.read_csv(folders["record"] / "audits.csv")["scope"].iloc[-1] == (
         "kinds generations; at most 1 keys per kind")
@@ -508,6 +510,28 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
     assert last_audit(tmp_path, {"rtp_detox"}).startswith("the record's last audit (2026-11-26, CPU B")
     pd.DataFrame([lines[0], lines[2]], columns=HISTORY_COLUMNS).to_csv(tmp_path / "audits.csv", index=False)
     assert last_audit(tmp_path, {"generation"}) == "" and "2026-11-25" in last_audit(tmp_path, {"rtp_detox"})
+
+
+def test_a_run_record_cites_the_last_audit_that_covered_its_own_chapter(lm, folders, monkeypatch):
+    from collections import Counter
+
+    from toxlib.record.audit import HISTORY_COLUMNS
+    from toxlib.store import record as record_module
+
+    _build_and_write(lm, folders, monkeypatch)
+    monkeypatch.setattr(record_module, "SERVED", Counter())
+    monkeypatch.setattr(record_module, "SERVED_KEYS", set())
+    generate(lm, PROMPTS, CONFIG, progress=False)  # every row from the record: its key's chapter is test_chapter
+
+    def line(date, scope):
+        return [date, "CPU", "c0ffee", "3", "0", scope, "1", "0", "9", "9", "1.000", "0", "0"]
+    pd.DataFrame([line("2026-01-01", "chapters test_chapter"), line("2026-01-02", "chapters other")],
+                 columns=HISTORY_COLUMNS).to_csv(folders["record"] / "audits.csv", index=False)
+    assert "last audit (2026-01-01" in record_module.served_summary()  # the runner's chapter: test_chapter
+    monkeypatch.setenv("TOXLIB_RECORD_CHAPTER", "other")  # a chapter reading a key another chapter also uses
+    assert "last audit (2026-01-02" in record_module.served_summary()
+    monkeypatch.delenv("TOXLIB_RECORD_CHAPTER")  # outside the book: the chapters of the keys served
+    assert "last audit (2026-01-01" in record_module.served_summary()
 
 
 def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders, monkeypatch, capsys,

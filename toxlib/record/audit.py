@@ -73,7 +73,9 @@ from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, rec
 #: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
 #: that could move a rounded table cell.
 SCORE_TOLERANCE = 1e-5
-#: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities)
+#: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities);
+#: relative to 1 for a value below 1 (a one-token reading, -log 0.9 = 0.1), where a last-bit change of a logit would
+#: otherwise count as a larger relative one
 NLL_TOLERANCE = 1e-6
 #: of a prompt holding many samples (the unprompted pool: 10,000), an audit of slice n regenerates the first
 #: POOL_SAMPLES_PER_ITEM x n (1,250 at slice 50), as many rows as n prompts of 25 samples
@@ -305,7 +307,7 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
     for sha, (_, n_tokens, nll) in zip(chosen, fresh):
         stored_n, stored_nll = rows[sha]
         # a token a steering forbids has an infinite NLL, recorded and recomputed alike
-        gap = 0.0 if nll == stored_nll else abs(nll - stored_nll) / max(abs(stored_nll), 1e-12)
+        gap = 0.0 if nll == stored_nll else abs(nll - stored_nll) / max(abs(stored_nll), 1.0)
         out.append({"item": sha[:12], "rows": 1, "matched": int(n_tokens == stored_n and gap <= NLL_TOLERANCE),
                     "detail": f"relative difference {gap:.2e}"})
     return out
@@ -425,6 +427,8 @@ def in_this_scope(rows: pd.DataFrame, args) -> pd.Series:
 
 def main_audit(args) -> int:
     quiet_libraries()
+    if args.slice < 1:
+        raise ToxlibError(f"--slice {args.slice}: give at least 1 (prompts or texts per key)")
     if args.resume and not args.out:
         raise ToxlibError("--resume needs --out: the file the interrupted audit wrote its rows to")
     if args.out and not args.resume and Path(args.out).exists() and Path(args.out).stat().st_size:
