@@ -293,6 +293,7 @@ def test_sass_next_token_readings_are_audited_with_their_settings_template_prefi
     assert sorted(set(rows["key"].str.split("|").str[0])) == [f"{pc.NEXT_TOKEN_VERSION}:5",
                                                               f"{pc.NEXT_TOKEN_VERSION}:7"]
     assert rows["rows"].sum() == 12 and (rows["matched"] == rows["rows"]).all(), rows["detail"].tolist()
+    assert rows["detail"].str.startswith("probability difference").all()  # compared as probabilities
     assert all(prefix == pc.template_prefix(lm, setting) for setting, prefix in used)  # each with its own prefix
     assert {setting for setting, _ in used} == {"zero", "few"}
 

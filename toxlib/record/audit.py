@@ -6,7 +6,7 @@ from scratch, with the record and every cache off (``cache=False``), from what t
 model, precision, decoding and steering; toxicity scores of ``slice`` texts with the recorded scorer and version;
 sentence NLLs of ``slice`` texts with the recorded model, precision and method; SASS's next-token readings of
 ``slice`` prompts with the recorded model, precision and the prompt's template prefix. Texts must match exactly;
-floats within ``SCORE_TOLERANCE`` / ``NLL_TOLERANCE``.
+scores and readings (as probabilities) within ``SCORE_TOLERANCE``, NLLs within ``NLL_TOLERANCE``.
 Steerings with trained weights (the vocabulary shift, PPLM's discriminator) are rebuilt from the record's own
 copy of those weights (``artefacts/``, found by the tensors' sha256 their config names); steered NLLs (perplexity
 under a steering) are recomputed the same way, every text of a key that fits one batch (PPLM's 4) in that batch,
@@ -73,9 +73,11 @@ from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, rec
 #: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
 #: that could move a rounded table cell.
 SCORE_TOLERANCE = 1e-5
-#: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities);
-#: relative to 1 for a value below 1 (a one-token reading, -log 0.9 = 0.1), where a last-bit change of a logit would
-#: otherwise count as a larger relative one
+#: relative difference a sentence's summed NLL may have and still match (float64 sums of float32 log-probabilities;
+#: relative to at least 1). SASS's next-token readings are probabilities and are compared as scores are, within
+#: SCORE_TOLERANCE: measured between an AMD EPYC with AVX-512 (the record) and one with AVX2 only, 4 of 50 readings
+#: per key had the same bits and the largest difference was 2.8e-6 in probability (1.5e-5 in -log p, 7e-6 relative:
+#: a ~50-token few-shot prefill through every layer), while on one CPU a reading is the same alone and among 300
 NLL_TOLERANCE = 1e-6
 #: of a prompt holding many samples (the unprompted pool: 10,000), an audit of slice n regenerates the first
 #: POOL_SAMPLES_PER_ITEM x n (1,250 at slice 50), as many rows as n prompts of 25 samples
@@ -304,12 +306,16 @@ def audit_nlls(record: Record, key: str, n: int, seed: int, device: str | None) 
     chosen = _slice(list(rows), len(rows) if len(rows) <= batch else n, seed, key)  # a whole batch: as computed
     fresh = score([texts[sha] for sha in chosen])
     out = []
+    reading = parts[0].startswith(f"{NEXT_TOKEN_VERSION}:")  # a probability, compared as one
     for sha, (_, n_tokens, nll) in zip(chosen, fresh):
         stored_n, stored_nll = rows[sha]
-        # a token a steering forbids has an infinite NLL, recorded and recomputed alike
-        gap = 0.0 if nll == stored_nll else abs(nll - stored_nll) / max(abs(stored_nll), 1.0)
-        out.append({"item": sha[:12], "rows": 1, "matched": int(n_tokens == stored_n and gap <= NLL_TOLERANCE),
-                    "detail": f"relative difference {gap:.2e}"})
+        if reading:
+            gap = abs(math.exp(-nll) - math.exp(-stored_nll))
+            matched, detail = gap <= SCORE_TOLERANCE, f"probability difference {gap:.2e}"
+        else:  # a token a steering forbids has an infinite NLL, recorded and recomputed alike
+            gap = 0.0 if nll == stored_nll else abs(nll - stored_nll) / max(abs(stored_nll), 1.0)
+            matched, detail = gap <= NLL_TOLERANCE, f"relative difference {gap:.2e}"
+        out.append({"item": sha[:12], "rows": 1, "matched": int(n_tokens == stored_n and matched), "detail": detail})
     return out
 
 
