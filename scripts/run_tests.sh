@@ -17,5 +17,6 @@ fi
 python -m ruff check toxlib tests notebooks
 python -m pytest -ra --durations=15 "$@"
 if [ $# -eq 0 ] && [ -f data/record/keys.csv ]; then
-  python -m toxlib record audit --slice 3 --keys 3 --out "${TMPDIR:-/tmp}/toxlib-record-audit.csv"
+  # a new folder each run: the audit refuses an --out file that exists unless told to resume it
+  python -m toxlib record audit --slice 3 --keys 3 --out "$(mktemp -d)/toxlib-record-audit.csv"
 fi
