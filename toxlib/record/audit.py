@@ -67,7 +67,7 @@ from toxlib.steer.pplm_discriminator import Discriminator
 from toxlib.steer.self_debias import SelfDebiasing
 from toxlib.steer.vocab_shift import VocabShift, VocabShiftWeights
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, record_dir, text_sha
+from toxlib.store.record import Record, RecordIntegrityError, checked_bytes, key_chapters, record_dir, text_sha
 
 #: |recorded - recomputed| a toxicity score may differ by and still match. Measured: float32 scores of the
 #: distilled scorer agree to ~1e-7 between an AMD EPYC and an Intel Xeon; 1e-5 leaves room, far below the 1e-3
@@ -336,7 +336,7 @@ def key_precision(kind: str, key: str, config: dict | None) -> str:
 
 def in_scope(kind: str, entry: dict, chapters=None, kinds=None) -> bool:
     """Whether a record key (its kind and keys.csv entry) is one an audit of these chapters and kinds covers."""
-    used_by = {c for c in entry.get("chapters", "").split("; ") if c}
+    used_by = set(key_chapters(entry))
     return not (kinds and kind not in kinds) and not (chapters and not used_by & set(chapters))
 
 
@@ -351,7 +351,7 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     record = Record(folder or record_dir())
     records, per_kind = [], {}
     for (kind, key), entry in sorted(record.keys.items()):
-        used_by = [c for c in entry.get("chapters", "").split("; ") if c]
+        used_by = key_chapters(entry)
         if not in_scope(kind, entry, chapters, kinds):
             continue
         if max_keys is not None and per_kind.get(kind, 0) >= max_keys:
@@ -454,7 +454,7 @@ def main_audit(args) -> int:
 
     rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
                  earlier=earlier, on_key=keep if args.out else None)
-    taken = rows[["kind", "key"]].drop_duplicates().merge(earlier[["kind", "key"]].drop_duplicates())
+    taken = set(zip(rows["kind"], rows["key"])) & set(zip(earlier["kind"], earlier["key"]))
     if len(earlier):
         print(f"resumed: {len(taken)} keys from {args.out}, {rows['key'].nunique() - len(taken)} audited now")
     facts = kernel_facts()

@@ -35,6 +35,7 @@ from toxlib.store.record import (
     USAGE_SCHEMA,
     Record,
     file_of,
+    key_chapters,
     record_dir,
     text_sha,
     write_csv_gz,
@@ -173,8 +174,8 @@ def write_record(log: str | Path, folder: str | Path | None = None, prune: bool 
                                    "earlier, at that commit"})
         config = configs.get((kind, key)) or old.keys.get((kind, key), {}).get("config")
         write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", COLUMNS[kind], lines)
-        old_chapters = old.keys.get((kind, key), {}).get("chapters", "")
-        named = chapters.get((kind, key), set()) | (set(old_chapters.split("; ")) - {""} if not prune else set())
+        old_chapters = set(key_chapters(old.keys.get((kind, key), {}))) if not prune else set()
+        named = chapters.get((kind, key), set()) | old_chapters
         keys.append([kind, key, file_of(key), len(lines), "; ".join(sorted(named)),
                      json.dumps(config, sort_keys=True, default=str) if config is not None else "",
                      json.dumps(made_by, sort_keys=True, default=str)])

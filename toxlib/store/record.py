@@ -145,6 +145,11 @@ def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
         zipped.write(buffer.getvalue().encode("utf-8"))
 
 
+def key_chapters(entry: dict) -> list[str]:
+    """The notebook stems that used a key, from its keys.csv entry's ``"; "``-joined ``chapters`` field ([] if none)."""
+    return [c for c in (entry.get("chapters") or "").split("; ") if c]
+
+
 def read_keys(folder: Path, data: bytes | None = None) -> list[dict]:
     """keys.csv as dicts (config and made_by parsed from JSON, rows as int); [] when the record has none. ``data``:
     the file's bytes, already read (and checked)."""
@@ -245,9 +250,12 @@ def served_summary() -> str:
         cpus = sorted({str(m.get("cpu", m.get("machine", "unknown"))).split(";")[0] for m in entries})
         made = f" (made at commit {', '.join(commits)} on {', '.join(cpus)})"
     # the chapter running (set by the book's runner); else every chapter that uses a served key
-    chapters = {os.environ["TOXLIB_RECORD_CHAPTER"]} if os.environ.get("TOXLIB_RECORD_CHAPTER") else {
-        c for k in SERVED_KEYS for c in record.keys.get(k, {}).get("chapters", "").split("; ") if c} \
-        if record is not None else set()
+    if os.environ.get("TOXLIB_RECORD_CHAPTER"):
+        chapters = {os.environ["TOXLIB_RECORD_CHAPTER"]}
+    elif record is not None:
+        chapters = {c for k in SERVED_KEYS for c in key_chapters(record.keys.get(k, {}))}
+    else:
+        chapters = set()
     audit = last_audit(record.folder, chapters) if record is not None and total["record"] else ""
     return (f"{total['record']:,} rows from the sample record{made}, {total['cache']:,} from the user's cache, "
             f"{total['computed']:,} computed" + (f"; {audit}" if audit else ""))
