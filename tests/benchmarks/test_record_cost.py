@@ -1,0 +1,109 @@
+"""The record's CPU cost: work read from each key's file, charged at the right benchmark's rate (hand-computed
+hours on a small record written here), and the shipped record's keys all accounted for."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from toxlib.benchmarks.record_cost import cpu_hours, main_record_cost, per_chapter, read_rates, record_work
+from toxlib.store.record import COLUMNS, KEY_COLUMNS, file_of, record_dir, write_csv_gz, write_sums
+
+WEIGHTS = "sha256:" + "ab" * 32
+
+
+def _generation(model: str, mode: str, steering: str | None) -> dict:
+    return {"decoding": {"max_new_tokens": 20, "mode": mode}, "dtype": "float32", "model": model,
+            "weights": WEIGHTS if model.startswith("smollm2") else "sha256:" + "cd" * 32,
+            **({"steering": {"name": steering}} if steering else {})}
+
+
+def _small_record(folder) -> None:
+    """Five keys: sampled SmolLM2 (20 + 10 tokens), Self-Debiasing Gemma (15 + 25), PPLM (20), SmolLM2's NLLs
+    (7 + 5 tokens), a scorer (3 texts)."""
+    keys = [
+        ("generations", "k-sample", "generation; rtp_unprompted",
+         _generation("smollm2-135m+dapt-toxic", "sample", None), [("p", 0, "c1", 20, 0), ("p", 1, "c2", 10, 1)]),
+        ("generations", "k-sd", "debias_consistency", _generation("gemma3-270m", "greedy", "self-debiasing"),
+         [("p", 0, "c1", 15, 1), ("q", 0, "c2", 25, 0)]),
+        ("generations", "k-pplm", "rtp_detox", _generation("smollm2-135m", "sample", "pplm"), [("p", 0, "c1", 20, 0)]),
+        ("lm_scores", f"causal-nll-v4|{WEIGHTS}|float32", "safety_score", None, [("t1", 7, 1.0), ("t2", 5, 2.0)]),
+        ("scores", "scorer@1-float32", "scorers", None, [("t1", "{}", ""), ("t2", "{}", ""), ("t3", "{}", "")]),
+    ]
+    with (folder / "keys.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(KEY_COLUMNS)
+        for kind, key, chapters, config, rows in keys:
+            (folder / kind).mkdir(exist_ok=True)
+            write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", COLUMNS[kind], [list(r) for r in rows])
+            writer.writerow([kind, key, file_of(key), len(rows), chapters, json.dumps(config) if config else "", "[]"])
+    write_sums(folder)
+
+
+def _rates(path) -> None:
+    path.write_text("\n".join([
+        "model smollm2-135m: a progress line, not JSON",
+        json.dumps({"model": "smollm2-135m", "toxlib_tok_s": 10.0, "roofline_pct": 50.0}),
+        json.dumps({"model": "gemma3-270m", "self_debias_tok_s": 4.0, "greedy_tok_s": 8.0}),
+        json.dumps({"model": "smollm2-135m", "tok_s": 6.0}),
+        json.dumps({"texts": 3, "results": [{"scorer": "s", "version": "scorer@1-float32", "texts_per_s": 3.0}]}),
+    ]) + "\n", encoding="utf-8")
+
+
+def test_each_key_is_charged_at_its_benchmarks_rate_and_hours_match_a_hand_count(tmp_path):
+    _small_record(tmp_path)
+    _rates(tmp_path / "rates.jsonl")
+    costs = cpu_hours(record_work(tmp_path), read_rates(tmp_path / "rates.jsonl")).set_index("key")
+    # an adapter is charged as its base model; tokens are the rows' n_new_tokens / n_tokens
+    assert costs.loc["k-sample", ["model", "work", "rate"]].tolist() == ["smollm2-135m", 30, 10.0]
+    assert costs.loc["k-sample", "hours"] == pytest.approx(30 / 10 / 3600)
+    assert costs.loc["k-sd", "hours"] == pytest.approx(40 / 4 / 3600)  # Self-Debiasing's rate, not greedy's
+    assert costs.loc[f"causal-nll-v4|{WEIGHTS}|float32", "hours"] == pytest.approx(12 / 6 / 3600)
+    assert costs.loc["scorer@1-float32", "hours"] == pytest.approx(3 / 3 / 3600)
+    assert math.isnan(costs.loc["k-pplm", "hours"]) and "PPLM" in costs.loc["k-pplm", "reason"]
+    chapters = per_chapter(costs.reset_index()).set_index("chapters")
+    assert chapters.loc["rtp_detox", ["keys", "keys_charged", "hours"]].tolist() == [1, 0, 0.0]
+    assert chapters["hours"].sum() == pytest.approx((3 + 10 + 2 + 1) / 3600)
+
+
+def test_a_model_without_a_rate_says_so_instead_of_costing_nothing(tmp_path):
+    _small_record(tmp_path)
+    (tmp_path / "rates.jsonl").write_text(json.dumps({"model": "smollm2-135m", "toxlib_tok_s": 10.0}) + "\n")
+    costs = cpu_hours(record_work(tmp_path), read_rates(tmp_path / "rates.jsonl")).set_index("key")
+    assert math.isnan(costs.loc["k-sd", "hours"])
+    assert costs.loc["k-sd", "reason"] == "no self_debias_tok_s for gemma3-270m in the rates"
+
+
+def test_the_command_prints_hours_per_file_and_json_last(tmp_path, capsys):
+    _small_record(tmp_path)
+    for label, rate in (("after", 0.002), ("before", 0.001)):  # 30 tokens: 4.167 and 8.333 hours
+        (tmp_path / f"{label}.jsonl").write_text(json.dumps({"model": "smollm2-135m", "toxlib_tok_s": rate}) + "\n")
+
+    class Args:
+        record, runs = tmp_path, [tmp_path / "after.jsonl", tmp_path / "before.jsonl"]
+
+    assert main_record_cost(Args) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out.strip().splitlines()[-1])
+    group = "generation; rtp_unprompted"
+    assert result["after"]["per_chapter_hours"][group] == pytest.approx(4.167)
+    assert result["before"]["per_chapter_hours"][group] == pytest.approx(8.333)
+    assert result["before"]["total_hours"] == pytest.approx(8.333)
+    assert "PPLM's gradient steps" in out and "no self_debias_tok_s for gemma3-270m" in out
+
+
+def test_every_key_of_the_shipped_record_has_its_work_counted():
+    work = record_work(record_dir())
+    keys = list(csv.DictReader((record_dir() / "keys.csv").open(encoding="utf-8")))
+    assert len(work) == len(keys)
+    rows = {(k["kind"], k["key"]): int(k["rows"]) for k in keys}
+    generated = work[work["kind"] == "generations"]
+    # at most max_new_tokens (20) new tokens per row, and some rows stop early
+    assert all(0 < w <= 20 * rows[("generations", k)] for k, w in zip(generated["key"], generated["work"]))
+    assert (generated["work"] < 20 * generated["key"].map(lambda k: rows[("generations", k)])).any()
+    charged = work[work["rate_field"].notna()]
+    assert set(charged["rate_field"]) == {"toxlib_tok_s", "greedy_tok_s", "self_debias_tok_s", "tok_s", "texts_per_s"}
+    assert (work.loc[work["rate_field"].isna(), "reason"] != "").all()
