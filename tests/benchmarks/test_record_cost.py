@@ -49,7 +49,8 @@ def _rates(path) -> None:
         json.dumps({"model": "smollm2-135m", "toxlib_tok_s": 10.0, "roofline_pct": 50.0}),
         json.dumps({"model": "gemma3-270m", "self_debias_tok_s": 4.0, "greedy_tok_s": 8.0}),
         json.dumps({"model": "smollm2-135m", "tok_s": 6.0}),
-        json.dumps({"texts": 3, "results": [{"scorer": "s", "version": "scorer@1-float32", "texts_per_s": 3.0}]}),
+        json.dumps({"texts": 3, "results": [{"scorer": "s", "version": "1-float32", "texts_per_s": 3.0},
+                                           {"scorer": "s-fp32", "version": "1-float32", "texts_per_s": 99.0}]}),
     ]) + "\n", encoding="utf-8")
 
 

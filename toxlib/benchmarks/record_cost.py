@@ -15,7 +15,7 @@ shift, an adapted model, attribute conditioning)      model (an adapter's ``smol
 greedy generation, plain or instructive               ``bench self-debias``: ``greedy_tok_s``
 Self-Debiasing                                        ``bench self-debias``: ``self_debias_tok_s``
 sentence NLLs (``causal-nll``)                        ``bench perplexity``: ``tok_s``
-scores                                                ``bench score``: ``texts_per_s`` of the same version
+scores (key ``<scorer>@<version>``)                   ``bench score``: ``texts_per_s`` of the same version
 ====================================================  ======================================================
 
 Keys no benchmark measures (PPLM's gradient steps, steered NLLs, SASS's next-token readings, training the
@@ -86,8 +86,8 @@ def record_work(folder: str | Path | None = None) -> pd.DataFrame:
             else:
                 out.append([kind, key, chapters, weights_model.get(weights, ""), sum(int(r["n_tokens"]) for r in raw),
                             "tokens", None, f"{method.split(':')[0]}: no benchmark measures it"])
-        else:
-            out.append([kind, key, chapters, key, len(raw), "texts", "texts_per_s", ""])
+        else:  # a scorer key is "<scorer>@<version>"; bench score reports the version
+            out.append([kind, key, chapters, key.split("@", 1)[-1], len(raw), "texts", "texts_per_s", ""])
     return pd.DataFrame(out, columns=WORK_COLUMNS)
 
 
@@ -95,7 +95,8 @@ def read_rates(path: str | Path) -> dict[tuple[str, str], float]:
     """{(model or scorer version, field): rate} from a file of benchmark JSON lines (lines that are not JSON
     objects are skipped). A generate line gives (model, "toxlib_tok_s"), a perplexity line (model, "tok_s"), a
     self-debias line (model, "greedy_tok_s") and (model, "self_debias_tok_s"), a score line (version,
-    "texts_per_s") for each scorer. A later line for the same pair replaces an earlier one."""
+    "texts_per_s") for each scorer version (the first result of a version within a line: ``bench score`` times the
+    default distilled scorer and then its float32 variant, the same version). A later line replaces an earlier one."""
     rates: dict[tuple[str, str], float] = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         try:
@@ -104,8 +105,10 @@ def read_rates(path: str | Path) -> dict[tuple[str, str], float]:
             continue
         if not isinstance(row, dict):
             continue
-        for scored in row.get("results", []):
-            rates[(scored["version"], "texts_per_s")] = float(scored["texts_per_s"])
+        scored_here = {}
+        for scored in row.get("results", []):  # the first of one version in a line: the scorer as chapters run it
+            scored_here.setdefault((scored["version"], "texts_per_s"), float(scored["texts_per_s"]))
+        rates.update(scored_here)
         for field in ("toxlib_tok_s", "tok_s", "greedy_tok_s", "self_debias_tok_s"):
             if "model" in row and field in row:
                 rates[(base_model(row["model"]), field)] = float(row[field])
@@ -147,7 +150,8 @@ def main_record_cost(args) -> int:
         print(pd.concat(tables, axis=1).round(2).to_string())
         missing = charged[charged["hours"].isna()]
         if len(missing):
-            print(f"\n{len(missing)} keys not charged ({Path(args.runs[0]).stem}):")
-            print(missing[["kind", "chapters", "model", "work", "units", "reason"]].to_string(index=False))
+            print(f"\n{len(missing)} keys not charged ({Path(args.runs[0]).stem}), by reason:")
+            print(missing.groupby(["reason", "chapters", "units"]).agg(keys=("key", "size"), work=("work", "sum"))
+                  .reset_index().to_string(index=False))
     print(json.dumps(result))
     return 0
