@@ -146,11 +146,14 @@ def _serve(args) -> int:
 
 
 def _bench(args) -> int:
+    if args.what == "record-cost":  # reads the record and JSON lines only: no torch
+        from toxlib.benchmarks.record_cost import main_record_cost
+
+        return main_record_cost(args)
     # heavy: the benchmarks load models; the distributed one needs the [ray] extra
-    from toxlib.benchmarks import ceilings, distributed, generation, record_cost, roofline, scorer_throughput
+    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput
 
     mains = {"distributed": distributed.main_distributed, "ceilings": ceilings.main_ceilings,
-             "record-cost": record_cost.main_record_cost,
              "perplexity": roofline.main_perplexity, "self-debias": roofline.main_self_debias,
              "score": scorer_throughput.main_score}
     return mains.get(args.what, generation.main_generate)(args)
@@ -285,8 +288,8 @@ def parser() -> argparse.ArgumentParser:
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
-    cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter at the "
-                                "rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
+    cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter group at "
+                                "the rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
     cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. toxlib/benchmarks/runs/*.jsonl); "
                       "one column of hours per file")
     cost.add_argument("--record", default=None, help="record folder (default: data/record)")
