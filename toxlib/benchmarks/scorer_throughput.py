@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 
 import torch
 
@@ -36,17 +37,10 @@ def _scorer(name: str):
     return get_scorer("distilled", dtype=DTYPE_VARIANTS[name]) if name in DTYPE_VARIANTS else get_scorer(name)
 
 
-def throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
-    """{scorer, version, texts, seconds, texts_per_s, threads} for scoring ``texts`` once with the cache off."""
-    return _timed(name, _scorer(name), texts, warmup)
-
-
-def cached_throughput(name: str, texts: list[str], warmup: list[str]) -> dict:
-    """``throughput`` measured once per scorer version, texts and machine and then read back
+def _cached(name: str, scorer, texts: list[str], warmup: list[str]) -> dict:
+    """``_timed`` measured once per scorer version, texts and machine and then read back
     (``roofline.cached_measurement``; the row gains ``measured``, when it was taken), so a warm re-run of the
     scorers chapter re-times nothing."""
-
-    scorer = _scorer(name)
     key = {"scorer": name, "version": scorer.version, "texts": stable_hash([*warmup, "|", *texts])}
     return cached_measurement("scorer-throughput", key, lambda: _timed(name, scorer, texts, warmup))
 
@@ -60,15 +54,30 @@ def _timed(name: str, scorer, texts: list[str], warmup: list[str]) -> dict:
             "texts_per_s": round(len(texts) / seconds, 1), "threads": torch.get_num_threads()}
 
 
+def throughput_rows(names, texts: list[str], warmup: list[str], cached: bool = False, log=lambda line: None
+                    ) -> list[dict]:
+    """One ``throughput`` row per scorer name, in order. A name whose scorer has the version of one already timed
+    (on a CPU without AVX512-BF16 the default distilled scorer is its float32 variant) is not timed again: its row
+    copies the first one's figures and names it in ``same_as``. cached=True reads a measurement taken before on this
+    machine (``_cached``; the scorers chapter); log gets one line per scorer."""
+    rows, first = [], {}
+    for name in names:
+        scorer = _scorer(name)
+        if scorer.version in first:
+            row = {**first[scorer.version], "scorer": name, "same_as": first[scorer.version]["scorer"]}
+            log(f"{name:16s} the same scorer as {row['same_as']} here ({row['version']}): not timed again")
+        else:
+            row = first[scorer.version] = (_cached if cached else _timed)(name, scorer, texts, warmup)
+            log(f"{name:16s} {row['texts_per_s']:>9,.1f} texts/s  ({row['texts']} texts in {row['seconds']} s, "
+                f"{row['threads']} threads, {row['version']})")
+        rows.append(row)
+    return rows
+
+
 def main_score(args) -> int:
     """The ``bench score`` command: one line of texts/s per scorer, then one JSON object with every figure."""
     n = 500 if args.quick else 4000
     texts = bench_texts(n + 64)
-    results = []
-    for name in args.scorers or OFFLINE_SCORERS:
-        row = throughput(name, texts[64:], texts[:64])
-        results.append(row)
-        print(f"{name:16s} {row['texts_per_s']:>9,.1f} texts/s  ({row['texts']} texts in {row['seconds']} s, "
-              f"{row['threads']} threads, {row['version']})", flush=True)
+    results = throughput_rows(args.scorers or OFFLINE_SCORERS, texts[64:], texts[:64], log=partial(print, flush=True))
     print(json.dumps({"texts": n, "results": results}))
     return 0

@@ -65,7 +65,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
 
     rtp_agreement: :func:`agreement_table` rows on the held-out RTP texts (the distilled claims need its
     ("distilled", "toxicity") row; the BiLSTM claim its ("bilstm", "toxicity") row). throughput: rows of
-    ``scorer_throughput.throughput`` (scorer, texts_per_s, threads). sass_prf: ``sass.table3`` with the local
+    ``scorer_throughput.throughput_rows`` (scorer, texts_per_s, threads). sass_prf: ``sass.table3`` with the local
     scorers as systems. sass_categories: ``sass.table5`` with a column per scorer. retrain_difference: the largest
     |shipped - retrained| score (None: no retraining); recipe_matches: the retraining used the shipped recipe (else
     the retraining claim is not judged). held_scores, held: the score tables ({label: table}) and the held-out texts

@@ -30,7 +30,9 @@ CAPTIONS = Captions("scorers", {
     "sass_categories": "Mean score per SASS category (25 comments each): human rating, recorded Perspective toxicity, "
                        "and each local scorer's toxicity (profanity-svm: its one score).",
     "throughput": "Scoring throughput on {throughput_texts:,} RealToxicityPrompts texts (prompts and continuations of "
-                  "the random sample, mean about 17 MiniLM tokens), score cache off, after a warm-up.",
+                  "the random sample, mean about 17 MiniLM tokens), score cache off, after a warm-up. A row with "
+                  "same_as runs the scorer of the row it names (the same version on the CPU that built the page) "
+                  "and is not timed twice.",
     "claims": "Claims of this chapter: the targets set for the distilled scorer and the SASS paper's Perspective "
               "finding, checked on the stand-in.",
 })
