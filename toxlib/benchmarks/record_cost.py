@@ -96,8 +96,9 @@ def read_rates(path: str | Path) -> dict[tuple[str, str, str], float]:
     JSON objects, and lines measured with random weights, are skipped). A generate line gives (model, its dtype,
     "toxlib_tok_s"), a perplexity line (model, dtype, "tok_s"), a self-debias line "greedy_tok_s" and
     "self_debias_tok_s", a score line (version, "", "texts_per_s") for each scorer version (the first result of a
-    version within a line: ``bench score`` times the default distilled scorer and then its float32 variant, the
-    same version). A model given as a folder counts by its name. A later line replaces an earlier one."""
+    version within a line: lines written before ``bench score`` timed each version once may time the default
+    distilled scorer and its float32 variant, the same version, twice). A model given as a folder counts by its
+    name. A later line replaces an earlier one."""
     rates: dict[tuple[str, str, str], float] = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         try:

@@ -57,7 +57,8 @@ def _timed(name: str, scorer, texts: list[str], warmup: list[str]) -> dict:
 def throughput_rows(names, texts: list[str], warmup: list[str], cached: bool = False, log=lambda line: None
                     ) -> list[dict]:
     """One ``throughput`` row per scorer name, in order. A name whose scorer has the version of one already timed
-    (on a CPU without AVX512-BF16 the default distilled scorer is its float32 variant) is not timed again: its row
+    (on any CPU the default distilled scorer is its float32 variant; bf16 is its default only on a GPU that has it)
+    is not timed again: its row
     copies the first one's figures and names it in ``same_as``. cached=True reads a measurement taken before on this
     machine (``_cached``; the scorers chapter); log gets one line per scorer."""
     rows, first = [], {}
