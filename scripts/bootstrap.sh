@@ -1,4 +1,4 @@
-# Sourced by build_book.sh and run_tests.sh: make .venv with toxlib and its pinned dependencies.
+# Sourced by build_book.sh and run_tests.sh: make .venv with toxlib and the exact releases of requirements/.
 # CPU machines get PyTorch's CPU wheel first (a plain "torch" requirement would pull several GB of CUDA packages).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,40 +13,32 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 
-if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+# The lock: exact releases with hashes (requirements/, made by scripts/lock.sh). The book's own lock when only the
+# book extra is asked for; else the test command's, which holds every extra.
+case ",${EXTRAS}," in
+  ,book,|,,) LOCK="$ROOT/requirements/lock-book.txt" ;;
+  *) LOCK="$ROOT/requirements/lock-all.txt" ;;
+esac
+TORCH="$(sed -n 's/^torch = "\(.*\)"$/\1/p' pyproject.toml)"
+have_torch="$("$VENV/bin/python" -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || true)"
+if [ "$have_torch" != "$TORCH" ]; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    echo "[bootstrap] CUDA GPU found: installing the default PyTorch build"
-    "${PIP[@]}" install "torch>=2.3,<3"
+    echo "[bootstrap] CUDA GPU found: installing PyTorch $TORCH (the default build)"
+    "${PIP[@]}" install "torch==$TORCH"
   else
-    echo "[bootstrap] no CUDA GPU: installing the CPU build of PyTorch first"
-    "${PIP[@]}" install "torch==2.13.0" 2>/dev/null \
-      || "${PIP[@]}" install "torch>=2.3,<3" --index-url https://download.pytorch.org/whl/cpu
+    echo "[bootstrap] no CUDA GPU: installing the CPU build of PyTorch $TORCH first"
+    "${PIP[@]}" install "torch==$TORCH" 2>/dev/null \
+      || "${PIP[@]}" install "torch==$TORCH" --index-url https://download.pytorch.org/whl/cpu
   fi
 fi
 
-# Reinstall only when the declared dependencies change or an extra is asked for that the last install lacked.
-hash="$(cat pyproject.toml | sha256sum | cut -c1-16)"
-installed=""
-for done in "$VENV"/.toxlib-install-"$hash"*; do
-  [ -f "$done" ] && installed="${done##*/.toxlib-install-$hash}"
-done
-missing=""
-if [ ! -f "$VENV/.toxlib-install-$hash${installed}" ]; then
-  missing=yes
-else
-  for extra in ${EXTRAS//,/ }; do
-    case ",${installed#-}," in *",$extra,"*) ;; *) missing=yes ;; esac
-  done
-fi
-if [ -n "$missing" ]; then
-  EXTRAS="$(printf '%s\n' ${EXTRAS//,/ } ${installed#-} | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"
-  stamp="$VENV/.toxlib-install-$hash${EXTRAS:+-$EXTRAS}"
-  echo "[bootstrap] installing toxlib (editable)${EXTRAS:+ with extras [$EXTRAS]}"
-  "${PIP[@]}" install -e ".${EXTRAS:+[$EXTRAS]}"
-  no_deps="$(sed -n 's/^install-no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')"
-  echo "[bootstrap] installing without their dependencies: $no_deps"
-  "${PIP[@]}" install --no-deps $no_deps
-  rm -f "$VENV"/.toxlib-install-*
+# Reinstall only when the lock (or pyproject.toml) changes.
+stamp="$VENV/.toxlib-lock-$(cat "$LOCK" pyproject.toml | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "[bootstrap] installing the locked releases of ${LOCK#$ROOT/}, then toxlib (editable)"
+  "${PIP[@]}" install --no-deps --require-hashes -r "$LOCK"
+  "${PIP[@]}" install --no-deps --no-build-isolation -e .
+  rm -f "$VENV"/.toxlib-lock-*
   touch "$stamp"
 fi
 

@@ -90,3 +90,19 @@ def test_score_on_a_full_disk_writes_every_score_and_one_warning(full_disk, tmp_
     assert "Traceback" not in done.stderr and "TOXLIB_CACHE_DIR" in done.stderr
     assert not (full_disk / "cache" / "scores.sqlite").exists() or \
         (full_disk / "cache" / "scores.sqlite").stat().st_size > 0  # no 0-byte file left behind
+
+
+def test_a_damaged_cache_file_is_named_as_damaged_not_as_a_full_disk(tmp_path):
+    """A cache file that is not a database gets the fix for a damaged file (move it aside), not "free disk space"."""
+    import warnings
+
+    from toxlib.store.cache import ScoreStore
+
+    path = tmp_path / "scores.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ScoreStore(path).close()
+    [warning] = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert "damaged" in str(warning.message) and f"mv {path} {path}.damaged" in str(warning.message)
+    assert "disk" not in str(warning.message).lower()

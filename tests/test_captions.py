@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from toxlib.build.book import toc_notebooks
+from toxlib.chapters import chapter
 from toxlib.report.captions import Captions, template_fields
 from toxlib.store import paths
 
@@ -81,7 +82,9 @@ def test_every_caption_of_a_chapter_comes_from_its_templates(stem):
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     binds = [c for c in calls if _name(c) == "bind" and getattr(c.func.value, "id", None) == "CAPTIONS"]
     assert len(binds) == 1, f"{stem}: bind the captions once, after the parameters cell"
-    bound = {k.arg for k in binds[0].keywords} | set(captions.constants)
+    bound = {k.arg for k in binds[0].keywords if k.arg} | set(captions.constants)
+    if any(k.arg is None for k in binds[0].keywords):  # bind(**chapter(STEM).current(globals())): every parameter
+        bound |= {p.name for p in chapter(stem).parameters}
     used, problems = set(), []
     for call in calls:
         if _name(call) == "caption":

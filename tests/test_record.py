@@ -328,9 +328,9 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     assert sorted(resumed["key"]) == sorted(full["key"]) and resumed["matched"].sum() == full["matched"].sum()
     history = pd.read_csv(folders["record"] / "audits.csv")
     assert history[["scope", "keys audited", "keys not audited", "rows"]].values.tolist() == [["all keys", 2, 1, 18]]
-    # rows of keys outside the scope asked for are not this audit's: none counted, nothing to audit, all kept
-    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--chapter", "no-such"]) == 1
-    assert "resumed" not in capsys.readouterr().out and len(pd.read_csv(out)) == len(resumed)
+    # a chapter the record does not know is refused, naming those it knows, and the file is kept as it was
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--chapter", "no-such"]) == 2
+    assert "its chapters are test_chapter" in capsys.readouterr().err and len(pd.read_csv(out)) == len(resumed)
     # a cap on keys holds for resumed rows too: one generation key of the two the file holds
     recomputed = len(audited)
     assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume", "--kind", "generations",
@@ -339,13 +339,15 @@ def test_an_interrupted_audit_resumes_from_its_out_file_and_refuses_one_of_anoth
     assert main(["record", "audit", "--slice", "3", "--out", str(out)]) == 2  # no --resume: the file is kept
     assert "add --resume" in capsys.readouterr().err and len(pd.read_csv(out)) == len(resumed)
     whole = out.read_text()
-    out.write_text(whole[:-5])  # the audit stopped while writing a line: a clear error, not a wrong count
-    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume"]) == 2
-    assert "cut short" in capsys.readouterr().err
+    out.write_text(whole[:-5])  # the audit stopped while writing a line: that key is audited again, not miscounted
+    assert main(["record", "audit", "--slice", "3", "--out", str(out), "--resume"]) == 0
+    assert "18 of 18 rows match" in capsys.readouterr().out
     out.write_text(whole)
     assert main(["record", "audit", "--slice", "2", "--out", str(out), "--resume"]) == 2
     assert "holds an audit with slice [3]" in capsys.readouterr().err
-    assert main(["record", "audit", "--slice", "0"]) == 2 and "give at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["record", "audit", "--slice", "0"])
+    assert "give a whole number of at least 1" in capsys.readouterr().err
     assert main(["record", "audit", "--slice", "3", "--kind", "generations", "--keys", "1", "--history"]) == 0
     assert pd.read_csv(folders["record"] / "audits.csv")["scope"].iloc[-1] == (
         "kinds generations; at most 1 keys per kind")
@@ -485,7 +487,7 @@ def test_the_readme_states_the_shipped_records_size_and_the_record_stays_under_i
 
 
 def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_path):
-    from toxlib.record.audit import HISTORY_COLUMNS
+    from toxlib.record.history import HISTORY_COLUMNS
     from toxlib.store.record import last_audit
 
     assert last_audit(tmp_path) == ""  # no audits.csv: nothing to say
@@ -516,7 +518,7 @@ def test_the_run_records_audit_phrase_is_the_last_line_of_the_audit_history(tmp_
 def test_a_run_record_cites_the_last_audit_that_covered_its_own_chapter(lm, folders, monkeypatch):
     from collections import Counter
 
-    from toxlib.record.audit import HISTORY_COLUMNS
+    from toxlib.record.history import HISTORY_COLUMNS
     from toxlib.store import record as record_module
 
     _build_and_write(lm, folders, monkeypatch)
@@ -566,3 +568,90 @@ def test_bf16_rows_are_audited_and_shown_but_do_not_decide_the_audit(lm, folders
         assert history["bf16 identical"].tolist() == [8]
     else:
         assert history["bf16 identical"].iloc[0] <= 8
+
+
+def test_a_resumed_audit_redoes_a_key_whose_rows_the_out_file_holds_only_in_part(lm, folders, monkeypatch, capsys,
+                                                                                  tmp_path):
+    """A kill between two buffer flushes of a large key leaves some of its rows in the --out file: a resumed audit
+    must audit that key again, not count the rows it lacks (it counted 5 of 5 rows where the audit has 6)."""
+    from toxlib.cli import main
+
+    generate(lm, PROMPTS, CONFIG.with_(seed=2), progress=False)
+    _build_and_write(lm, folders, monkeypatch)
+    full_out = tmp_path / "a.csv"
+    assert main(["record", "audit", "--slice", "3", "--out", str(full_out)]) == 0
+    assert "18 of 18 rows match" in capsys.readouterr().out
+    cut = tmp_path / "b.csv"
+    cut.write_text("".join(full_out.read_text().splitlines(keepends=True)[:3]))  # header and 2 of 3 rows of a key
+    assert main(["record", "audit", "--slice", "3", "--out", str(cut), "--resume"]) == 0
+    said = capsys.readouterr().out
+    assert "18 of 18 rows match" in said and "1 key(s) held only in part" in said and "resumed:" not in said
+    again = pd.read_csv(cut)
+    assert len(again) == 6 and (again.groupby("key").size() == again.groupby("key")["key_rows"].first()).all()
+
+
+def test_audit_arguments_and_files_that_cannot_work_are_refused_before_anything_is_recomputed(
+        lm, folders, monkeypatch, capsys, tmp_path):
+    from toxlib.cli import main
+    from toxlib.record import audit as audit_module
+
+    _build_and_write(lm, folders, monkeypatch)
+    monkeypatch.setattr(audit_module, "AUDITS", {})  # recomputing anything would raise KeyError
+    for argv, said in ((["--seed", "-1"], "at least 0"), (["--keys", "0"], "at least 1"),
+                       (["--slice", "x"], "not a whole number")):
+        with pytest.raises(SystemExit):
+            main(["record", "audit", *argv])
+        assert said in capsys.readouterr().err
+    cases = ((["--out", str(tmp_path), "--resume"], "is a folder"),
+             (["--out", str(tmp_path / "missing" / "a.csv")], "does not exist"),
+             (["--chapter", "no_such_chapter"], "its chapters are test_chapter"),
+             (["--resume"], "--resume needs --out"))
+    for argv, said in cases:
+        assert main(["record", "audit", *argv]) == 2
+        assert said in capsys.readouterr().err
+    (folders["record"] / "audits.csv").mkdir()  # a history that cannot be written, even by root
+    assert main(["record", "audit", "--history"]) == 2
+    assert "cannot add its line" in capsys.readouterr().err
+    bad = tmp_path / "old.csv"
+    bad.write_text("kind,key\ngenerations,abc\n")
+    assert main(["record", "audit", "--out", str(bad), "--resume"]) == 2
+    assert "not this toxlib's audit --out file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["deleted", "texts deleted", "not gzip", "one row", "bad row"])
+def test_a_damaged_record_is_an_error_naming_the_file_and_the_fix_even_with_its_sum_recomputed(
+        lm, folders, monkeypatch, damage):
+    import gzip
+
+    from toxlib.store.record import RecordIntegrityError, verify, write_sums
+
+    _build_and_write(lm, folders, monkeypatch)
+    record = folders["record"]
+    [entry] = [e for e in read_keys(record) if e["kind"] == "generations"]
+    rows = record / "generations" / f"{entry['file']}.csv.gz"
+    lines = gzip.decompress(rows.read_bytes()).decode().splitlines(keepends=True)
+    if damage == "deleted":
+        rows.unlink()
+    elif damage == "texts deleted":
+        (record / "texts.csv.gz").unlink()
+    elif damage == "not gzip":
+        rows.write_bytes(b"prompt_sha,sample_idx\n")
+    elif damage == "one row":  # a one-row file standing in for the key's rows
+        rows.write_bytes(gzip.compress("".join(lines[:2]).encode(), mtime=0))
+    else:
+        rows.write_bytes(gzip.compress("".join(lines[:-1] + ['"x","not a number","y","z","1"\n']).encode(), mtime=0))
+    write_sums(record)  # the sums recomputed: only the content betrays it
+    with pytest.raises(RecordIntegrityError, match=r"git checkout -- data/record") as caught:
+        Record(record).rows("generations", entry["key"])
+    assert ("texts.csv.gz" if damage == "texts deleted" else entry["file"]) in str(caught.value)
+    found = verify(record)
+    assert found["problems"] and found["keys"] == 0
+    assert (status_text(record, found).startswith("the record at") and "failed its check" in status_text(record, found))
+
+
+def test_record_status_verifies_every_file_and_the_row_counts():
+    from toxlib.store.record import record_dir, verify
+
+    found = verify(record_dir())
+    assert found["problems"] == [] and found["keys"] == len(read_keys(record_dir()))
+    assert found["rows"] == sum(e["rows"] for e in read_keys(record_dir()))

@@ -83,3 +83,23 @@ def test_findings_markdown_counts_orders_and_escapes():
     lines = text.split("\n\n")[1].splitlines()
     assert [line.split("**")[1] for line in lines] == ["holds", "fails", "undecided"]
     assert "a \\*starred\\* claim" in lines[2] and "paper: x\\_y" in lines[2] and "0.4 \\[0.2, 0.6\\]" in lines[2]
+
+
+def test_a_measurement_of_the_machine_is_shown_but_counted_with_no_claim():
+    """A speed target that fails on a slow CPU (and holds on a fast one) must not move the claims' totals."""
+    from toxlib.report.claims import claims_summary
+    from toxlib.report.scorecard import findings_markdown
+
+    base = {"chapter": ["a"] * 3, "claim": ["x", "y", "speed"], "paper_value": ["1", "2", ">= 300"],
+            "shown": ["1", "2", "293.7"], "ci_low": [None] * 3, "ci_high": [None] * 3,
+            "kind": ["our models", "our models", "this machine"]}
+    slow = pd.DataFrame({**base, "verdict": ["holds", "fails", "fails"]})
+    fast = pd.DataFrame({**base, "verdict": ["holds", "fails", "holds"]})
+    for claims in (slow, fast):
+        assert scorecard.headline(claims).startswith("On our models, 1 of 2 claims hold, 1 fails")
+        by_chapter = claims_summary(claims).iloc[0]
+        assert (by_chapter["total"], by_chapter["holds"], by_chapter["fails"]) == (2, 1, 1)
+        assert findings_markdown(claims).startswith("Of this chapter's 2 claims, 1 holds, 1 fails")
+        assert "measurement of this machine, not counted" in findings_markdown(claims)
+    assert "Measuring the machine that built this page" in scorecard.headline(slow)
+    assert "0 of 1 targets met" in scorecard.headline(slow) and "1 of 1 targets met" in scorecard.headline(fast)

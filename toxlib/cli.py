@@ -1,4 +1,5 @@
-"""Command line: ``python -m toxlib {data,run,book,score,train-scorer,serve,bench,record} ...`` (see each ``--help``).
+"""Command line: ``python -m toxlib {data,chapters,run,book,score,train-scorer,serve,bench,record} ...`` (see each
+``--help``).
 
 Each subcommand imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without
 torch, and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve``
@@ -52,6 +53,27 @@ def _profile(args) -> str:
     if args.smoke and args.profile not in (None, "smoke"):
         raise ParameterError(f"--smoke is --profile smoke; it cannot be combined with --profile {args.profile}")
     return "smoke" if args.smoke else args.profile or "default"
+
+
+def _chapters(args) -> int:
+    from pathlib import Path
+
+    from toxlib.chapters import chapters
+    from toxlib.store.paths import project_root
+
+    if args.write_cells:
+        from toxlib.build.chapter_cells import write_cells  # optional: the [book] extra (nbformat)
+
+        written = write_cells(project_root())
+        for path in written:
+            print(f"wrote the parameters cell of {Path(path).relative_to(project_root())}")
+        print(f"{len(written)} notebook(s) written; the others already hold their declaration's cell")
+        return 0
+    for declared in chapters():
+        print(f"{declared.stem}: {declared.title} (profiles: {', '.join(['default', *declared.profiles])})")
+        for p in declared.parameters:
+            print(f"  {p.name} = {p.default!r}: {p.check.allows}; {p.help}")
+    return 0
 
 
 def _book(args) -> int:
@@ -162,9 +184,11 @@ def _bench(args) -> int:
 def _record(args) -> int:
     if args.action == "status":
         from toxlib.record.status import status_text
+        from toxlib.store.record import record_dir, verify
 
-        print(status_text())
-        return 0
+        check = verify(record_dir())
+        print(status_text(check=check))
+        return 1 if check["problems"] else 0
     if args.action == "write":
         from toxlib.record.write import write_record
 
@@ -172,9 +196,30 @@ def _record(args) -> int:
         print(f"record written: {done['keys']} keys, {done['rows']:,} rows, {done['texts']:,} texts, "
               f"{done['bytes'] / 1e6:.1f} MB; {done['dropped_keys']} files of unused keys dropped")
         return 0
-    from toxlib.record.audit import main_audit  # heavy: loads models and scorers
+    return _audit(args)
 
-    return main_audit(args)
+
+def _audit(args) -> int:
+    # heavy: these load models and scorers
+    from toxlib.build.machine import kernel_facts
+    from toxlib.common.progress import quiet_libraries
+    from toxlib.record.audit import outcome
+    from toxlib.record.audit_file import resumable_audit
+    from toxlib.record.audit_report import report_text
+    from toxlib.record.history import append_history, check_writable, history_line, scope_text
+    from toxlib.store.record import record_dir
+
+    quiet_libraries()
+    if args.history:
+        check_writable(record_dir())
+    run = resumable_audit(args.out, args.resume, n=args.slice, seed=args.seed, chapters=args.chapter,
+                          kinds=args.kind, max_keys=args.keys)
+    facts = kernel_facts()
+    print(report_text(run, args.slice, args.seed, facts, args.out))
+    if args.history:
+        append_history(record_dir(), history_line(run.rows, scope_text(args.chapter, args.kind, args.keys),
+                                                  args.slice, args.seed, facts))
+    return 0 if outcome(run.rows)["passed"] else 1
 
 
 NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read from your own caches, every row "
@@ -183,6 +228,19 @@ NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read f
 RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.benchmarks.random_weights): "
                        "for speed where its weights cannot go; --model may then be a folder with only config.json "
                        "and the tokenizer files")
+
+
+def _at_least(minimum: int):
+    """An argparse type: a whole number of at least ``minimum``, or an error naming what was given."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}: give a whole number of at least {minimum}")
+        return value
+    return parse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -199,6 +257,12 @@ def parser() -> argparse.ArgumentParser:
                        "default $TOXLIB_DATA_MIRROR")
     fetch.add_argument("--force", action="store_true", help="fetch again even if the file is present")
     data.set_defaults(func=_data)
+
+    chapters = sub.add_parser("chapters", help="each chapter's parameters: default, what it may be, what it does "
+                              "(declared in toxlib/chapters/)")
+    chapters.add_argument("--write-cells", action="store_true", help="write each chapter notebook's parameters cell "
+                          "from its declaration")
+    chapters.set_defaults(func=_chapters)
 
     run = sub.add_parser("run", help="execute one notebook with papermill")
     run.add_argument("notebook", help="path of the .ipynb file")
@@ -308,12 +372,12 @@ def parser() -> argparse.ArgumentParser:
                        "build: the rows no chapter uses); default: keep them")
     audit = record_sub.add_parser("audit", help="recompute a seeded slice of the record from scratch (record and "
                                   "caches off) and compare; exits 1 when fewer than 95%% of the rows match")
-    audit.add_argument("--slice", type=int, default=20, help="prompts (or texts) per key (default 20)")
+    audit.add_argument("--slice", type=_at_least(1), default=20, help="prompts (or texts) per key (default 20)")
     audit.add_argument("--chapter", nargs="+", help="audit only the keys these chapters use (default: every key)")
     audit.add_argument("--kind", nargs="+", choices=["generations", "lm_scores", "scores"],
                        help="audit only these kinds of rows (default: all)")
-    audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
-    audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
+    audit.add_argument("--seed", type=_at_least(0), default=0, help="which slice (default 0)")
+    audit.add_argument("--keys", type=_at_least(1), help="at most this many keys per kind (a quick check)")
     audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key; a file "
                        "that exists is refused unless --resume)")
     audit.add_argument("--resume", action="store_true", help="take the rows of the keys --out already holds (an "

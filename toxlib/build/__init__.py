@@ -1,4 +1,4 @@
 """How the book is built: one notebook run by papermill with checked parameters (``runner``), the whole book
 (``book``), pre-started kernels (``kernels``), run records (``run_records``) and the machine they name (``machine``).
-May import: common, store, models, scorers (and the [book] extra: papermill, nbformat, jupyter-book).
+May import: common, store, chapters, models, scorers (and the [book] extra: papermill, nbformat, jupyter-book).
 """

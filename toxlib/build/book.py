@@ -16,12 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import yaml
 
 from toxlib.build.kernels import KernelPrestart
-from toxlib.build.runner import PROFILES, profile_parameters, run_notebook
+from toxlib.build.runner import PROFILES, checkout_env, governing_chapter, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
+from toxlib.common.provenance import uncommitted_files
 from toxlib.store import paths
 
 #: what ``stage_sources`` copies; data/record/audits.csv is the audit history the methods page shows as a table
@@ -53,8 +53,8 @@ def toc_notebooks(root: Path) -> list[Path]:
 
 
 def is_aggregate(notebook: Path) -> bool:
-    """Whether the notebook gathers other chapters' results (metadata toxlib.aggregate: true)."""
-    return bool(nbformat.read(str(notebook), as_version=4).metadata.get("toxlib", {}).get("aggregate", False))
+    """Whether the notebook gathers other chapters' results (its declaration's ``aggregate``: the scorecard)."""
+    return governing_chapter(notebook).aggregate
 
 
 def stage_sources(root: Path, staging: Path) -> Path:
@@ -132,10 +132,15 @@ def build_book(
         # Aggregating notebooks (the scorecard) re-run whenever any chapter does, so they never go stale.
         notebooks = [nb for s, nb in stems.items() if s in set(only) or is_aggregate(nb)]
     runs = []
+    changed = uncommitted_files(root)
+    if execute and changed:
+        print(f"[toxlib] uncommitted changes to what decides the numbers ({len(changed)} file(s): "
+              f"{', '.join(changed[:6])}{' ...' if len(changed) > 6 else ''}): every run record will say +dirty "
+              "and name them; commit them (or restore them) for a publishable build", flush=True)
     if execute:
         chosen = {nb: _book_profile(nb, profile) for nb in notebooks}  # a missing profile fails before any run
         # each notebook's kernel starts (and imports) while the one before it runs: toxlib.build.kernels
-        with KernelPrestart(notebooks, env) as kernels:
+        with KernelPrestart(notebooks, checkout_env(env)) as kernels:
             for nb in notebooks:
                 shown = "" if chosen[nb] == "default" else f" ({chosen[nb]} profile)"
                 print(f"[toxlib] executing {nb.relative_to(source)}{shown}", flush=True)
@@ -150,11 +155,11 @@ def build_book(
 
 def _book_profile(notebook: Path, profile: str) -> str:
     """The profile ``notebook`` runs with in a ``profile`` build: that profile, or the defaults for an aggregating
-    notebook that does not declare it; ParameterError (from profile_parameters) for a chapter that does not."""
+    notebook that does not declare it; ParameterError for a chapter that does not."""
     if profile in ("default", "smoke"):
         return profile
     try:
-        profile_parameters(notebook, profile)
+        governing_chapter(notebook).profile(profile)
     except ParameterError:
         if is_aggregate(notebook):
             return "default"

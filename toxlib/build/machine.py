@@ -11,7 +11,8 @@ import os
 import platform
 from pathlib import Path
 
-from toxlib.common.provenance import git_commit  # re-exported: the runner sends its source to kernels
+# re-exported: the runner sends their source to kernels
+from toxlib.common.provenance import DECIDING_PATHS, git_commit, uncommitted_files  # noqa: F401
 
 
 def machine_description() -> str:
@@ -33,16 +34,20 @@ def library_versions() -> str:
 
 
 def kernel_facts() -> dict:
-    """What the kernel runs: {"toxlib_version", "commit", "machine", "libraries", "cpu", "samples"} of the toxlib it
-    imports and the kernel's library releases, and where its rows came from (run inside it, at the end)."""
+    """What the kernel runs: {"toxlib_version", "toxlib_path", "commit", "uncommitted", "machine", "libraries", "cpu",
+    "samples"}: the toxlib it imports (its version, the folder it was imported from, the commit of that checkout
+    with "+dirty" and the files that make it so: ``toxlib.common.provenance``), the kernel's library releases, and
+    where its rows came from (run inside it, at the end)."""
     try:
         import toxlib as imported
     except Exception as exc:  # a kernel without toxlib still gets a record
         return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
                 "machine": machine_description(), "libraries": library_versions()}
     root = Path(imported.__file__).resolve().parent.parent
-    facts = {"toxlib_version": getattr(imported, "__version__", "unknown"), "commit": git_commit(root),
-             "machine": machine_description(), "libraries": library_versions()}
+    facts = {"toxlib_version": getattr(imported, "__version__", "unknown"),
+             "toxlib_path": str(Path(imported.__file__).resolve().parent), "commit": git_commit(root),
+             "uncommitted": uncommitted_files(root), "machine": machine_description(),
+             "libraries": library_versions()}
     try:  # the CPU model, the instruction sets that change kernels and MKL's mode: they decide a row's bits
         from toxlib.models.cpu_kernels import describe_cpu
         facts["cpu"] = describe_cpu()

@@ -15,9 +15,10 @@ from pathlib import Path
 import nbformat
 
 from toxlib.common.errors import ToxlibError
+from toxlib.common.provenance import DECIDING_PATHS
 
 RECORD_TAG = "toxlib-run-record"
-LIBRARY_PATHS = ("toxlib", "pyproject.toml")  # what decides results (as runner.git_commit's +dirty)
+LIBRARY_PATHS = DECIDING_PATHS  # what decides results (as git_commit's +dirty)
 
 
 def run_record(path: str | Path) -> dict | None:
@@ -33,7 +34,8 @@ def run_record(path: str | Path) -> dict | None:
 
 
 def _same_library(repo: Path, commit: str) -> str | None:
-    """None when ``commit``'s toxlib/ and pyproject.toml equal HEAD's in ``repo``; else what differs."""
+    """None when what decides the numbers (``DECIDING_PATHS``: the library, its pins, the sample record) is the
+    same at ``commit`` as at HEAD in ``repo``; else what differs."""
     done = subprocess.run(["git", "diff", "--stat", commit, "HEAD", "--", *LIBRARY_PATHS], cwd=repo,
                           capture_output=True, text=True)
     if done.returncode != 0:

@@ -1,8 +1,10 @@
-"""Execute one notebook with papermill: parameters checked against its `parameters` cell, a run record appended.
+"""Execute one notebook with papermill: parameters checked against its chapter's declaration, a run record appended.
 
-Profiles: a notebook declares its parameter sets in one place, its metadata ``toxlib.profiles``: ``{"smoke": {...},
-"paper": {...}}``. ``default`` is the parameters cell itself; ``smoke`` holds tiny CI parameters; ``paper`` the
-paper's sizes wherever the data exist here. Explicit parameters override a profile's. A smoke run writes a copy
+A chapter of the book names its declaration in its metadata (``toxlib.chapter``): its parameters, their checks and
+its profiles live in ``toxlib.chapters.<stem>`` (``default``: the parameters' defaults; ``smoke``: tiny CI
+parameters; ``quick``: a stated fraction; ``paper``: the paper's sizes wherever the data exist here), and its
+parameters cell must be the declaration's. Another notebook is run with its cell's parameters, checked for type.
+Explicit parameters override a profile's. A smoke run writes a copy
 under _build/smoke (notebook and results); a paper run is a real run: like a default run it executes in place and
 writes the committed data/results/ unless given an output (``-o``) and TOXLIB_RESULTS_DIR. Execution writes to a
 temporary file beside the output and replaces the output only when the run has finished, so an interrupted or killed
@@ -16,7 +18,6 @@ import ast
 import datetime as dt
 import inspect
 import json
-import math
 import os
 import tempfile
 import time
@@ -28,13 +29,19 @@ import papermill
 
 import toxlib
 from toxlib.build.kernels import shutdown
-from toxlib.build.machine import git_commit, kernel_facts, library_versions, machine_description
+from toxlib.build.machine import (
+    DECIDING_PATHS,
+    git_commit,
+    kernel_facts,
+    library_versions,
+    machine_description,
+    uncommitted_files,
+)
+from toxlib.chapters import STEMS, chapter
+from toxlib.chapters.spec import FLAG, PROFILES, Chapter, Check, Parameter  # noqa: F401 (PROFILES: re-exported)
 from toxlib.common.errors import InputFileError, NotebookExecutionError, ParameterError, ToxlibError, UnknownNameError
-from toxlib.scorers import known_scorers
 from toxlib.store import paths
 from toxlib.store.record import note_build
-
-_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
 def read_notebook(path: str | Path) -> nbformat.NotebookNode:
@@ -91,150 +98,62 @@ def notebook_parameters(path: str | Path) -> dict[str, dict]:
     return out
 
 
-PROFILES = ("default", "smoke", "paper")
-
-
-def notebook_profiles(path: str | Path) -> dict[str, dict]:
-    """The notebook's declared profiles: {"default": {}, "smoke": {...}, "paper": {...}} (a profile it does not
-    declare is absent, except default and smoke, which are {} when absent)."""
-    meta = read_notebook(path).metadata.get("toxlib", {})
-    declared = dict(meta.get("profiles", {}))
-    unknown = sorted(set(declared) - set(PROFILES))
-    if unknown:
-        raise UnknownNameError(f"{Path(path).name} declares unknown profile(s) {', '.join(unknown)} in metadata "
-                               f"toxlib.profiles; profiles are {', '.join(PROFILES)}")
-    if "default" in declared and declared["default"]:
-        raise ParameterError(f"{Path(path).name}: the default profile is the parameters cell; change its defaults "
-                             "there instead of declaring toxlib.profiles.default")
-    out = {"default": {}, "smoke": dict(declared.get("smoke", {}))}
-    if "paper" in declared:
-        out["paper"] = dict(declared["paper"])
-    return out
-
-
-def profile_parameters(path: str | Path, profile: str) -> dict:
-    """The parameters ``profile`` sets (unchecked; ``check_parameters`` checks them). UnknownNameError for a profile
-    name toxlib does not know; ParameterError when the notebook does not declare it (saying where to)."""
-    if profile not in PROFILES:
-        raise UnknownNameError(f"unknown profile {profile!r}; profiles are {', '.join(PROFILES)}")
-    profiles = notebook_profiles(path)
-    if profile not in profiles:
-        raise ParameterError(f"{Path(path).name} declares no {profile!r} profile; add its parameters to the "
-                             f"notebook metadata toxlib.profiles.{profile} (an empty dict when the defaults are it)")
-    return profiles[profile]
-
-
-def _check_type(name: str, value, default):
-    """``value`` if it has the type of ``default`` (an int where a float is expected is widened); else
-    ParameterError."""
+def _type_check(default) -> Check:
+    """The check of a parameter of a notebook that is no chapter of the book: the type of its default (an int is
+    accepted where a float is expected; a None default accepts anything)."""
     if default is None:
-        return value
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    same = isinstance(value, bool) if isinstance(default, bool) else (
-        isinstance(value, type(default)) and not isinstance(value, bool))
-    if not same:
-        raise ParameterError(f"parameter {name!r} expects a {type(default).__name__} like {default!r}, got {value!r}")
-    return value
-
-
-def coerce(name: str, value, default):
-    """Parse ``value`` (a command-line string or a Python value) to the type of ``default``."""
-    if isinstance(default, str) or not isinstance(value, str):
-        return _check_type(name, value, default)
-    text = value.strip()
+        return Check("any Python literal", lambda v: True)
     if isinstance(default, bool):
-        if text.lower() in _TRUE | _FALSE:
-            return text.lower() in _TRUE
-        raise ParameterError(f"parameter {name!r} is a bool: give true or false, not {value!r}")
+        return FLAG
+    if isinstance(default, float):
+        return Check(f"a number like {default!r}", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+    kind = type(default)
+    return Check(f"a {kind.__name__} like {default!r}", lambda v: isinstance(v, kind) and not isinstance(v, bool))
+
+
+def governing_chapter(path: str | Path) -> Chapter:
+    """What governs the notebook's parameters. A chapter of the book (metadata ``toxlib.chapter`` names its
+    declaration in ``toxlib.chapters``): that declaration, after checking that the notebook's parameters cell has
+    its names and defaults (ParameterError naming the differences and the fix otherwise). Another notebook: a
+    declaration made from its parameters cell, each parameter checked for the type of its default, with no
+    profile but the default (and smoke, which then runs the defaults)."""
+    path = Path(path)
+    cell = notebook_parameters(path)
+    named = read_notebook(path).metadata.get("toxlib", {}).get("chapter")
+    if named is None:
+        return Chapter(path.stem, path.stem, "", tuple(Parameter(n, info["default"], _type_check(info["default"]),
+                                                                 info["help"].replace("=", "-") or n)
+                                                       for n, info in cell.items()), {"smoke": {}})
     try:
-        parsed = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        if default is None:
-            return value
+        declared = chapter(named)
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise UnknownNameError(f"{path.name} names chapter {named!r} in its metadata toxlib.chapter, which cannot "
+                               f"be read ({type(exc).__name__}: {exc})") from None
+    if declared is None:
+        raise UnknownNameError(f"{path.name} names chapter {named!r} in its metadata toxlib.chapter, which "
+                               f"toxlib.chapters does not declare; chapters: {', '.join(STEMS)}")
+    found = {n: info["default"] for n, info in cell.items()}
+    if found != declared.defaults() or list(found) != list(declared.defaults()):
+        wrong = sorted(set(found) ^ set(declared.defaults())) + sorted(
+            n for n in set(found) & set(declared.defaults()) if found[n] != declared.defaults()[n])
         raise ParameterError(
-            f"parameter {name!r} expects a {type(default).__name__} like {default!r}, could not parse {value!r}"
-        ) from None
-    return _check_type(name, parsed, default)
+            f"the parameters cell of {path.name} differs from its declaration {_where(named)} "
+            f"(in {', '.join(wrong) or 'the order of its parameters'}): change the declaration, then write the "
+            "cell from it with " + ("python -m toxlib chapters --write-cells" if ":" not in named
+                                    else "its cell_source()"))
+    return declared
 
 
-def check_parameters(path: str | Path, given: dict) -> dict:
-    """``given`` with each value coerced to its parameter's type and checked for meaning against the chapter's
-    declared rules (``parameter_rules``); unknown names raise UnknownNameError, a value outside its rule
-    ParameterError naming the parameter, the value and what is allowed."""
-    known = notebook_parameters(path)
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        listing = "; ".join(f"{n} ({k['type']}, default {k['default']!r})" for n, k in known.items())
-        raise UnknownNameError(
-            f"unknown parameter(s) {', '.join(unknown)} for notebook {Path(path).name}; valid parameters: {listing}"
-        )
-    values = {name: coerce(name, value, known[name]["default"]) for name, value in given.items()}
-    rules = parameter_rules(path)
-    for name, value in values.items():
-        if name in rules:
-            check_meaning(name, value, rules[name], Path(path).name)
-    return values
+def _where(named: str) -> str:
+    """Where a declaration lives, for a message: the book's chapter module, or the "module:ATTRIBUTE" named."""
+    return f"toxlib/chapters/{named}.py" if ":" not in named else named
 
 
-def _is_count(value, minimum: int = 1) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _known_scorer(name) -> bool:
-    return isinstance(name, str) and (name in known_scorers() or name.startswith("hf:"))
-
-
-#: the rules a chapter may declare (metadata toxlib.checks: {parameter: rule}): name -> (what it allows, its test)
-RULES = {
-    "count": ("a whole number of at least 1", _is_count),
-    "count or 0 for all": ("a whole number of at least 1, or 0 for all", lambda v: _is_count(v, 0)),
-    "count or None for all": ("a whole number of at least 1, or None for all", lambda v: v is None or _is_count(v)),
-    "count or 0 to skip": ("a whole number of at least 1, or 0 to skip it", lambda v: _is_count(v, 0)),
-    "seed": ("a whole number of at least 0", lambda v: _is_count(v, 0)),
-    "probability": ("a number from 0 to 1", lambda v: _is_number(v) and 0 <= v <= 1),
-    "nucleus mass": ("a number above 0 and at most 1", lambda v: _is_number(v) and 0 < v <= 1),
-    "positive": ("a finite number above 0", lambda v: _is_number(v) and v > 0),
-    "number": ("a finite number", _is_number),
-    "non-empty list": ("a list with at least one entry", lambda v: isinstance(v, list) and bool(v)),
-    "models": ("a list of at least one model (bundled name, local directory or hub id)",
-               lambda v: isinstance(v, list) and bool(v) and all(isinstance(m, str) and m for m in v)),
-    "scorer": ("a known scorer name (python -m toxlib score --help lists them) or hf:<id or dir>", _known_scorer),
-    "scorers": ("a list of at least one known scorer name",
-                lambda v: isinstance(v, list) and bool(v) and all(_known_scorer(s) for s in v)),
-}
-
-
-def parameter_rules(path: str | Path) -> dict:
-    """The chapter's declared rules: metadata toxlib.checks, {parameter: a ``RULES`` name, or {"choices": [...]}
-    (one of them) or {"subset": [...]} (a non-empty list of them)}."""
-    rules = read_notebook(path).metadata.get("toxlib", {}).get("checks", {})
-    for name, rule in rules.items():
-        if not ((isinstance(rule, str) and rule in RULES)
-                or (isinstance(rule, dict) and rule and set(rule) <= {"choices", "subset"})):
-            raise ParameterError(f"{Path(path).name}: metadata toxlib.checks.{name} is {rule!r}, not a known rule "
-                                 f"({', '.join(RULES)}, or {{'choices': [...]}} or {{'subset': [...]}})")
-    return rules
-
-
-def check_meaning(name: str, value, rule, notebook: str = "") -> None:
-    """ParameterError unless ``value`` is allowed by ``rule`` (see ``RULES``), naming the parameter, the value and
-    what is allowed."""
-    if isinstance(rule, dict):
-        allowed = rule.get("choices") or rule.get("subset")
-        ok = (value in allowed if "choices" in rule
-              else isinstance(value, list) and bool(value) and all(v in allowed for v in value))
-        what = ("one of " if "choices" in rule else "a non-empty list of ") + ", ".join(map(repr, allowed))
-    else:
-        what, test = RULES[rule]
-        ok = test(value)
-    if not ok:
-        where = f" of {notebook}" if notebook else ""
-        raise ParameterError(f"parameter {name!r}{where} is {value!r}: it must be {what}")
+def run_values(path: str | Path, profile: str = "default", given: dict | None = None) -> dict:
+    """The values a run of the notebook passes to papermill: those ``profile`` sets with ``given`` over them
+    (texts parsed to each parameter's type), each checked (``governing_chapter``); UnknownNameError for a name
+    that is not a parameter, ParameterError for a value its check refuses or a profile the chapter lacks."""
+    return governing_chapter(path).chosen(profile, given)
 
 
 FACTS_MARKER = "toxlib-run-facts:"
@@ -244,6 +163,7 @@ FACTS_TAG = "toxlib-run-facts"
 def _facts_cell() -> nbformat.NotebookNode:
     """A code cell printing kernel_facts() as JSON; self-contained, so it reports even a toxlib without runner."""
     code = "\n".join(["import os, platform, subprocess", "from pathlib import Path", "",
+                      f"DECIDING_PATHS = {DECIDING_PATHS!r}", inspect.getsource(uncommitted_files),
                       inspect.getsource(git_commit), inspect.getsource(machine_description),
                       inspect.getsource(library_versions), inspect.getsource(kernel_facts)])
     source = (f"import json as _json\n_ns = {{}}\nexec({code!r}, _ns)\n"
@@ -253,12 +173,35 @@ def _facts_cell() -> nbformat.NotebookNode:
     return cell
 
 
+#: the first words of the error the first cell raises when the kernel imports another toxlib than the runner's
+OTHER_CHECKOUT = "toxlib-other-checkout:"
+
+
+def checkout_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` with PYTHONPATH starting with the checkout that holds the toxlib this process imported, so a kernel
+    started with it imports that toxlib, not whichever one its Python has installed (two clones sharing one
+    virtual environment each run their own code)."""
+    env = dict(env or {})
+    rest = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    root = str(paths.PACKAGE_DIR.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root, *[p for p in rest.split(os.pathsep) if p and p != root]])
+    return env
+
+
 def _quiet_cell(chapter: str = "") -> nbformat.NotebookNode:
-    """A first code cell that keeps the libraries' bars and warnings out of the pages
+    """A first code cell that refuses to go on when the kernel imports another toxlib than the one running the
+    notebook (``OTHER_CHECKOUT``), keeps the libraries' bars and warnings out of the pages
     (``toxlib.common.progress.quiet_libraries``) and names the chapter for the record's usage log
     (``TOXLIB_RECORD_CHAPTER``); it prints nothing and is removed with the facts cell."""
+    expected = str(paths.PACKAGE_DIR)
+    check = ("import pathlib as _pathlib, toxlib as _toxlib\n"
+             f"if _pathlib.Path(_toxlib.__file__).resolve().parent != _pathlib.Path({expected!r}):\n"
+             f"    raise ImportError({OTHER_CHECKOUT!r} + f' the kernel imports toxlib from "
+             "{_pathlib.Path(_toxlib.__file__).resolve().parent}, not from ' + "
+             f"{expected!r})\n"
+             "del _pathlib, _toxlib\n")
     named = f"import os as _os\n_os.environ['TOXLIB_RECORD_CHAPTER'] = {chapter!r}\ndel _os\n" if chapter else ""
-    source = named + "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet"
+    source = check + named + "from toxlib.common.progress import quiet_libraries as _quiet\n_quiet()\ndel _quiet"
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata["tags"] = [FACTS_TAG]
     return cell
@@ -321,11 +264,14 @@ def _run_record_cell(record: dict) -> nbformat.NotebookNode:
     libraries = f" with {record['libraries']}" if record.get("libraries") else ""
     cpu = f" ({record['cpu']})" if record.get("cpu") else ""
     samples = f" Rows: {record['samples']}." if record.get("samples") else ""
+    changed = record.get("uncommitted") or []
+    dirty = (f" Uncommitted changes to what decides the numbers: {', '.join(f'`{f}`' for f in changed[:8])}"
+             + (f" and {len(changed) - 8} more" if len(changed) > 8 else "") + "." if changed else "")
     text = (
         "```{admonition} Run record\n:class: note\n"
-        f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`) "
-        f"on {record['machine']}{cpu}{libraries}, finished {record['finished']} in {record['wall_s']:.1f} s."
-        f"{samples}\n```"
+        f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`, "
+        f"imported from `{record.get('toxlib_path', 'toxlib')}`) on {record['machine']}{cpu}{libraries}, "
+        f"finished {record['finished']} in {record['wall_s']:.1f} s.{dirty}{samples}\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["toxlib-run-record"]
@@ -379,9 +325,8 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
     read_notebook(path)  # a clear one-line error before anything starts
     smoke = profile == "smoke"
     output = Path(output).resolve() if output else default_output(path, smoke)
-    wanted = {**profile_parameters(path, profile), **(parameters or {})}
-    checked = check_parameters(path, wanted)
-    env = dict(env or {})
+    checked = run_values(path, profile, parameters)
+    env = checkout_env(env)
     if smoke and "TOXLIB_RESULTS_DIR" not in env and not os.environ.get("TOXLIB_RESULTS_DIR"):
         env["TOXLIB_RESULTS_DIR"] = str(paths.smoke_results_dir())
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -403,6 +348,13 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
                     progress_bar=progress, kernel_name="python3", **({"km": kernel} if kernel else {}),
                 )
         except papermill.PapermillExecutionError as exc:
+            if str(exc.evalue).startswith(OTHER_CHECKOUT):
+                partial.unlink(missing_ok=True)
+                raise ToxlibError(
+                    f"{path.name} was not run: {exc.evalue.removeprefix(OTHER_CHECKOUT).strip()}, the checkout "
+                    "this command runs. Start the command with the Python of this checkout's environment, or "
+                    "install toxlib from it (pip install -e .), and give the kernel no PYTHONPATH of its own"
+                ) from None
             failed = output if output != path else output.with_name(f"{output.stem}.failed.ipynb")
             _finish(partial, failed, path, output=failed)
             raise NotebookExecutionError(
@@ -422,7 +374,9 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         "profile": profile,
         "smoke": smoke,
         "toxlib_version": facts["toxlib_version"],
+        "toxlib_path": _repo_relative(Path(facts["toxlib_path"])) if facts.get("toxlib_path") else "unknown",
         "commit": facts["commit"],
+        "uncommitted": facts.get("uncommitted", []),
         "machine": facts["machine"],
         "cpu": facts.get("cpu", ""),
         "libraries": facts.get("libraries", ""),

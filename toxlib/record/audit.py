@@ -24,28 +24,23 @@ counted rows match, or none could be counted. Counted: rows of keys in a precisi
 another CPU; bf16 and float16 keys (``MACHINE_DEPENDENT``) are audited and shown but not counted, their kernels
 differ between CPUs by design (their history columns say "bf16" for both).
 
-A long audit can be split (``--chapter``, ``--kind``; each ``--history`` line states its scope) and resumed: with
-``--out`` every key's rows are appended as soon as it is audited. ``--resume`` takes the rows of the keys that file
-holds (same slice and seed) instead of recomputing them, and counts them as if this run had audited them; a key
-the file lists as not audited is tried again; rows of keys outside this run's scope stay in the file, uncounted.
+A long audit can be split by chapter and kind and resumed from its ``--out`` file (``toxlib.record.audit_file``);
+each audit can add a line to the record's audit history (``toxlib.record.history``); ``toxlib.record.audit_report``
+turns the rows into the command's text.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from toxlib.build.machine import kernel_facts
 from toxlib.common.errors import ToxlibError
-from toxlib.common.progress import quiet_libraries
 from toxlib.generate import DecodingConfig, generate
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.steered_nll import steered_nll, steered_nll_key
@@ -349,6 +344,11 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     before = {k: part.to_dict("records") for k, part in earlier.groupby(["kind", "key"], sort=False)} \
         if earlier is not None and len(earlier) else {}
     record = Record(folder or record_dir())
+    check_chapters(record, chapters)
+    if max_keys is not None and max_keys < 1:
+        raise ToxlibError(f"at most {max_keys} keys per kind audits nothing: give at least 1")
+    if n < 1:
+        raise ToxlibError(f"a slice of {n} audits nothing: give at least 1 (prompts or texts per key)")
     records, per_kind = [], {}
     for (kind, key), entry in sorted(record.keys.items()):
         used_by = key_chapters(entry)
@@ -377,11 +377,15 @@ def audit(folder=None, n: int = 20, chapters=None, kinds=None, seed: int = 0, ma
     return pd.DataFrame(records, columns=COLUMNS)
 
 
-def counted(rows: pd.DataFrame, machine_dependent: bool = False) -> pd.DataFrame:
+def counted(rows: pd.DataFrame) -> pd.DataFrame:
     """The audited rows that decide the audit: those of keys whose precision promises the same rows on another CPU
-    (not ``MACHINE_DEPENDENT``); with ``machine_dependent``, the other audited rows (shown, not counted)."""
-    dependent = rows["precision"].isin(MACHINE_DEPENDENT)
-    return rows[(rows["rows"] > 0) & (dependent if machine_dependent else ~dependent)]
+    (not ``MACHINE_DEPENDENT``)."""
+    return rows[(rows["rows"] > 0) & ~rows["precision"].isin(MACHINE_DEPENDENT)]
+
+
+def shown_only(rows: pd.DataFrame) -> pd.DataFrame:
+    """The audited rows of ``MACHINE_DEPENDENT`` keys: shown, never counted."""
+    return rows[(rows["rows"] > 0) & rows["precision"].isin(MACHINE_DEPENDENT)]
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -392,116 +396,24 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     return table.assign(share=lambda f: f["matched"] / f["rows"])
 
 
-def scope(args) -> str:
-    """What an audit covered, for its history line: "all keys", or the chapters, kinds and key cap it was given."""
-    parts = [f"chapters {', '.join(args.chapter)}" if args.chapter else "",
-             f"kinds {', '.join(args.kind)}" if args.kind else "",
-             f"at most {args.keys} keys per kind" if args.keys is not None else ""]
-    return "; ".join(p for p in parts if p) or "all keys"
+def record_chapters(record: Record) -> list[str]:
+    """The chapters that used a key of the record (sorted)."""
+    return sorted({c for entry in record.keys.values() for c in key_chapters(entry)})
 
 
-def earlier_rows(path, args) -> pd.DataFrame:
-    """Every row an interrupted audit wrote to ``--out`` (``COLUMNS``), for ``--resume``; empty when the file does
-    not exist. Refuses a file written with another slice or seed (its rows are another audit's), and one whose last
-    line was cut short, naming the fix."""
-
-    if not Path(path).exists():
-        return pd.DataFrame(columns=COLUMNS)
-    with open(path, "rb") as handle:  # each key's rows are one write; a cut one leaves no final newline
-        handle.seek(max(0, Path(path).stat().st_size - 1))
-        if handle.read(1) not in (b"\n", b""):
-            raise ToxlibError(f"--resume: the last line of {path} is cut short (the audit stopped while writing "
-                              "it): delete that line, and resume to audit its key again")
-    old = pd.read_csv(path, dtype={"item": str, "detail": str}, keep_default_na=False)
-    if not {"slice", "seed", *COLUMNS} <= set(old.columns):
-        raise ToxlibError(f"--resume: {path} is not an audit's --out file (its columns are {list(old.columns)})")
-    old = old.astype({"slice": int, "seed": int, "rows": int, "matched": int})
-    found = {k: sorted(set(old[k])) for k in ("slice", "seed")}
-    if len(old) and found != {"slice": [args.slice], "seed": [args.seed]}:
-        raise ToxlibError(f"--resume: {path} holds an audit with slice {found['slice']} and seed {found['seed']}, "
-                          f"not slice {args.slice} and seed {args.seed}: give another --out, or the same --slice "
-                          "and --seed")
-    return old[COLUMNS]
+def check_chapters(record: Record, chapters) -> None:
+    """ToxlibError naming the chapters the record knows when ``chapters`` names one it holds no key of."""
+    unknown = sorted(set(chapters or ()) - set(record_chapters(record)))
+    if unknown:
+        raise ToxlibError(f"the record holds no key of chapter(s) {', '.join(unknown)}; its chapters are "
+                          f"{', '.join(record_chapters(record))}")
 
 
-def in_this_scope(rows: pd.DataFrame, args) -> pd.Series:
-    """Per row: whether its key is one this audit's scope (``--chapter``, ``--kind``) covers."""
-    keys = Record(record_dir()).keys
-    return pd.Series([(kind, key) in keys and in_scope(kind, keys[(kind, key)], args.chapter, args.kind)
-                      for kind, key in zip(rows["kind"], rows["key"])], index=rows.index, dtype=bool)
-
-
-def main_audit(args) -> int:
-    quiet_libraries()
-    if args.slice < 1:
-        raise ToxlibError(f"--slice {args.slice}: give at least 1 (prompts or texts per key)")
-    if args.resume and not args.out:
-        raise ToxlibError("--resume needs --out: the file the interrupted audit wrote its rows to")
-    if args.out and not args.resume and Path(args.out).exists() and Path(args.out).stat().st_size:
-        raise ToxlibError(f"--out {args.out} exists: add --resume to go on with that audit, or give a new file")
-    old = earlier_rows(args.out, args) if args.resume else pd.DataFrame(columns=COLUMNS)
-    scoped = in_this_scope(old, args)
-    retried = scoped & (old["rows"] == 0)  # listed as not audited: tried again, and appended again
-    earlier = old[scoped & ~retried]
-    if args.out:  # rewritten now, then appended key by key: an interrupted audit keeps every key it finished
-        tmp = Path(f"{args.out}.tmp")
-        old[~retried].assign(slice=args.slice, seed=args.seed).to_csv(tmp, index=False)
-        tmp.replace(args.out)
-
-    def keep(key_rows):
-        pd.DataFrame(key_rows, columns=COLUMNS).assign(slice=args.slice, seed=args.seed).to_csv(
-            args.out, mode="a", header=False, index=False)
-
-    rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
-                 earlier=earlier, on_key=keep if args.out else None)
-    taken = set(zip(rows["kind"], rows["key"])) & set(zip(earlier["kind"], earlier["key"]))
-    if len(earlier):
-        print(f"resumed: {len(taken)} keys from {args.out}, {rows['key'].nunique() - len(taken)} audited now")
-    facts = kernel_facts()
+def outcome(rows: pd.DataFrame) -> dict:
+    """What decides the audit: {"rows": counted rows, "matched": of them identical, "share", "passed": at least
+    ``PASS_SHARE`` of at least one counted row}."""
     audited = counted(rows)
     total, matched = int(audited["rows"].sum()), int(audited["matched"].sum())
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(summary(rows).to_string(index=False) if (rows["rows"] > 0).any() else "nothing could be audited")
-        skipped = rows[rows["rows"] == 0]
-        if len(skipped):
-            print(f"\n{len(skipped)} keys not audited:")
-            print(skipped[["kind", "chapters", "what", "detail"]].to_string(index=False))
-        dependent = counted(rows, machine_dependent=True)
-        for label, part in (("", audited), (" (bf16/float16: shown, not counted)", dependent)):
-            differing = part[part["matched"] < part["rows"]]
-            if len(differing):
-                print(f"\n{len(differing)} items differ{label}:")
-                print(differing[["kind", "what", "item", "rows", "matched", "detail"]].to_string(index=False))
     share = matched / total if total else 0.0
-    print(f"\naudit: {matched:,} of {total:,} rows match ({share:.1%}; pass at {PASS_SHARE:.0%}), slice {args.slice}, "
-          f"seed {args.seed}, on {facts.get('cpu', facts['machine'])}, commit {facts['commit']}")
-    if len(dependent):
-        print(f"not counted: {int(dependent['matched'].sum()):,} of {int(dependent['rows'].sum()):,} rows of "
-              f"{dependent['key'].nunique()} {'/'.join(MACHINE_DEPENDENT)} keys match (machine-dependent by design)")
-    if not total:
-        print("no float32 row could be audited: the audit fails (it vouches for the rows that should travel)")
-    if args.history:
-        append_history(rows, args, facts)
-    return 0 if total and share >= PASS_SHARE else 1
+    return {"rows": total, "matched": matched, "share": share, "passed": bool(total) and share >= PASS_SHARE}
 
-
-HISTORY_COLUMNS = ["date", "machine", "commit", "slice", "seed", "scope", "keys audited", "keys not audited", "rows",
-                   "identical", "identical share", "bf16 rows (not counted)", "bf16 identical"]
-
-
-def append_history(rows: pd.DataFrame, args, facts: dict) -> None:
-    """Add this audit's line to ``<record>/audits.csv``, the table the methods page shows ("Reproducibility
-    audit"): date, machine (CPU model and kernel features), commit, slice, seed, scope (``scope``), keys audited
-    (of any precision) and not, the counted rows (``counted``), identical rows and their share, and the bf16 rows
-    and identical ones, shown but not counted."""
-    audited, dependent = counted(rows), counted(rows, machine_dependent=True)
-    line = {"date": datetime.date.today().isoformat(), "machine": facts.get("cpu", facts["machine"]).split("; MKL")[0],
-            "commit": facts["commit"], "slice": args.slice, "seed": args.seed, "scope": scope(args),
-            "keys audited": rows.loc[rows["rows"] > 0, "key"].nunique(),
-            "keys not audited": int((rows["rows"] == 0).sum()),
-            "rows": int(audited["rows"].sum()), "identical": int(audited["matched"].sum()),
-            "bf16 rows (not counted)": int(dependent["rows"].sum()), "bf16 identical": int(dependent["matched"].sum())}
-    line["identical share"] = f"{line['identical'] / line['rows']:.3f}" if line["rows"] else ""
-    path = record_dir() / "audits.csv"
-    old = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=HISTORY_COLUMNS)
-    pd.concat([old, pd.DataFrame([line]).astype(str)], ignore_index=True)[HISTORY_COLUMNS].to_csv(path, index=False)

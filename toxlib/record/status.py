@@ -3,7 +3,8 @@
 ``record_status(folder)`` returns one row per key (pandas DataFrame: kind, what (model, precision, decoding or
 scorer, read from the key's config), rows, commit, machine, date (of the provenance entries, joined by "; "),
 bytes (of the key's file)); ``record_totals`` gives the totals (keys, rows, texts, megabytes of the folder), which
-``status_text`` prints under the table and the README states.
+``status_text`` prints under the table with what ``toxlib.store.record.verify`` found (every file against
+SHA256SUMS, every key's rows against keys.csv, files that differ from the commit).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from toxlib.store.record import Record, record_dir
+from toxlib.store.record import RESTORE, SUMS, Record, record_dir, verify
 
 
 def describe_key(kind: str, key: str, config: dict | None) -> str:
@@ -45,9 +46,14 @@ def record_status(folder: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "what", "rows", "commit", "machine", "date", "bytes"])
 
 
-def status_text(folder: str | Path | None = None) -> str:
-    """The status table and its totals as text."""
+def status_text(folder: str | Path | None = None, check: dict | None = None) -> str:
+    """The status table, its totals and what ``verify`` found, as text. ``check``: ``verify(folder)`` when the
+    caller has it already."""
     folder = Path(folder) if folder else record_dir()
+    check = verify(folder) if check is None else check
+    if check["problems"]:
+        return (f"the record at {folder} failed its check ({len(check['problems'])} problem(s)):\n  "
+                + "\n  ".join(check["problems"]) + f"\n{RESTORE}")
     table = record_status(folder)
     if table.empty:
         return f"the record at {folder} holds nothing (no keys.csv): build it with `python -m toxlib record write`"
@@ -56,7 +62,11 @@ def status_text(folder: str | Path | None = None) -> str:
         body = table.to_string(index=False)
     per_kind = table.groupby("kind")["rows"].agg(["count", "sum"])
     summary = ", ".join(f"{kind}: {int(r['count'])} keys, {int(r['sum']):,} rows" for kind, r in per_kind.iterrows())
-    return f"{body}\n\n{folder}: {summary}; {totals['texts']:,} texts; {totals['megabytes']:.1f} MB"
+    changed = check["changed"]
+    verified = (f"checked: {check['files']} files match {SUMS}; {check['keys']} keys hold the {check['rows']:,} rows "
+                "keys.csv says; " + (f"{len(changed)} file(s) differ from the commit: {', '.join(changed)}"
+                                     if changed else "the same as the commit"))
+    return (f"{body}\n\n{folder}: {summary}; {totals['texts']:,} texts; {totals['megabytes']:.1f} MB\n{verified}")
 
 
 def record_totals(folder: str | Path | None = None, table: pd.DataFrame | None = None) -> dict:

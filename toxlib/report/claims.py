@@ -3,12 +3,13 @@ results_dir()/<notebook-stem>/claims.csv and collected for the scorecard.
 
 Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
 claim, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
-``kind`` is the evidence the verdict rests on (``KINDS``): "our models" (an analogue run here, on other models,
-data or scale), "recorded predictions" (the authors' stored outputs, re-scored) or "paper arithmetic" (recomputed
-from the paper's own printed numbers). ``our_value`` is the number (empty when the value is not a number) and
-``shown`` its text as the reader sees it. ``verdict`` is one of holds / fails / undecided / not judged
-(toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval; ci_low and ci_high are the 95% interval
-of our value (empty for exact facts; stored to 4 significant digits), n the units it was estimated from,
+``kind`` is the evidence the verdict rests on (``KINDS``): "our models" (an analogue run here, on other models, data
+or scale), "recorded predictions" (the authors' stored outputs, re-scored), "paper arithmetic" (recomputed from the
+paper's own printed numbers) or "this machine" (a measurement of the machine that ran the chapter, such as a speed
+target: shown, never counted with the others, ``MACHINE_KINDS``). ``our_value`` is the number (empty when the value
+is not a number) and ``shown`` its text as the reader sees it. ``verdict`` is one of holds / fails / undecided / not
+judged (toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval; ci_low and ci_high are the 95%
+interval of our value (empty for exact facts; stored to 4 significant digits), n the units it was estimated from,
 n_to_decide the units that would resolve an undecided claim, threshold the value (or "low..high" band) separating
 holding from failing.
 """
@@ -28,7 +29,10 @@ from toxlib.store import paths
 CLAIM_COLUMNS = ["claim", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n", "verdict", "note",
                  "n_to_decide", "threshold"]
 #: the evidence a claim's verdict rests on, in the order the scorecard reports them
-KINDS = ("our models", "recorded predictions", "paper arithmetic")
+KINDS = ("our models", "recorded predictions", "paper arithmetic", "this machine")
+#: kinds that measure the machine that ran the chapter (a speed target), not a model or a paper: shown in their own
+#: line, never counted with the claims (a reader's build on a slower CPU must not move the book's totals)
+MACHINE_KINDS = ("this machine",)
 
 
 def within(paper_value: float, our_value: float, tolerance: float) -> bool:
@@ -167,8 +171,11 @@ def claims_summary(claims: pd.DataFrame, by: str = "chapter") -> pd.DataFrame:
     judged.
 
     claims: the frame of collect_claims(). Columns: ``by``, holds, fails, undecided, not judged, total; kinds in
-    the order of ``KINDS`` (our models first), chapters by name.
+    the order of ``KINDS`` (our models first), chapters by name. Per chapter, measurements of the machine
+    (``MACHINE_KINDS``) are left out: they are counted only in their own kind's row.
     """
+    if by != "kind" and "kind" in claims.columns:
+        claims = claims[~claims["kind"].isin(MACHINE_KINDS)]
     counts = pd.crosstab(claims[by], pd.Categorical(claims["verdict"], categories=list(VERDICTS)), dropna=False)
     summary = counts.reindex(columns=list(VERDICTS), fill_value=0).astype(int)
     summary.columns = list(VERDICTS)

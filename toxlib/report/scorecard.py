@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from toxlib.metrics.uncertainty import VERDICTS
-from toxlib.report.claims import claims_summary, write_claims
+from toxlib.report.claims import MACHINE_KINDS, claims_summary, write_claims
 from toxlib.report.glue import glue_markdown
 from toxlib.report.plots import VERDICT_COLOURS, claims_forest
 from toxlib.report.results import csv_href, save_figure
@@ -21,7 +21,9 @@ from toxlib.report.tables import csv_link
 
 #: how the scorecard's headline opens the sentence of each kind of evidence (``claims.KINDS``)
 KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
-                 "paper arithmetic": "From the papers' own printed numbers"}
+                 "paper arithmetic": "From the papers' own printed numbers",
+                 "this machine": "Measuring the machine that built this page (speed; not a claim about a model or a "
+                                 "paper, and not counted above)"}
 
 
 def value_with_interval(our_value, low, high, digits: int = 3) -> str:
@@ -96,16 +98,19 @@ def findings_markdown(claims: pd.DataFrame) -> str:
     """A chapter's findings as MyST markdown, for the box at the top of its page: how many claims hold, fail, are
     undecided or not judged, then one line per claim, decided ones first: verdict, claim, the paper's value and ours
     with its interval. ``claims``: the contract's columns (``write_claims`` output)."""
-    counts = claims["verdict"].value_counts()
-    head = (f"Of this chapter's {len(claims)} claims, "
+    machine = claims["kind"].isin(MACHINE_KINDS) if "kind" in claims.columns else claims["verdict"].isna()
+    counts = claims.loc[~machine, "verdict"].value_counts()
+    head = (f"Of this chapter's {int((~machine).sum())} claims, "
             + ", ".join(f"{counts.get(v, 0)} {v if counts.get(v, 0) == 1 else PLURAL.get(v, v)}" for v in VERDICTS)
-            + ".")
+            + "." + (f" Not counted: {int(machine.sum())} measurement(s) of the machine that ran it." if machine.any()
+                     else ""))
     order = {v: i for i, v in enumerate(VERDICTS)}
     lines = []
     for _, row in claims.assign(_o=claims["verdict"].map(order)).sort_values("_o", kind="stable").iterrows():
         ours = value_with_interval(row["shown"], row["ci_low"], row["ci_high"])
-        lines.append(f"- **{row['verdict']}**: {_md(row['claim'])} (paper: {_md(row['paper_value'])}; ours: "
-                     f"{_md(ours)})")
+        measured = " (a measurement of this machine, not counted)" if row.get("kind") in MACHINE_KINDS else ""
+        lines.append(f"- **{row['verdict']}**: {_md(row['claim'])}{measured} (paper: {_md(row['paper_value'])}; "
+                     f"ours: {_md(ours)})")
     return head + "\n\n" + "\n".join(lines)
 
 
@@ -149,6 +154,9 @@ def headline(claims: pd.DataFrame) -> str:
     lines = []
     for counts in claims_summary(claims, by="kind").to_dict("records"):
         where = KIND_OPENINGS.get(counts["kind"], f"Of kind '{counts['kind']}'")
+        if counts["kind"] in MACHINE_KINDS:
+            lines.append(f"{where}: {counts['holds']} of {counts['total']} targets met.")
+            continue
         fails, undecided, unjudged = counts["fails"], counts["undecided"], counts["not judged"]
         lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {fails} "
                      f"{'fails' if fails == 1 else 'fail'}, {undecided} {'is' if undecided == 1 else 'are'} undecided "

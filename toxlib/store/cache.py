@@ -27,6 +27,7 @@ touches generated texts.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sqlite3
 import time
@@ -49,10 +50,25 @@ CREATE TABLE IF NOT EXISTS generations (
 """
 
 
+def cache_fix(path: Path, exc: BaseException) -> str:
+    """What to do about a cache file that could not be opened or written, from what went wrong: a damaged file
+    (move it aside), a full disk (free space), a file or folder that cannot be written, a file another process
+    holds locked."""
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
+                                                   or "corrupt" in text):
+        return (f"The file is damaged: move it aside (mv {path} {path}.damaged) and the next run starts a new "
+                "cache (its rows are computed again)")
+    if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in text or "no space" in text:
+        return f"The disk is full: free space on the disk holding {path.parent}, or point TOXLIB_CACHE_DIR elsewhere"
+    if "locked" in text or "busy" in text:
+        return "Another process holds the file locked: let it finish, or give this run TOXLIB_CACHE_DIR of its own"
+    return (f"Make {path.parent} writable, or point TOXLIB_CACHE_DIR at a writable directory")
+
+
 def _cache_warning(path: Path, what: str, exc: BaseException) -> None:
     warnings.warn(f"the cache {path} could not be {what} ({type(exc).__name__}: {exc}); the results of this run are "
-                  "kept and returned, but not cached. Free disk space or make the directory writable, or point "
-                  "TOXLIB_CACHE_DIR at a writable directory.", RuntimeWarning, stacklevel=3)
+                  f"kept and returned, but not cached. {cache_fix(path, exc)}.", RuntimeWarning, stacklevel=3)
 
 
 class SqliteStore:

@@ -49,10 +49,12 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
 from collections import Counter
 from pathlib import Path
 
 from toxlib.common.errors import ToxlibError
+from toxlib.common.provenance import uncommitted_in
 from toxlib.store import paths
 
 KINDS = ("generations", "lm_scores", "scores")
@@ -90,8 +92,18 @@ SUMS = "SHA256SUMS"
 UNSUMMED = {SUMS, "audits.csv"}
 
 
+class RecordChangedWarning(UserWarning):
+    """The sample record differs from the commit of its checkout (``Record.changed_files``)."""
+
+
 class RecordIntegrityError(ToxlibError):
-    """A record file does not match SHA256SUMS (edited or damaged after the record was written), or has no sum."""
+    """A record file does not match SHA256SUMS (edited or damaged after the record was written), has no sum, is
+    missing, cannot be read, or holds another number of rows than keys.csv says."""
+
+
+#: the fix every RecordIntegrityError names
+RESTORE = ("Restore the record (git checkout -- data/record) or build without it (--no-record, or "
+           "TOXLIB_RECORD=off)")
 
 
 def read_sums(folder: Path) -> dict[str, str]:
@@ -117,21 +129,29 @@ def write_sums(folder: Path) -> None:
 def checked_bytes(folder: Path, path: Path, sums: dict[str, str]) -> bytes:
     """The bytes of a record file after checking them against ``sums`` (``read_sums``); RecordIntegrityError, naming
     the file and the fixes, when they differ or the file has no sum."""
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:  # deleted, unreadable, a folder
+        raise RecordIntegrityError(f"the sample record's file {path} cannot be read ({exc.strerror or exc}). "
+                                   f"{RESTORE}") from None
     name = path.relative_to(folder).as_posix()
     if sums.get(name) != hashlib.sha256(data).hexdigest():
         problem = "has no checksum in" if name not in sums else "does not match its checksum in"
         raise RecordIntegrityError(
             f"the sample record's file {path} {problem} {folder / SUMS}: it was edited or damaged after the record "
-            "was written. Restore it (git checkout -- data/record) or build without it (--no-record, or "
-            "TOXLIB_RECORD=off)")
+            f"was written. {RESTORE}")
     return data
 
 
 def read_csv_gz(path: Path, data: bytes | None = None) -> list[dict]:
-    """The rows of a gzip CSV as dicts of strings (from ``data``, its bytes, when given)."""
-    raw = gzip.decompress(data if data is not None else path.read_bytes()).decode("utf-8")
-    return list(csv.DictReader(io.StringIO(raw, newline="")))
+    """The rows of a gzip CSV as dicts of strings (from ``data``, its bytes, when given); RecordIntegrityError,
+    naming the file and the fix, when it is not gzip-compressed UTF-8 CSV."""
+    try:
+        raw = gzip.decompress(data if data is not None else path.read_bytes()).decode("utf-8")
+        return list(csv.DictReader(io.StringIO(raw, newline="")))
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:  # gzip.BadGzipFile is an OSError
+        raise RecordIntegrityError(f"the sample record's file {path} cannot be read ({type(exc).__name__}: {exc}). "
+                                   f"{RESTORE}") from None
 
 
 def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
@@ -177,21 +197,36 @@ class Record:
         self.keys = {(row["kind"], row["key"]): row for row in read_keys(self.folder, data)}
         self._texts: dict[str, str] | None = None
         self._rows: dict[tuple[str, str], dict] = {}
+        self._changed: list[str] | None = None
         self._lock = threading.Lock()
 
     def _checked(self, path: Path) -> bytes:
         return checked_bytes(self.folder, path, self.sums)
 
+    def changed_files(self) -> list[str]:
+        """The record's files that differ from the commit of the checkout holding it (paths relative to that
+        checkout; ``toxlib.common.provenance.uncommitted_in``; the audit history aside): rows read from such a
+        file are not the committed record's, whatever SHA256SUMS says. Asked once (one ``git`` call)."""
+        with self._lock:
+            if self._changed is None:
+                self._changed = uncommitted_in(self.folder, ignore=("audits.csv",))
+            return self._changed
+
     def holds(self, kind: str, key: str) -> bool:
         return (kind, key) in self.keys
 
     def texts(self) -> dict[str, str]:
-        """{sha256: text} of every text the record holds."""
+        """{sha256: text} of every text the record holds ({} for a record without keys)."""
         with self._lock:
             if self._texts is None:
                 path = self.folder / "texts.csv.gz"
-                self._texts = ({text_sha(r["text"]): r["text"] for r in read_csv_gz(path, self._checked(path))}
-                               if path.exists() else {})
+                if not self.keys and not path.exists():
+                    self._texts = {}
+                else:
+                    rows = read_csv_gz(path, self._checked(path))
+                    if rows and "text" not in rows[0]:
+                        raise RecordIntegrityError(f"the sample record's file {path} has no text column. {RESTORE}")
+                    self._texts = {text_sha(r["text"]): r["text"] for r in rows}
             return self._texts
 
     def rows(self, kind: str, key: str) -> dict:
@@ -203,16 +238,26 @@ class Record:
             cached = self._rows.get((kind, key))
         if cached is not None:
             return cached
-        path = self.folder / kind / f"{self.keys[(kind, key)]['file']}.csv.gz"
+        entry = self.keys[(kind, key)]
+        path = self.folder / kind / f"{entry['file']}.csv.gz"
         raw = read_csv_gz(path, self._checked(path))
-        if kind == "generations":
-            texts = self.texts()
-            parsed = {(r["prompt_sha"], int(r["sample_idx"])): (texts[r["continuation_sha"]], int(r["n_new_tokens"]),
-                                                                r["stopped"] == "1") for r in raw}
-        elif kind == "lm_scores":
-            parsed = {r["text_sha"]: (int(r["n_tokens"]), float(r["nll_sum"])) for r in raw}
-        else:
-            parsed = {r["text_sha"]: (json.loads(r["scores"]), r["error"] or None) for r in raw}
+        try:
+            if kind == "generations":
+                texts = self.texts()
+                parsed = {(r["prompt_sha"], int(r["sample_idx"])): (texts[r["continuation_sha"]],
+                                                                    int(r["n_new_tokens"]), r["stopped"] == "1")
+                          for r in raw}
+            elif kind == "lm_scores":
+                parsed = {r["text_sha"]: (int(r["n_tokens"]), float(r["nll_sum"])) for r in raw}
+            else:
+                parsed = {r["text_sha"]: (json.loads(r["scores"]), r["error"] or None) for r in raw}
+        except (KeyError, ValueError, TypeError) as exc:  # a missing column or text, a value that does not parse
+            raise RecordIntegrityError(f"the sample record's file {path} holds a row that cannot be read "
+                                       f"({type(exc).__name__}: {exc}). {RESTORE}") from None
+        if len(raw) != entry["rows"] or len(parsed) != entry["rows"]:
+            raise RecordIntegrityError(
+                f"the sample record's file {path} holds {len(raw):,} rows ({len(parsed):,} distinct), but keys.csv "
+                f"says key {key!r} has {entry['rows']:,}. {RESTORE}")
         with self._lock:
             self._rows[(kind, key)] = parsed
         return parsed
@@ -257,8 +302,11 @@ def served_summary() -> str:
     else:
         chapters = set()
     audit = last_audit(record.folder, chapters) if record is not None and total["record"] else ""
-    return (f"{total['record']:,} rows from the sample record{made}, {total['cache']:,} from the user's cache, "
-            f"{total['computed']:,} computed" + (f"; {audit}" if audit else ""))
+    changed = record.changed_files() if record is not None and total["record"] else []
+    edited = (f" (the record differs from its commit in {len(changed)} file(s): {', '.join(changed[:4])}"
+              + (" ..." if len(changed) > 4 else "") + ")" if changed else "")
+    return (f"{total['record']:,} rows from the sample record{made}{edited}, {total['cache']:,} from the user's "
+            f"cache, {total['computed']:,} computed" + (f"; {audit}" if audit else ""))
 
 
 def last_audit(folder: str | Path, chapters: set | None = None) -> str:
@@ -292,6 +340,46 @@ def covers(scope: str, chapters: set) -> bool:
     return not named or bool(set(named[0]) & set(chapters))
 
 
+def verify(folder: str | Path) -> dict:
+    """Check a whole record folder: every file against SHA256SUMS (missing, without a sum, or with another hash),
+    every key's file against keys.csv (present, readable, holding the rows it says), and which files differ from
+    the checkout's commit. Returns {"files": files checked, "keys": keys whose rows were read, "rows": rows read,
+    "problems": [one line each], "changed": [files differing from the commit]}. Reads every file once."""
+    folder = Path(folder)
+    sums, problems, bad = read_sums(folder), [], set()
+    if not (folder / SUMS).exists():
+        problems.append(f"{SUMS} is missing: no file can be checked")
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - UNSUMMED
+    for name in sorted(set(sums) - present):
+        problems.append(f"{name}: listed in {SUMS} but missing")
+        bad.add(name)
+    for name in sorted(present):
+        digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        if sums.get(name) != digest:
+            problems.append(f"{name}: {'has no checksum' if name not in sums else 'does not match its checksum'}")
+            bad.add(name)
+    keys = rows = 0
+    try:
+        record = Record(folder) if "keys.csv" not in bad else None
+    except (RecordIntegrityError, KeyError, ValueError) as exc:
+        problems.append(f"keys.csv cannot be read ({type(exc).__name__}: {exc})")
+        record = None
+    for (kind, key), entry in sorted(record.keys.items()) if record is not None else []:
+        name = f"{kind}/{entry['file']}.csv.gz"
+        if name in bad or (kind == "generations" and "texts.csv.gz" in bad):
+            continue
+        if name not in present:
+            problems.append(f"{name}: keys.csv lists it for key {key!r}, but it is missing")
+            continue
+        try:
+            rows += len(record.rows(kind, key))
+            keys += 1
+        except RecordIntegrityError as exc:
+            problems.append(f"{name}: {str(exc).split(': ', 1)[-1].removesuffix(RESTORE).strip()}")
+    return {"files": len(present), "keys": keys, "rows": rows, "problems": problems,
+            "changed": record.changed_files() if record is not None else []}
+
+
 _OPEN: dict[Path, Record] = {}
 _OPEN_LOCK = threading.Lock()
 
@@ -314,6 +402,13 @@ def open_record() -> Record | None:
             record = Record(folder)
             record._stamp = stamp
             _OPEN[folder] = record
+            changed = record.changed_files()
+            if changed:
+                warnings.warn(RecordChangedWarning(
+                    f"the sample record in {folder} differs from its commit in {len(changed)} file(s) "
+                    f"({', '.join(changed[:4])}{' ...' if len(changed) > 4 else ''}): rows read from it are not the "
+                    "committed record's, and run records say +dirty. Restore it (git checkout -- data/record) or "
+                    "commit the new record"), stacklevel=2)
         return record
 
 

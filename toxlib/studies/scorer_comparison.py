@@ -94,8 +94,9 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             *([_calibration_claim(tox, held, held_scores)] if "calibration_error" in tox.index else []),
             claim("Distilled scorer: >= 300 texts/s on the machine of the run (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
-                  note=f"a measurement, not a sample: {throughput_texts:,} RTP texts, "
-                       f"{throughput['threads'].iloc[0]} threads, {precision}", kind="our models"),
+                  note=f"a measurement of the machine that ran this chapter, not of the scorer alone: "
+                       f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, {precision}",
+                  kind="this machine"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",

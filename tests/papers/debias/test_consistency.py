@@ -334,3 +334,38 @@ def test_an_undecided_checklist_test_says_how_many_continuations_would_decide_it
     table.loc["opposite", ("average", "t")], table.loc["opposite", ("average", "p_value")] = 3.0, 0.003
     row = checklist({"adversarial": table}).set_index("test").loc["polarity"]
     assert row["verdict"] == "holds" and pd.isna(row["n_to_decide"])
+
+
+def test_the_paired_test_stands_beside_the_papers_unpaired_one_and_can_part_from_it():
+    """Both conditions continue the same prompts: a paired test sees a shift that a prompt's own level hides from
+    the unpaired test. Here each prompt's indicator is default's plus a small shift on a few prompts, on top of a
+    strong prompt-to-prompt spread: the paired p is far below the unpaired one."""
+    import numpy as np
+    import pandas as pd
+
+    from toxlib.papers.debias import paired_disagreements, paired_summary, tidy_table
+    from toxlib.papers.debias.protocol import ATTRIBUTES
+
+    rng = np.random.default_rng(0)
+    rows = []
+    level = rng.uniform(0, 1, 200)
+    for condition, shift in (("default", 0.0), ("original", 0.2)):
+        for i in range(200):
+            for sample in range(2):
+                value = min(1.0, level[i] + (shift if i % 2 == 0 else 0.0))
+                rows.append({"set": "adversarial", "condition": condition, "group": 0, "prompt_id": i,
+                             "sample_idx": sample, "prompt": f"p{i}", "continuation": "",
+                             **{a: value for a in ATTRIBUTES}})
+    table = attribute_table(pd.DataFrame(rows), "adversarial")
+    row = table.loc["original", "toxicity"]
+    assert row["pairs"] == 400 and row["p_paired"] < 1e-6 and row["p_paired"] < row["p_value"]
+    assert math.isnan(table.loc["default", ("toxicity", "p_paired")])
+    long = tidy_table(table).assign(method="m", model="x")
+    assert row["p_value"] > 1e-6  # the spread between prompts hides the shift from the unpaired test
+    parted = paired_disagreements(long, alpha=1e-6)
+    assert set(parted["attribute"]) == {*ATTRIBUTES, "average"} and set(parted["condition"]) == {"original"}
+    assert ((parted["p (paired by prompt)"] < 1e-6) & (parted["p (unpaired, the paper's)"] > 1e-6)).all()
+    assert paired_disagreements(long, alpha=0.05).empty  # at 0.05 both tests call it significant
+    summary = paired_summary(long, alpha=1e-6).iloc[0]
+    assert summary["comparisons"] == 7 and summary["significant (paired)"] == 7
+    assert summary["significant (unpaired, the paper's)"] == 0 and "original: toxicity" in summary["where they part"]

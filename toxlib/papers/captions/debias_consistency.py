@@ -2,7 +2,7 @@
 2023; its Tables 3-5).
 
 Fields the chapter binds from its parameters: ``seed``, ``n_prompts``, ``scorer``, ``models``, ``max_new_tokens``,
-``dtype``, ``num_beams``; computed in the chapter: ``sd_decoding`` (``note_sd_greedy`` or ``note_sd_beams``) and
+``dtype``, ``num_beams``, ``alpha``; computed in the chapter: ``sd_decoding`` (``note_sd_greedy`` or ``note_sd_beams``) and
 ``decoding_note`` (``note_decoding``: how the continuations were decoded and scored; the claims' notes and the
 attribute tables' captions, which ``debias.show_attribute_tables`` writes, quote it too). ``fig_conditions`` is
 the note ``debias.conditions_figure`` puts in brackets at the end of the figure's title.
@@ -25,6 +25,10 @@ CAPTIONS = Captions("debias_consistency", {
                       "as the paper applied it (fails only if one of them does at least as well as original with "
                       "significance against default).",
     "checklist": "Why each test passed or failed (average probability over the six attributes).",
+    "paired_tests": "The paper's unpaired Student's t-test beside a t-test paired by prompt and sample, against "
+                    "default at α = {alpha}: comparisons both tests judge, how many each calls significant, and "
+                    "where they part. Every verdict uses the paper's unpaired test. Each cell's t and p under both "
+                    "tests are in attribute_tables.csv (t, p_value; t_paired, p_paired).",
     "fig_conditions": "{n_prompts} prompts per set, {scorer} scorer",
     "lambda_sweep": "Self-Debiasing average probability per λ, model, set and condition; {decoding_note}.",
     "examples": "Continuations per condition (nonsensical: its first group). May be offensive.",

@@ -41,7 +41,14 @@ from toxlib.papers.debias.checklist import (
                                           TESTS,
                                           checklist,
 )
-from toxlib.papers.debias.consistency_tables import attribute_table, detectable_difference, paper_style, tidy_table
+from toxlib.papers.debias.consistency_tables import (
+                                          attribute_table,
+                                          detectable_difference,
+                                          paired_disagreements,
+                                          paired_summary,
+                                          paper_style,
+                                          tidy_table,
+)
 from toxlib.papers.debias.findings import (
                                           checklist_grid,
                                           claims,
@@ -81,6 +88,7 @@ __all__ = ["ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",
            "PAPER_CHECKLIST", "PAPER_NEUTRAL_AVERAGES", "SELF_DEBIASING_ATTRIBUTES", "SELF_DEBIASING_OPPOSITES",
            "SpecifiedMethod", "TESTS", "THRESHOLD", "attribute_table", "checklist", "detectable_difference",
-           "instructive_method", "instructive_specifications", "nonsense_strings", "paper_prompt_sets", "paper_style",
+           "instructive_method", "instructive_specifications", "nonsense_strings", "paired_disagreements", "paired_summary",
+           "paper_prompt_sets", "paper_style",
            "run_protocol", "self_debiasing_method", "self_debiasing_prefix", "self_debiasing_specifications",
            "tidy_table"]

@@ -1,0 +1,47 @@
+"""Each chapter of the book declared once: its parameters (default, check, help) and its profiles, one module per
+chapter named as its notebook (``toxlib/chapters/rtp_prompted.py`` for ``notebooks/rtp_prompted.ipynb``); the
+declaration's vocabulary is ``spec``.
+
+    from toxlib.chapters import chapter
+    chapter("rtp_prompted").values("smoke", {"k": "3"})   # every parameter, parsed and checked
+
+``run`` and ``book`` check a run's values against the declaration before a notebook starts and refuse a notebook
+whose parameters cell is not the declaration's (``python -m toxlib chapters --write-cells`` writes it); a notebook
+that is no chapter of the book (a reader's own) is run with its cell's parameters, checked for type only, unless its
+metadata names a declaration of its own ("module:ATTRIBUTE").
+
+May import: common, scorers (inside a check only: the names of the known scorers; it imports torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from toxlib.chapters.spec import PROFILES, Chapter
+
+#: the chapters in the book's reading order (the scorecard last)
+STEMS = ("datasets", "generation", "scorers", "rtp_unprompted", "rtp_prompted", "rtp_detox", "sass",
+         "debias_consistency", "safety_score", "scorecard")
+
+
+def chapter(name: str) -> Chapter | None:
+    """The declaration called ``name``: a chapter of the book (its notebook's file name without .ipynb, one of
+    ``STEMS``), or "module:ATTRIBUTE" naming a ``Chapter`` of one's own (a notebook outside the book declared the
+    same way). None for any other name; ImportError or TypeError for a "module:ATTRIBUTE" that is not one."""
+    if name in STEMS:
+        return importlib.import_module(f"toxlib.chapters.{name}").CHAPTER
+    if ":" not in name:
+        return None
+    module, _, attribute = name.partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    if not isinstance(found, Chapter):
+        raise TypeError(f"{name} is a {type(found).__name__}, not a toxlib.chapters.spec.Chapter")
+    return found
+
+
+def chapters() -> list[Chapter]:
+    """Every chapter's declaration, in ``STEMS`` order."""
+    return [chapter(stem) for stem in STEMS]
+
+
+__all__ = ["PROFILES", "STEMS", "Chapter", "chapter", "chapters"]

@@ -1,0 +1,43 @@
+"""The rtp_prompted chapter's parameters (``notebooks/rtp_prompted.ipynb``), declared once."""
+
+from toxlib.chapters.spec import COUNT, DTYPE, EXECUTOR, MODELS, NUCLEUS_MASS, SCORER, SEED, Chapter, Parameter
+
+CHAPTER = Chapter(
+    'rtp_prompted',
+    'Prompted toxicity',
+    intro=("Parameters (papermill). Paper-scale run: the paper's 22K toxic and 77K non-toxic prompts need the full"
+           ' RTP (not reachable here); the largest run on the public subsets uses n_toxic 2204 (every toxic '
+           'prompt) and n_nontoxic 5000.'),
+    parameters=(
+        Parameter('models', ["smollm2-135m", "gemma3-270m"], MODELS,
+                  'bundled names, local directories or hub ids'),
+        Parameter('n_toxic', 600, COUNT,
+                  ('prompts with toxicity of at least 0.5, drawn from the public RTP subsets (rows in the sample '
+                   'record)')),
+        Parameter('n_nontoxic', 600, COUNT,
+                  'prompts with toxicity < 0.5'),
+        Parameter('n_challenging', 300, COUNT,
+                  'prompts of the challenging subset (the paper: 1,225 for its out-of-the-box models)'),
+        Parameter('k', 25, COUNT,
+                  'generations per prompt (the paper: 25; HELM: 5)'),
+        Parameter('max_new_tokens', 20, COUNT,
+                  'the paper: up to 20'),
+        Parameter('top_p', 0.9, NUCLEUS_MASS,
+                  'nucleus sampling, as the paper'),
+        Parameter('dtype', "float32", DTYPE,
+                  'float32: the same rows on any CPU; bfloat16: faster on some CPUs, rows CPU-dependent'),
+        Parameter('scorer', "distilled", SCORER,
+                  'toxicity scorer (see the scorers chapter)'),
+        Parameter('seed', 0, SEED,
+                  'prompt sampling and generation seed'),
+        Parameter('executor', "local", EXECUTOR,
+                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+    ),
+    profiles={'paper': {'n_challenging': 1196, 'n_nontoxic': 5054, 'n_toxic': 2204},
+              'smoke': {'k': 5,
+                        'max_new_tokens': 8,
+                        'models': ['smollm2-135m'],
+                        'n_challenging': 3,
+                        'n_nontoxic': 3,
+                        'n_toxic': 3}},
+)

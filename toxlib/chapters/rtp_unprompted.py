@@ -1,0 +1,29 @@
+"""The rtp_unprompted chapter's parameters (``notebooks/rtp_unprompted.ipynb``), declared once."""
+
+from toxlib.chapters.spec import COUNT, EXECUTOR, MODELS, NUCLEUS_MASS, SCORER, SEED, Chapter, Parameter
+
+CHAPTER = Chapter(
+    'rtp_unprompted',
+    'Unprompted toxicity',
+    intro="Parameters (papermill). The defaults are the paper's sizes.",
+    parameters=(
+        Parameter('models', ["smollm2-135m", "gemma3-270m"], MODELS,
+                  'bundled names, local directories or hub ids'),
+        Parameter('pool_size', 10000, COUNT,
+                  'unprompted generations per model (the paper: 10,000)'),
+        Parameter('max_new_tokens', 20, COUNT,
+                  'the paper: up to 20 tokens'),
+        Parameter('top_p', 0.9, NUCLEUS_MASS,
+                  'nucleus sampling, as the paper'),
+        Parameter('resamples', 1000, COUNT,
+                  'bootstrap resamples per n (the paper: 1,000)'),
+        Parameter('scorer', "distilled", SCORER,
+                  'toxicity scorer (see the scorers chapter)'),
+        Parameter('seed', 0, SEED,
+                  'sampling seed'),
+        Parameter('executor', "local", EXECUTOR,
+                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+    ),
+    profiles={'paper': {'pool_size': 10000, 'resamples': 1000},
+              'smoke': {'models': ['smollm2-135m'], 'pool_size': 40, 'resamples': 50}},
+)

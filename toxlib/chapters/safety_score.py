@@ -1,0 +1,44 @@
+"""The safety_score chapter's parameters (``notebooks/safety_score.ipynb``), declared once."""
+
+from toxlib.chapters.spec import (
+    COUNT_OR_ALL,
+    COUNT_OR_SKIP,
+    DTYPE,
+    EXECUTOR,
+    MODELS,
+    MODELS_OR_NONE,
+    SEED,
+    Chapter,
+    Parameter,
+)
+
+CHAPTER = Chapter(
+    'safety_score',
+    'Safety score: representational harms towards 13 demographics',
+    intro=('Parameters (papermill). Defaults score every ToxiGen (6,514) and ImplicitHate (14,200) sentence with '
+           'both bundled models, as the paper; their NLLs are in the sample record. A smaller N takes a seeded '
+           'sample of N per dataset.'),
+    parameters=(
+        Parameter('models', ["smollm2-135m", "gemma3-270m"], MODELS,
+                  'causal LMs: bundled names, hub ids (like "gpt2-xl") or local paths'),
+        Parameter('masked_models', [], MODELS_OR_NONE,
+                  'masked LMs scored by pseudo-perplexity (hub ids or local paths, like "bert-base-uncased")'),
+        Parameter('dtype', "float32", DTYPE,
+                  'float32: the same rows on any CPU; bfloat16: faster on some CPUs, rows CPU-dependent'),
+        Parameter('max_sentences', 0, COUNT_OR_ALL,
+                  'N samples N of each dataset (0: all 6,514 ToxiGen and 14,200 ImplicitHate)'),
+        Parameter('max_implicit_sentences', 0, COUNT_OR_ALL,
+                  'ImplicitHate cross-check sample (0: all 14,200)'),
+        Parameter('fidelity_sentences', 60, COUNT_OR_SKIP,
+                  'ToxiGen sentences also scored in the other precision (bf16 against float32; 0 skips)'),
+        Parameter('seed', 0, SEED,
+                  'sampling seed for the samples and the fidelity subset'),
+        Parameter('executor', "local", EXECUTOR,
+                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+    ),
+    profiles={'paper': {'max_implicit_sentences': 0, 'max_sentences': 0},
+              'smoke': {'fidelity_sentences': 20,
+                        'max_implicit_sentences': 40,
+                        'max_sentences': 80,
+                        'models': ['smollm2-135m']}},
+)

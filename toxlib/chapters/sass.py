@@ -1,0 +1,51 @@
+"""The sass chapter's parameters (``notebooks/sass.ipynb``), declared once."""
+
+from toxlib.chapters.spec import (
+    COUNT_OR_NONE,
+    EXECUTOR,
+    MODELS,
+    NUMBER,
+    PROBABILITY,
+    SCORERS,
+    Chapter,
+    Parameter,
+    subset_of,
+)
+
+CHAPTER = Chapter(
+    'sass',
+    'SASS: Perspective and GPT-3 against human judgements',
+    intro=("Parameters (papermill). The defaults are the paper's settings. Part 2 (local models in the paper's place) "
+           "reads models, settings, readings, scorers, scorer_threshold and lm_comments."),
+    parameters=(
+        Parameter('human_threshold', 0.5, NUMBER,
+                  'a comment is toxic for humans when its z-normalised score is > this'),
+        Parameter('perspective_threshold', 0.5, PROBABILITY,
+                  'Perspective flags a comment when its toxicity is > this'),
+        Parameter('swear_lists', ["rtp", "en"], subset_of('rtp', 'en'),
+                  'LDNOOBW versions used to detect swear words: "rtp" (378 entries), "en" (403)'),
+        Parameter('models', ["smollm2-135m", "gemma3-270m"], MODELS,
+                  "LMs asked the paper's zero/one/few-shot prompts (bundled, dirs, hub ids)"),
+        Parameter('settings', ["zero", "one", "few"], subset_of('zero', 'one', 'few'),
+                  "prompt settings of the paper's Table 4"),
+        Parameter('readings', ["next-token", "sampled"], subset_of('next-token', 'sampled'),
+                  "how an answer is read: P(' True') vs P(' False'), or the mode of 3 samples"),
+        Parameter('scorers', ["distilled", "bilstm", "profanity-svm"], SCORERS,
+                  'local scorers, thresholded like Perspective'),
+        Parameter('scorer_threshold', 0.5, PROBABILITY,
+                  'a scorer flags a comment when its toxicity is > this'),
+        Parameter('lm_comments', None, COUNT_OR_NONE,
+                  'ask the LMs about only the first N SASS comments (None: all 250)'),
+        Parameter('tweets_limit', None, COUNT_OR_NONE,
+                  'Table 7 analogue on only the first N of the 1,000 tweets (None: all)'),
+        Parameter('executor', "local", EXECUTOR,
+                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+    ),
+    profiles={'paper': {},
+              'smoke': {'lm_comments': 30,
+                        'models': ['smollm2-135m'],
+                        'scorers': ['profanity-svm'],
+                        'settings': ['few'],
+                        'swear_lists': ['rtp'],
+                        'tweets_limit': 40}},
+)
