@@ -12,6 +12,7 @@ import csv
 import os
 import sys
 
+from toxlib.common.argtypes import host_name, integer_in, positive_number
 from toxlib.common.errors import InputFileError, ParameterError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.data.sources import fetch, registry
@@ -141,7 +142,7 @@ def _serve(args) -> int:
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           max_connections=args.max_connections, max_per_client=args.max_per_client,
-          request_timeout=args.request_timeout, cache=not args.no_cache)
+          request_timeout=args.request_timeout, min_upload_rate=args.min_upload_rate, cache=not args.no_cache)
     return 0
 
 
@@ -242,19 +243,26 @@ def parser() -> argparse.ArgumentParser:
     train.set_defaults(func=_train_scorer)
 
     serve = sub.add_parser("serve", help="a local Perspective-compatible endpoint (an emulation, not Perspective)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--host", default="127.0.0.1", type=host_name,
+                       help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=integer_in(1, 65535, "a port number"), default=8080, help="port (default 8080)")
     serve.add_argument("--scorer", default="distilled", help="toxlib scorer behind it (default distilled)")
-    serve.add_argument("--max-body", type=int, default=65536, help="largest request body in bytes (default 65536)")
-    serve.add_argument("--max-waiting", type=int, default=64,
+    serve.add_argument("--max-body", type=integer_in(1024, 64 * 2**20, "a number of bytes"), default=65536,
+                       help="largest analyze body in bytes, before and after gzip decoding (default 65536; a /batch "
+                            "may be 100 times larger)")
+    serve.add_argument("--max-waiting", type=integer_in(1, 100_000, "a number of requests"), default=64,
                        help="requests that may wait to be scored before new ones get 429 (default 64)")
-    serve.add_argument("--max-connections", type=int, default=512,
+    serve.add_argument("--max-connections", type=integer_in(1, 100_000, "a number of connections"), default=512,
                        help="connections still sending their request, from all clients; beyond it the oldest is "
                             "closed with 503 (default 512)")
-    serve.add_argument("--max-per-client", type=int, default=32,
+    serve.add_argument("--max-per-client", type=integer_in(1, 100_000, "a number of connections"), default=32,
                        help="the same per client address (default 32)")
-    serve.add_argument("--request-timeout", type=float, default=5.0,
-                       help="seconds a connection gets to send a whole request, else 408 (default 5)")
+    serve.add_argument("--request-timeout", type=positive_number("seconds", "5 or 0.5"), default=5.0,
+                       help="seconds a request may go without sending a byte before it gets 408 (default 5); a long "
+                            "upload is not cut while its bytes keep coming (--min-upload-rate)")
+    serve.add_argument("--min-upload-rate", type=positive_number("bytes per second", "1000"), default=1000.0,
+                       help="bytes per second a request must average once its first --request-timeout seconds are "
+                            "spent, else 408 (default 1000); a request that keeps sending this fast is never cut")
     serve.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     serve.set_defaults(func=_serve)
 
