@@ -91,9 +91,40 @@ def read_text_lines(data: bytes, where: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _score(args) -> int:
-    from toxlib.scorers import score  # heavy: torch, only when scoring
+#: the exit status of a Unix tool killed by SIGPIPE (128 + 13), as a shell reports it: ``score`` exits with it, quietly,
+#: when the reader of its output has gone (``| head -1``)
+CLOSED_PIPE_EXIT = 141
 
+
+def truncation_notes(scorer, texts: list[str]) -> list[str]:
+    """For each text, "" when ``scorer`` reads all of it, else e.g. "first 128 of 2500002 tokens" (what it read)."""
+    return ["" if cut is None else f"{scorer.window_side} {cut[0]} of {cut[1]} {scorer.window_unit}"
+            for cut in scorer.truncation(texts)]
+
+
+def write_to_stdout(write) -> int | None:
+    """Run ``write()`` (which writes to ``sys.stdout``) and flush. None when it all went out; ``CLOSED_PIPE_EXIT``
+    when the reader has gone (EPIPE), with nothing printed, as Unix tools do; ToxlibError for any other failure
+    (a full disk: ENOSPC). After a failure, standard output is pointed at /dev/null, so the interpreter's own flush
+    at exit does not fail again with a traceback."""
+    try:
+        write()
+        sys.stdout.flush()
+        return None
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if isinstance(exc, BrokenPipeError):
+            return CLOSED_PIPE_EXIT
+        raise ToxlibError(f"cannot write the scores to standard output ({exc.strerror or exc}); free space there or "
+                          "write them elsewhere: python -m toxlib score FILE > other/place/scores.csv") from None
+
+
+def _score(args) -> int:
+    from toxlib.scorers import get_scorer  # heavy: torch, only when scoring
+
+    if sys.stdout is None:  # file descriptor 1 was closed when Python started (>&-)
+        raise ToxlibError("standard output is closed, so the scores would be lost; send it to a file or a pipe: "
+                          "python -m toxlib score FILE > scores.csv")
     if args.file and args.file != "-":
         try:
             with open(args.file, "rb") as f:
@@ -107,12 +138,20 @@ def _score(args) -> int:
     if not texts:
         where = args.file if args.file not in (None, "-") else "standard input"
         raise InputFileError(f"{where} holds no lines to score; give one text per line")
-    table = score(texts, scorer=args.scorer, cache=not args.no_cache)
+    scorer = get_scorer(args.scorer)
+    table = scorer.score(texts, cache=not args.no_cache)
     table.insert(0, "text", texts)
     table.insert(0, "line", range(1, len(texts) + 1))
+    table["truncated"] = truncation_notes(scorer, texts)
     # every text field quoted: a text holding "\r" (one line: lines split on "\n" only) or a comma reads back as
     # one field with pandas and the csv module alike
-    table.to_csv(sys.stdout, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    stopped = write_to_stdout(lambda: table.to_csv(sys.stdout, index=False, quoting=csv.QUOTE_NONNUMERIC))
+    if stopped is not None:
+        return stopped
+    cut = int((table["truncated"] != "").sum())
+    if cut:
+        print(f"note: {cut} of {len(table)} text(s) are longer than the {scorer.name} scorer reads and were scored on "
+              f"their {scorer.window_side} {scorer.window} {scorer.window_unit} (column truncated)", file=sys.stderr)
     failed = int(table["error"].notna().sum())
     if failed == len(table):
         print(f"error: every one of the {failed} text(s) failed to score; first error: {table['error'].iloc[0]}",
@@ -226,7 +265,9 @@ def parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
     score.add_argument("file", nargs="?", help="UTF-8 text file, one text per line, split on newlines only "
-                       "(default or -: stdin); the CSV starts with each text's line number and the text")
+                       "(default or -: stdin); the CSV starts with each text's line number and the text, and ends "
+                       "with truncated: empty, or how much of a text longer than the scorer reads was scored (e.g. "
+                       "first 128 of 2500002 tokens)")
     score.add_argument("--scorer", default="distilled", help="scorer name (default distilled; see toxlib.scorers)")
     score.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     score.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
