@@ -3,6 +3,7 @@ server in a thread."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -50,3 +51,19 @@ class Running:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def google_batch(parts: list[tuple[str, str, dict]], boundary: str = "===============1724565216827302468==") -> bytes:
+    """A batch body laid out byte for byte as googleapiclient 2.202's BatchHttpRequest sends it (captured from
+    that client): one application/http part per (request id, path, JSON body), LF line ends inside; a long
+    Content-ID is folded as the client's email generator folds it (HELM's request ids are whole texts)."""
+    out = []
+    for request_id, path, body in parts:
+        data = json.dumps(body)
+        fold = "\n " if len(request_id) > 40 else " "
+        out += [f"--{boundary}", "Content-Type: application/http", "MIME-Version: 1.0",
+                "Content-Transfer-Encoding: binary",
+                f"Content-ID: <7842af4e-3665-445d-9c0e-c9f484b6443c +{fold}{request_id}>",
+                "", f"POST {path}?key=KEY&alt=json HTTP/1.1", "Content-Type: application/json", "MIME-Version: 1.0",
+                "accept: application/json", "Host: 127.0.0.1", f"content-length: {len(data)}", "", data]
+    return ("\n".join(out + [f"--{boundary}--", ""])).encode()

@@ -178,10 +178,12 @@ def _train_scorer(args) -> int:
 
 def _serve(args) -> int:
     from toxlib.scorers.serve import serve  # optional: the [serve] extra (starlette, uvicorn)
+    from toxlib.scorers.serve_access import load_keys
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           max_connections=args.max_connections, max_per_client=args.max_per_client,
-          request_timeout=args.request_timeout, min_upload_rate=args.min_upload_rate, cache=not args.no_cache)
+          request_timeout=args.request_timeout, min_upload_rate=args.min_upload_rate, cache=not args.no_cache,
+          allow_remote=args.allow_remote, api_keys=load_keys(args.api_keys), access_log=args.access_log == "stderr")
     return 0
 
 
@@ -285,8 +287,15 @@ def parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="a local Perspective-compatible endpoint (an emulation, not Perspective)")
     serve.add_argument("--host", default="127.0.0.1", type=host_name,
-                       help="address to listen on (default 127.0.0.1: this machine only)")
+                       help="address to listen on (default 127.0.0.1: this machine only); any other needs "
+                            "--allow-remote and API keys")
     serve.add_argument("--port", type=integer_in(1, 65535, "a port number"), default=8080, help="port (default 8080)")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="allow a --host that other machines can reach (then API keys are required)")
+    serve.add_argument("--api-keys", metavar="FILE",
+                       help="file of API keys, one per line (# comments): a request must carry one as ?key= or "
+                            "X-Goog-Api-Key, else 403; default: the comma-separated keys in $TOXLIB_SERVE_API_KEYS, "
+                            "else no key needed")
     serve.add_argument("--scorer", default="distilled", help="toxlib scorer behind it (default distilled)")
     serve.add_argument("--max-body", type=integer_in(1024, 64 * 2**20, "a number of bytes"), default=65536,
                        help="largest analyze body in bytes, before and after gzip decoding (default 65536; a /batch "
@@ -304,6 +313,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--min-upload-rate", type=positive_number("bytes per second", "1000"), default=1000.0,
                        help="bytes per second a request must average once its first --request-timeout seconds are "
                             "spent, else 408 (default 1000); a request that keeps sending this fast is never cut")
+    serve.add_argument("--access-log", choices=["stderr", "off"], default="stderr",
+                       help="one JSON line per request to standard error (time, client address, method, path, "
+                            "status, ms, bytes, texts scored; never a text, a key or a query string), or off")
     serve.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     serve.set_defaults(func=_serve)
 

@@ -124,6 +124,12 @@ class Scorer:
             return [None] * len(texts)
         return [(self.window, n) if n > self.window else None for n in self.text_lengths(list(texts))]
 
+    def agreement(self) -> dict | None:
+        """The scorer's measured agreement with Perspective, as shipped with its weights, or None when none was
+        measured: {"reference", "texts", "attributes": {attribute: {pearson, spearman, auc, calibration_error, n,
+        n_positive}}}. The base class measured nothing."""
+        return None
+
     def _store_chunk(self, chunk: list[str], result: BatchScores, found: dict, store: ScoreStore | None) -> None:
         """Put a chunk's scores into ``found`` and its cacheable rows into ``store`` (one transaction)."""
         rows = []

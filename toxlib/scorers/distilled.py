@@ -209,6 +209,13 @@ class DistilledScorer(Scorer):
             tokenizer = AutoTokenizer.from_pretrained(encoder_dir())
         return [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
 
+    def agreement(self) -> dict:
+        """Agreement with Perspective on the held-out RealToxicityPrompts texts, from ``training.json``."""
+        return {"reference": "Perspective API scores recorded in RealToxicityPrompts (Gehman et al., 2020) for "
+                             "held-out records: texts that neither trained nor calibrated the scorer",
+                "weights": self.metadata["version"], "texts": self.metadata["held_out_texts"],
+                "attributes": {a: dict(self.metadata["held_out"][a]) for a in TARGETS}}
+
     def score_batch(self, texts: list[str]) -> BatchScores:
         scores = predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device)
         if self.calibrators is not None:
