@@ -193,11 +193,11 @@ def _bench(args) -> int:
 
         return main_record_cost(args)
     # heavy: the benchmarks load models; the distributed one needs the [ray] extra
-    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput
+    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput, serve_capacity
 
     mains = {"distributed": distributed.main_distributed, "ceilings": ceilings.main_ceilings,
              "perplexity": roofline.main_perplexity, "self-debias": roofline.main_self_debias,
-             "score": scorer_throughput.main_score}
+             "score": scorer_throughput.main_score, "serve": serve_capacity.main_serve}
     return mains.get(args.what, generation.main_generate)(args)
 
 
@@ -349,6 +349,17 @@ def parser() -> argparse.ArgumentParser:
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
+    srv = bench_sub.add_parser("serve", help="texts/s and 50th/99th percentile latency of toxlib serve under 1, 8 and "
+                               "64 concurrent clients on 127.0.0.1, single requests and batches (needs [serve])")
+    srv.add_argument("--scorer", default="distilled", help="scorer behind the server (default distilled)")
+    srv.add_argument("--clients", nargs="+", type=integer_in(1, 256, "a number of clients"), default=[1, 8, 64],
+                     help="numbers of concurrent clients (default 1 8 64)")
+    srv.add_argument("--seconds", type=positive_number("seconds", "5"), default=5.0,
+                     help="seconds each (request kind, clients) cell runs (default 5)")
+    srv.add_argument("--batch", type=integer_in(1, 100, "a number of requests"), default=25,
+                     help="analyze requests per batch request (default 25, as the RealToxicityPrompts scripts send)")
+    srv.add_argument("--compare-coalescing", action="store_true",
+                     help="also time single requests against a server that scores each request on its own")
     cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter group at "
                                 "the rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
     cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. toxlib/benchmarks/runs/*.jsonl); "
