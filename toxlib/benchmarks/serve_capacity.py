@@ -35,6 +35,7 @@ import torch
 
 from toxlib.benchmarks.scorer_throughput import bench_texts
 from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.scorers import get_scorer
 from toxlib.scorers.serve_wire import ANALYZE_PATH
 
 #: Perspective's default quota, as lm-evaluation-harness's metric.py states it (requests per second)
@@ -182,8 +183,6 @@ def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], s
 def main_serve(args) -> int:
     """The ``bench serve`` command: one line per cell, then one JSON object."""
     texts = bench_texts(4000)
-    from toxlib.scorers import get_scorer
-
     loaded = get_scorer(args.scorer)  # the scorer the server will load (its weights are read, not its network)
     version, attribute = loaded.version, ("toxicity" if "toxicity" in loaded.attributes else loaded.attributes[0])
     print(f"toxlib serve with {args.scorer}@{version} on 127.0.0.1, {args.seconds:g} s per cell, {describe_cpu()}",
