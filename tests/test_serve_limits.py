@@ -55,12 +55,12 @@ def analyze_body(text: str) -> bytes:
 
 
 def test_an_upload_that_keeps_coming_is_answered_however_long_it_takes():
-    """Four times the time-out in all, never silent as long as it, at 5,000 bytes/s (the least rate is 1,000): a
-    deadline for the whole request cut this off with 408 after 0.4 s."""
+    """More than twice the time-out in all, never silent for long, at 5,000 bytes/s (the least rate is 1,000): a
+    deadline for the whole request cut this off with 408 after 0.6 s."""
     body = analyze_body("y" * 7000)
-    with guarded(timeout=0.4) as running:
+    with guarded(timeout=0.6) as running:
         answer, seconds = trickle(running.port, body, chunk=500, pause=0.1)
-    assert seconds > 1.4 and answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert seconds > 1.3 and answer.startswith(b"HTTP/1.1 200"), answer[:300]
 
 
 def test_a_trickle_below_the_least_rate_is_cut_although_it_is_never_silent():
@@ -74,9 +74,9 @@ def test_a_trickle_below_the_least_rate_is_cut_although_it_is_never_silent():
 
 def test_silence_as_long_as_the_time_out_is_cut_with_a_message_that_says_so():
     with guarded(timeout=0.4) as running:
-        answer, seconds = trickle(running.port, analyze_body("hello"), chunk=20, pause=0.6)
+        answer, seconds = trickle(running.port, analyze_body("hello"), chunk=20, pause=1.0)
     head, _, payload = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 408") and seconds < 3
+    assert head.startswith(b"HTTP/1.1 408") and seconds < 3.5
     assert "No bytes of the request arrived for 0.4 s" in json.loads(payload)["error"]["message"]
 
 

@@ -171,12 +171,18 @@ def test_requests_that_arrive_while_the_scorer_is_busy_are_scored_together(coale
     scorer = SlowCounting()
     texts = [f"text {'x' * i}" for i in range(9)]
     with Running(make_app(scorer, cache=False, coalesce=coalesce)) as running:
+        def waiting(n: int) -> None:  # until n requests wait for the scorer or are being scored (/healthz)
+            deadline = time.monotonic() + 15
+            while requests.get(running.url.removesuffix(ANALYZE_PATH) + "/healthz", timeout=5).json()["waiting"] < n:
+                assert time.monotonic() < deadline, f"{n} requests did not arrive"
+                time.sleep(0.05)
+
         with ThreadPoolExecutor(9) as pool:
-            first = pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": texts[0]}}, timeout=20)
-            time.sleep(0.3)  # the first call is under way; the others queue behind it
-            rest = [pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": t}}, timeout=20)
+            first = pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": texts[0]}}, timeout=30)
+            waiting(1)  # the first call is under way; the others queue behind it
+            rest = [pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": t}}, timeout=30)
                     for t in texts[1:]]
-            time.sleep(0.5)
+            waiting(9)
             scorer.release.set()
             replies = [first.result(), *(f.result() for f in rest)]
     values = [r.json()["attributeScores"]["TOXICITY"]["summaryScore"]["value"] for r in replies]
