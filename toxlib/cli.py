@@ -13,6 +13,7 @@ import csv
 import os
 import sys
 
+from toxlib.common.argtypes import host_name, integer_in, positive_number
 from toxlib.common.errors import InputFileError, ParameterError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.data.sources import fetch, registry
@@ -112,9 +113,40 @@ def read_text_lines(data: bytes, where: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _score(args) -> int:
-    from toxlib.scorers import score  # heavy: torch, only when scoring
+#: the exit status of a Unix tool killed by SIGPIPE (128 + 13), as a shell reports it: ``score`` exits with it, quietly,
+#: when the reader of its output has gone (``| head -1``)
+CLOSED_PIPE_EXIT = 141
 
+
+def truncation_notes(scorer, texts: list[str]) -> list[str]:
+    """For each text, "" when ``scorer`` reads all of it, else e.g. "first 128 of 2500002 tokens" (what it read)."""
+    return ["" if cut is None else f"{scorer.window_side} {cut[0]} of {cut[1]} {scorer.window_unit}"
+            for cut in scorer.truncation(texts)]
+
+
+def write_to_stdout(write) -> int | None:
+    """Run ``write()`` (which writes to ``sys.stdout``) and flush. None when it all went out; ``CLOSED_PIPE_EXIT``
+    when the reader has gone (EPIPE), with nothing printed, as Unix tools do; ToxlibError for any other failure
+    (a full disk: ENOSPC). After a failure, standard output is pointed at /dev/null, so the interpreter's own flush
+    at exit does not fail again with a traceback."""
+    try:
+        write()
+        sys.stdout.flush()
+        return None
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if isinstance(exc, BrokenPipeError):
+            return CLOSED_PIPE_EXIT
+        raise ToxlibError(f"cannot write the scores to standard output ({exc.strerror or exc}); free space there or "
+                          "write them elsewhere: python -m toxlib score FILE > other/place/scores.csv") from None
+
+
+def _score(args) -> int:
+    from toxlib.scorers import get_scorer  # heavy: torch, only when scoring
+
+    if sys.stdout is None:  # file descriptor 1 was closed when Python started (>&-)
+        raise ToxlibError("standard output is closed, so the scores would be lost; send it to a file or a pipe: "
+                          "python -m toxlib score FILE > scores.csv")
     if args.file and args.file != "-":
         try:
             with open(args.file, "rb") as f:
@@ -128,12 +160,20 @@ def _score(args) -> int:
     if not texts:
         where = args.file if args.file not in (None, "-") else "standard input"
         raise InputFileError(f"{where} holds no lines to score; give one text per line")
-    table = score(texts, scorer=args.scorer, cache=not args.no_cache)
+    scorer = get_scorer(args.scorer)
+    table = scorer.score(texts, cache=not args.no_cache)
     table.insert(0, "text", texts)
     table.insert(0, "line", range(1, len(texts) + 1))
+    table["truncated"] = truncation_notes(scorer, texts)
     # every text field quoted: a text holding "\r" (one line: lines split on "\n" only) or a comma reads back as
     # one field with pandas and the csv module alike
-    table.to_csv(sys.stdout, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    stopped = write_to_stdout(lambda: table.to_csv(sys.stdout, index=False, quoting=csv.QUOTE_NONNUMERIC))
+    if stopped is not None:
+        return stopped
+    cut = int((table["truncated"] != "").sum())
+    if cut:
+        print(f"note: {cut} of {len(table)} text(s) are longer than the {scorer.name} scorer reads and were scored on "
+              f"their {scorer.window_side} {scorer.window} {scorer.window_unit} (column truncated)", file=sys.stderr)
     failed = int(table["error"].notna().sum())
     if failed == len(table):
         print(f"error: every one of the {failed} text(s) failed to score; first error: {table['error'].iloc[0]}",
@@ -160,10 +200,12 @@ def _train_scorer(args) -> int:
 
 def _serve(args) -> int:
     from toxlib.scorers.serve import serve  # optional: the [serve] extra (starlette, uvicorn)
+    from toxlib.scorers.serve_access import load_keys
 
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           max_connections=args.max_connections, max_per_client=args.max_per_client,
-          request_timeout=args.request_timeout, cache=not args.no_cache)
+          request_timeout=args.request_timeout, min_upload_rate=args.min_upload_rate, cache=not args.no_cache,
+          allow_remote=args.allow_remote, api_keys=load_keys(args.api_keys), access_log=args.access_log == "stderr")
     return 0
 
 
@@ -173,11 +215,11 @@ def _bench(args) -> int:
 
         return main_record_cost(args)
     # heavy: the benchmarks load models; the distributed one needs the [ray] extra
-    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput
+    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput, serve_capacity
 
     mains = {"distributed": distributed.main_distributed, "ceilings": ceilings.main_ceilings,
              "perplexity": roofline.main_perplexity, "self-debias": roofline.main_self_debias,
-             "score": scorer_throughput.main_score}
+             "score": scorer_throughput.main_score, "serve": serve_capacity.main_serve}
     return mains.get(args.what, generation.main_generate)(args)
 
 
@@ -289,7 +331,9 @@ def parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
     score.add_argument("file", nargs="?", help="UTF-8 text file, one text per line, split on newlines only "
-                       "(default or -: stdin); the CSV starts with each text's line number and the text")
+                       "(default or -: stdin); the CSV starts with each text's line number and the text, and ends "
+                       "with truncated: empty, or how much of a text longer than the scorer reads was scored (e.g. "
+                       "first 128 of 2500002 tokens)")
     score.add_argument("--scorer", default="distilled", help="scorer name (default distilled; see toxlib.scorers)")
     score.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     score.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
@@ -306,19 +350,36 @@ def parser() -> argparse.ArgumentParser:
     train.set_defaults(func=_train_scorer)
 
     serve = sub.add_parser("serve", help="a local Perspective-compatible endpoint (an emulation, not Perspective)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--host", default="127.0.0.1", type=host_name,
+                       help="address to listen on (default 127.0.0.1: this machine only); any other needs "
+                            "--allow-remote and API keys")
+    serve.add_argument("--port", type=integer_in(1, 65535, "a port number"), default=8080, help="port (default 8080)")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="allow a --host that other machines can reach (then API keys are required)")
+    serve.add_argument("--api-keys", metavar="FILE",
+                       help="file of API keys, one per line (# comments): a request must carry one as ?key= or "
+                            "X-Goog-Api-Key, else 403; default: the comma-separated keys in $TOXLIB_SERVE_API_KEYS, "
+                            "else no key needed")
     serve.add_argument("--scorer", default="distilled", help="toxlib scorer behind it (default distilled)")
-    serve.add_argument("--max-body", type=int, default=65536, help="largest request body in bytes (default 65536)")
-    serve.add_argument("--max-waiting", type=int, default=64,
+    serve.add_argument("--max-body", type=integer_in(1024, 64 * 2**20, "a number of bytes"), default=65536,
+                       help="largest analyze body in bytes, before and after gzip decoding (default 65536; a /batch "
+                            "may be 100 times larger)")
+    serve.add_argument("--max-waiting", type=integer_in(1, 100_000, "a number of requests"), default=64,
                        help="requests that may wait to be scored before new ones get 429 (default 64)")
-    serve.add_argument("--max-connections", type=int, default=512,
+    serve.add_argument("--max-connections", type=integer_in(1, 100_000, "a number of connections"), default=512,
                        help="connections still sending their request, from all clients; beyond it the oldest is "
                             "closed with 503 (default 512)")
-    serve.add_argument("--max-per-client", type=int, default=32,
+    serve.add_argument("--max-per-client", type=integer_in(1, 100_000, "a number of connections"), default=32,
                        help="the same per client address (default 32)")
-    serve.add_argument("--request-timeout", type=float, default=5.0,
-                       help="seconds a connection gets to send a whole request, else 408 (default 5)")
+    serve.add_argument("--request-timeout", type=positive_number("seconds", "5 or 0.5"), default=5.0,
+                       help="seconds a request may go without sending a byte before it gets 408 (default 5); a long "
+                            "upload is not cut while its bytes keep coming (--min-upload-rate)")
+    serve.add_argument("--min-upload-rate", type=positive_number("bytes per second", "1000"), default=1000.0,
+                       help="bytes per second a request must average once its first --request-timeout seconds are "
+                            "spent, else 408 (default 1000); a request that keeps sending this fast is never cut")
+    serve.add_argument("--access-log", choices=["stderr", "off"], default="stderr",
+                       help="one JSON line per request to standard error (time, client address, method, path, "
+                            "status, ms, bytes, texts scored; never a text, a key or a query string), or off")
     serve.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     serve.set_defaults(func=_serve)
 
@@ -352,6 +413,17 @@ def parser() -> argparse.ArgumentParser:
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
+    srv = bench_sub.add_parser("serve", help="texts/s and 50th/99th percentile latency of toxlib serve under 1, 8 and "
+                               "64 concurrent clients on 127.0.0.1, single requests and batches (needs [serve])")
+    srv.add_argument("--scorer", default="distilled", help="scorer behind the server (default distilled)")
+    srv.add_argument("--clients", nargs="+", type=integer_in(1, 256, "a number of clients"), default=[1, 8, 64],
+                     help="numbers of concurrent clients (default 1 8 64)")
+    srv.add_argument("--seconds", type=positive_number("seconds", "5"), default=5.0,
+                     help="seconds each (request kind, clients) cell runs (default 5)")
+    srv.add_argument("--batch", type=integer_in(1, 100, "a number of requests"), default=25,
+                     help="analyze requests per batch request (default 25, as the RealToxicityPrompts scripts send)")
+    srv.add_argument("--compare-coalescing", action="store_true",
+                     help="also time single requests against a server that scores each request on its own")
     cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter group at "
                                 "the rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
     cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. toxlib/benchmarks/runs/*.jsonl); "

@@ -130,7 +130,7 @@ def test_cli_scores_lines_from_stdin():
     out = subprocess.run([sys.executable, "-m", "toxlib", "score", "--scorer", "profanity-svm", "--no-cache"],
                          input="hello friend\nfuck off\n", capture_output=True, text=True, timeout=300)
     lines = out.stdout.strip().splitlines()
-    assert lines[0] == '"line","text","profanity","scorer","version","error"' and len(lines) == 3
+    assert lines[0] == '"line","text","profanity","scorer","version","error","truncated"' and len(lines) == 3
     assert lines[1].startswith('1,"hello friend",') and lines[2].startswith('2,"fuck off",')
     assert float(lines[2].split(",")[2]) > 0.9 > 0.1 > float(lines[1].split(",")[2])
 

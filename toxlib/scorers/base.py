@@ -99,6 +99,11 @@ class Scorer:
     attributes: tuple[str, ...] = ()
     chunk_size: int = 512
     description: str = ""
+    #: how much of a text the scorer reads: None (all of it), or this many of its units (``window_unit``) from the
+    #: ``window_side`` ("first" or "last") end; ``truncation`` says which texts are longer
+    window: int | None = None
+    window_unit: str = "tokens"
+    window_side: str = "first"
 
     @property
     def key(self) -> str:
@@ -107,6 +112,23 @@ class Scorer:
 
     def score_batch(self, texts: list[str]) -> BatchScores:
         raise NotImplementedError
+
+    def text_lengths(self, texts: list[str]) -> list[int]:
+        """Each text's length in ``window_unit``, as the scorer counts it; only scorers with a ``window`` need it."""
+        raise NotImplementedError(f"{type(self).__name__} sets a window but does not count its units")
+
+    def truncation(self, texts: list[str]) -> list[tuple[int, int] | None]:
+        """For each text, None when the scorer reads all of it, else (units read, units in the text): a text longer
+        than ``window`` is scored on ``window`` of its units, the rest unseen."""
+        if self.window is None:
+            return [None] * len(texts)
+        return [(self.window, n) if n > self.window else None for n in self.text_lengths(list(texts))]
+
+    def agreement(self) -> dict | None:
+        """The scorer's measured agreement with Perspective, as shipped with its weights, or None when none was
+        measured: {"reference", "texts", "attributes": {attribute: {pearson, spearman, auc, calibration_error, n,
+        n_positive}}}. The base class measured nothing."""
+        return None
 
     def _store_chunk(self, chunk: list[str], result: BatchScores, found: dict, store: ScoreStore | None) -> None:
         """Put a chunk's scores into ``found`` and its cacheable rows into ``store`` (one transaction)."""

