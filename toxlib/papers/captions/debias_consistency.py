@@ -1,11 +1,12 @@
 """Captions of the consistency-protocol chapter (``notebooks/debias_consistency.ipynb``; Morabito, Kabbara & Emami
 2023; its Tables 3-5).
 
-Fields the chapter binds from its parameters: ``seed``, ``n_prompts``, ``scorer``, ``models``, ``max_new_tokens``,
-``dtype``, ``num_beams``, ``alpha``; computed in the chapter: ``sd_decoding`` (``note_sd_greedy`` or ``note_sd_beams``) and
-``decoding_note`` (``note_decoding``: how the continuations were decoded and scored; the claims' notes and the
-attribute tables' captions, which ``debias.show_attribute_tables`` writes, quote it too). ``fig_conditions`` is
-the note ``debias.conditions_figure`` puts in brackets at the end of the figure's title.
+Fields the chapter binds from its parameters (all of them): ``seed``, ``n_prompts``, ``scorer``, ``models``,
+``max_new_tokens``, ``dtype``, ``num_beams``, ``alpha``; computed in the chapter: ``sd_decoding``
+(``note_sd_greedy`` or ``note_sd_beams``) and ``decoding_note`` (``note_decoding``: how the continuations were
+decoded and scored; the claims' notes and the attribute tables' captions, which ``debias.show_attribute_tables``
+writes, quote it too). ``fig_conditions`` is the note ``debias.conditions_figure`` puts in brackets at the end of
+the figure's title.
 """
 
 from toxlib.report.captions import Captions
