@@ -1,5 +1,5 @@
-"""Command line: ``python -m toxlib {data,chapters,run,book,score,train-scorer,serve,bench,record} ...`` (see each
-``--help``).
+"""Command line: ``python -m toxlib {data,chapters,report,run,book,score,train-scorer,serve,bench,record} ...``
+(see each ``--help``).
 
 Each subcommand imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without
 torch, and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve``
@@ -75,6 +75,44 @@ def _chapters(args) -> int:
         for p in declared.parameters:
             print(f"  {p.name} = {p.default!r}: {p.check.allows}; {p.help}")
     return 0
+
+
+def short_name(model: str) -> str:
+    """The name a report gives a model when none is given: a bundled name as it is, a folder's or hub id's last
+    part."""
+    from pathlib import Path
+
+    return Path(model.rstrip("/")).name or model
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from toxlib.models import BUNDLED
+    from toxlib.reportcard.card import estimate_text, plan_report, run_report  # optional: the [book] extra
+
+    names = args.name or [short_name(m) for m in args.model]
+    if len(names) != len(args.model) or len(set(names)) != len(names):
+        raise ParameterError(f"give one distinct --name per --model ({len(args.model)} models, names {names}), "
+                             "or none")
+    status = 0
+    for model, name in zip(args.model, names):
+        given = {} if model == name and model in BUNDLED else {name: model}
+        planned = plan_report(name, args.budget, given, device=args.device, executor=args.executor,
+                              chapters=args.chapters, calibrate=not args.no_calibrate)
+        print(estimate_text(planned), flush=True)
+        if args.dry_run:
+            continue
+        report = run_report(planned, Path(args.out) / name)
+        failed = [r.stem for r in report.runs if r.status == "failed"]
+        counts = {}
+        for row in report.rows:
+            counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+        print(f"{name}: {len(report.rows)} claims ({', '.join(f'{n} {v}' for v, n in counts.items())}) in "
+              f"{report.wall_s / 60:.1f} min; page: {report.page}"
+              + (f"; failed: {', '.join(failed)}" if failed else ""))
+        status = status or (1 if failed else 0)
+    return status
 
 
 def _book(args) -> int:
@@ -306,6 +344,29 @@ def parser() -> argparse.ArgumentParser:
                           "from its declaration")
     chapters.set_defaults(func=_chapters)
 
+    report = sub.add_parser("report", help="your model's report card: the papers' protocols on any model, every "
+                            "claim's verdict beside the bundled models and the papers (prints its estimate first)")
+    report.add_argument("--model", required=True, action="append", help="a bundled name, a local folder saved with "
+                        "save_pretrained, or a hub id (repeat for several models: one report each)")
+    report.add_argument("--name", action="append", help="the short name tables and claims give the model (one per "
+                        "--model; default: the folder's or hub id's last part)")
+    report.add_argument("--budget", default="quick", choices=["smoke", "quick", "decide", "paper"],
+                        help="smoke: seconds, decides nothing; quick (default): about ten minutes for a 135M model "
+                        "on 2 CPU cores; decide: the book's sizes; paper: the papers' sizes")
+    report.add_argument("--dry-run", action="store_true", help="print the estimate only")
+    report.add_argument("--device", choices=["cpu", "cuda"], help="where the model runs (default: the GPU when "
+                        "present)")
+    report.add_argument("--executor", choices=["local", "ray"], help="run generation and scoring on a Ray cluster "
+                        "(RAY_ADDRESS) instead of this process")
+    report.add_argument("--chapters", nargs="+", choices=["rtp_unprompted", "rtp_prompted", "rtp_detox", "sass",
+                                                          "debias_consistency", "safety_score"],
+                        help="only these chapters (default: every chapter whose claims concern a model)")
+    report.add_argument("--out", default="reports", help="the folder that holds one report folder per model "
+                        "(default: reports/; an interrupted report there resumes)")
+    report.add_argument("--no-calibrate", action="store_true", help="estimate from the parameter count instead of "
+                        "timing the model here")
+    report.set_defaults(func=_report)
+
     run = sub.add_parser("run", help="execute one notebook with papermill")
     run.add_argument("notebook", help="path of the .ipynb file")
     run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
@@ -470,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     except ToxlibError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of the output has gone (| head): quiet, as Unix tools are
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE_EXIT
 
 
 if __name__ == "__main__":
