@@ -18,6 +18,10 @@ loop; beam search goes to ``model.generate`` (batched, left padded to the same w
 
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
 batched generation does; it changes nothing while prompt + continuation is shorter than the window (512 tokens).
+
+On a GPU, sampled and greedy batches without logits processors go to :mod:`toxlib.generate.static_decode` (a static
+cache, CUDA graphs, the batch-wide nucleus, no host synchronisation inside a step); everything on a CPU runs the
+loop below, unchanged.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import torch
 from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument, preallocated_cache
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
+from toxlib.generate.static_decode import reason_not_static, static_decode_batch
 from toxlib.models.batching import MIN_ROWS, companions, pad
 from toxlib.models.length_groups import window as sliding_window
 
@@ -126,6 +131,9 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
     prompt width (None: the longest prompt); pass one fixed by the prompts' own lengths for batch invariance.
     Returns the new token ids per row in the same order, each ending at (and including) its first stop token.
     """
+    device = next(model.parameters()).device
+    if device.type == "cuda" and reason_not_static(model, config, processors, _width(prompt_ids, width)) is None:
+        return static_decode_batch(model, prompt_ids, config, uniforms, stop_ids, pad_id, stats, width)
     n = config.num_samples
     rows = len(prompt_ids) * n
     copies = companions(rows)
@@ -134,7 +142,6 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
         return decode_batch(model, prompt_ids * copies, config, more, stop_ids, pad_id, processors, stats,
                             width)[:rows]
     processors = processors or []
-    device = next(model.parameters()).device
     # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
     logits, cache, ids, mask, position = batch_invariant_prefill(model, prompt_ids, pad_id, config.max_new_tokens,
                                                                  width)
@@ -179,6 +186,11 @@ def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uni
                     **cache_argument(model, cache), use_cache=True)
         logits = out.logits[:, -1]
     return [_cut(row, stop_ids) for row in new_tokens.tolist()]
+
+
+def _width(prompt_ids: list[list[int]], width: int | None) -> int:
+    """The padded prompt width of a batch (``width``, or its longest prompt)."""
+    return width if width is not None else max(len(p) for p in prompt_ids)
 
 
 def _cut(tokens: list[int], stop_ids: tuple[int, ...]) -> list[int]:
