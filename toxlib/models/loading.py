@@ -216,10 +216,11 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
 
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
       model, or a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache).
-    device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. threads: CPU threads (default: the
-      usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None for fp32 on CPU and bf16/fp16 on
-      CUDA (float64: norms and rotary embeddings in float64 too, the precision whose rows depend least on the
-      CPU: ``toxlib.models.float64``).
+    device: "cpu", "cuda", "cuda:1", ... or None/"auto" for CUDA when available. threads: CPU threads (default:
+      the usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None/"auto" for float32 on any device
+      (bf16 is opt-in; float64: norms and rotary embeddings in float64 too, the precision whose rows depend least
+      on the CPU: ``toxlib.models.float64``). Rows computed on a GPU are cached apart from a CPU's
+      (``toxlib.models.device.kernel_key``).
     kind: "causal" (generation, perplexity) or "masked" (pseudo-perplexity; hub ids and local directories only).
     """
     if kind not in ("causal", "masked"):

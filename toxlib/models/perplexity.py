@@ -20,6 +20,7 @@ from toxlib.common.progress import tqdm
 from toxlib.executors import resolve_executor
 from toxlib.executors.blocks import chunked_rows
 from toxlib.models.batching import MIN_ROWS, companions, length_batches, packs, pad, shifted_exp
+from toxlib.models.device import kernel_key
 from toxlib.models.length_groups import can_share_a_pass, hidden_states
 from toxlib.models.lm_head import head_logits
 from toxlib.models.loading import text_config
@@ -171,8 +172,10 @@ def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: 
 
 
 def model_key(lm, method: str) -> str:
-    """Cache key of a model's sentence scores: method (with its version), weights, dtype."""
-    return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}"
+    """Cache key of a model's sentence scores: method (with its version), weights, dtype, and on a GPU the device
+    class (``toxlib.models.device.kernel_key``: "|cuda"; nothing on a CPU, whose keys the record holds)."""
+    kernels = kernel_key(lm.device)
+    return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}" + (f"|{kernels}" if kernels else "")
 
 
 def nll_rows(lm, texts: list[str], method: str) -> list[tuple[str, int, float]]:
@@ -225,7 +228,9 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
 def describes(lm, **settings) -> dict:
     """What an NLL key stands for, for the record's provenance: the model's name (the key holds only its weights),
     weights, precision and ``settings``."""
-    return {"model": lm.name, "weights": lm.weights_id, "dtype": str(lm.dtype).removeprefix("torch."), **settings}
+    kernels = kernel_key(lm.device)
+    return {"model": lm.name, "weights": lm.weights_id, "dtype": str(lm.dtype).removeprefix("torch."),
+            **({"kernels": kernels} if kernels else {}), **settings}
 
 
 def through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc,
