@@ -13,8 +13,8 @@ of ``nucleus_sample``: the same top-k, the same float64 normalisation of the can
 again with more slots (``NucleusSlots.grown``). With the default slots (every row at every stage) nothing can
 overflow.
 
-On a CPU the row sums of the exponentials are the row-by-row sums of ``shifted_exp`` (the bits ``nucleus_sample``
-uses); on a GPU one batched sum (one kernel instead of one per row; within ~1e-7 of the float64 sum as well).
+The exponentials and their row sums are ``toxlib.models.batching.shifted_exp``'s, as ``nucleus_sample``'s (on a
+GPU one batched sum, not one kernel per row).
 """
 
 from __future__ import annotations
@@ -91,23 +91,6 @@ def default_slots(rows: int, vocab: int, names: tuple, free_bytes: int | None = 
     return tuple(out)
 
 
-def _row_sums(expo: torch.Tensor) -> torch.Tensor:
-    """Row sums (rows,) float64 of (rows, V) float32: ``shifted_exp``'s row-by-row sums on a CPU (its bits), one
-    batched sum on a GPU."""
-    if expo.device.type == "cpu":
-        return torch.stack([row.sum() for row in expo]).double() if len(expo) > 1 else expo.sum(-1).double()
-    return expo.sum(-1).double()
-
-
-def _exponentials(logits: torch.Tensor, overwrite: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    if logits.device.type == "cpu":
-        expo, total, _ = shifted_exp(logits, inplace=overwrite)
-        return expo, total
-    peak = logits.amax(-1, keepdim=True)
-    expo = (logits.sub_(peak) if overwrite else logits - peak).exp_()
-    return expo, _row_sums(expo)
-
-
 def _static_groups(logits: torch.Tensor, top_p: float, top_k: int | None, ladder: tuple[int, ...],
                    state: NucleusSlots | None, overwrite: bool):
     """Yield (rows (s,) int64 indices, the sink ``len(logits)`` marking empty slots; resolved (s,) bool; probs
@@ -127,7 +110,7 @@ def _static_groups(logits: torch.Tensor, top_p: float, top_k: int | None, ladder
         return
     names = stages(vocab, top_p, ladder)
     slots = state.slots if state is not None else (rows,) * len(names)
-    expo, total = _exponentials(logits, overwrite)
+    expo, total, _ = shifted_exp(logits, inplace=overwrite)
     if names == ("all",):
         probs = expo.double()
         probs /= probs.sum(-1, keepdim=True)
