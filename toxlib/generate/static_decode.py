@@ -303,3 +303,11 @@ def _decode_steps(step: DecodeStep, logits: torch.Tensor, config: DecodingConfig
                                             state=state)
         marks.append(mark())
     return tokens, marks
+
+
+def release(model) -> None:
+    """Drop the decoding steps (static caches, CUDA graphs and their memory pools) kept for ``model``, e.g. before
+    another library's code runs on the same GPU; the next batch makes them again."""
+    _per_model.pop(model, None)
+    if next(model.parameters()).device.type == "cuda":
+        torch.cuda.empty_cache()
