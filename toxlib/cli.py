@@ -326,6 +326,10 @@ def parser() -> argparse.ArgumentParser:
                        help="audit only these kinds of rows (default: all)")
     audit.add_argument("--seed", type=int, default=0, help="which slice (default 0)")
     audit.add_argument("--keys", type=int, help="at most this many keys per kind (a quick check)")
+    audit.add_argument("--device", default=None,
+                       help="recompute on this device (default: CUDA when available, else the CPU); on a GPU the "
+                       "figures say how many of the record's CPU rows a GPU reproduces (its scorers' versions name "
+                       "the GPU, so their keys are not audited there)")
     audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key; a file "
                        "that exists is refused unless --resume)")
     audit.add_argument("--resume", action="store_true", help="take the rows of the keys --out already holds (an "

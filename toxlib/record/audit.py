@@ -228,7 +228,7 @@ def audit_generations(record: Record, key: str, n: int, seed: int, device: str |
 def audit_scores(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
     name, _, version = key.rpartition("@")
     try:
-        scorer = get_scorer(name)
+        scorer = get_scorer(name, device=device)
     except Exception as exc:
         raise NotAuditable(f"scorer {name!r} not available here ({type(exc).__name__})") from exc
     if scorer.version != version:
@@ -453,7 +453,7 @@ def main_audit(args) -> int:
             args.out, mode="a", header=False, index=False)
 
     rows = audit(n=args.slice, chapters=args.chapter, kinds=args.kind, seed=args.seed, max_keys=args.keys,
-                 earlier=earlier, on_key=keep if args.out else None)
+                 device=getattr(args, "device", None), earlier=earlier, on_key=keep if args.out else None)
     taken = set(zip(rows["kind"], rows["key"])) & set(zip(earlier["kind"], earlier["key"]))
     if len(earlier):
         print(f"resumed: {len(taken)} keys from {args.out}, {rows['key'].nunique() - len(taken)} audited now")
