@@ -184,6 +184,8 @@ def test_too_few_slots_are_flagged_and_grown_slots_give_the_ladders_tokens():
         if not bool(state.overflow):
             break
     assert not bool(state.overflow) and torch.equal(tokens, expected)
+    fitted = state.fitted(64)  # the next batch's: twice the most rows each later stage took, at least 32
+    assert fitted[0] == 64 and fitted[1:] == tuple(min(64, max(32, 2 * m)) for m in state.most.tolist()[1:])
     assert max(state.slots) < 64 or state.slots.count(64) < len(state.slots)  # fewer slots than rows did it
 
 

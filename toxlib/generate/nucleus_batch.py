@@ -71,6 +71,14 @@ class NucleusSlots:
         slots = tuple(min(rows, max(s, m, 2 * s if m > s else s)) for s, m in zip(self.slots, most))
         return NucleusSlots.of(slots, self.overflow.device, self.counted)
 
+    def fitted(self, rows: int, headroom: int = 2, least: int = 32) -> tuple[int, ...]:
+        """Slots for the next batch of the same shape after one that did not overflow: ``headroom`` times the most
+        rows each later stage took in one step (at least ``least``, at most ``rows``), every row at the first.
+        Slots a stage does not need cost a batch time at every step; too few cost a batch decoded again. Reads the
+        device."""
+        most = self.most.tolist()
+        return (rows, *(min(rows, max(least, headroom * m)) for m in most[1:]))
+
     def add_to(self, stats: NucleusStats, names: tuple) -> None:
         """Add the rows each stage resolved to ``stats`` (reads the device)."""
         for name, n in zip(names, self.resolved.tolist()):

@@ -18,7 +18,8 @@ sampler once per stage of its ladder. Here:
   * every row decodes ``max_new_tokens`` and is cut at its first stop token afterwards (the eager loop drops
     finished rows instead: the same texts), so nothing is read back until the batch ends: the tokens, and the
     sampler's overflow flag. A batch whose sampler ran out of slots is decoded again with more
-    (``NucleusSlots.grown``), so every draw is the exact nucleus's.
+    (``NucleusSlots.grown``), so every draw is the exact nucleus's; one that did not leaves the next batch of its
+    shape the slots it needed, with room to spare (``NucleusSlots.fitted``).
 TF32 stays as PyTorch leaves it (off) unless ``toxlib.models.device.tf32(True)``; bf16 only when the model was
 loaded in bf16. Rows decoded here are keyed apart from a CPU's (``toxlib.generate.config.run_key``'s kernels).
 Steering (logits processors), beam search, and a sliding-window model whose cache would pass its window take the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -102,7 +104,9 @@ class StaticLayer(DynamicLayer):
         return self.keys, self.values
 
     def get_seq_length(self) -> int:
-        raise NotImplementedError("a static layer's length is on the device; pass position_ids")
+        """The positions attention reads: the whole buffer (how many are written is on the device, in
+        ``filled``; the step passes position ids and a prepared mask, so nothing reads this to place tokens)."""
+        return self.keys.shape[-2]
 
 
 def static_cache(model, rows: int, capacity: int) -> tuple[DynamicCache, torch.Tensor]:
@@ -136,6 +140,7 @@ class DecodeStep:
         self.mask = torch.zeros((rows, 1, 1, capacity), dtype=torch.bool, device=device)
         self.graph = None
         self.logits = None
+        self.capturable = True
 
     def load(self, prefill_cache, source_rows: torch.Tensor, width: int, mask: torch.Tensor,
              last_positions: torch.Tensor) -> None:
@@ -169,7 +174,8 @@ class DecodeStep:
 
     def capture(self) -> None:
         """Record the step as a CUDA graph (after two eager warm-up steps on a side stream, whose writes the first
-        replay overwrites)."""
+        replay overwrites). A forward that cannot be captured (one that reads the device from the host, in some
+        transformers release) leaves the step eager, with a warning that says why."""
         start = self.filled.clone()
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
@@ -179,8 +185,15 @@ class DecodeStep:
                 self.filled.copy_(start)
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self.logits = self._forward()
+        try:
+            with torch.cuda.graph(graph):
+                self.logits = self._forward()
+        except RuntimeError as err:
+            warnings.warn(f"decoding steps of {type(self.model).__name__} run without CUDA graphs: the forward "
+                          f"could not be captured ({str(err).splitlines()[0]})", stacklevel=3)
+            self.capturable = False
+            self.filled.copy_(start)
+            return
         self.filled.copy_(start)
         self.graph = graph
 
@@ -262,7 +275,7 @@ def static_decode_batch(model, prompt_ids: list[list[int]], config: DecodingConf
     step = per_model.step(model, bucket, capacity_bucket(width, steps_to_run))
     step.load(prefill_cache, prompt_of, width, mask, position[:, -1])
     del prefill_cache
-    if graphs and step.graph is None:
+    if graphs and step.graph is None and step.capturable:
         step.capture()
     first = logits[prompt_of].float()
     vocab = first.shape[-1]
@@ -275,6 +288,8 @@ def static_decode_batch(model, prompt_ids: list[list[int]], config: DecodingConf
         tokens, marks = _decode_steps(step, first.clone(), config, u, state, width, mark)
         overflowed = bool(state.overflow) if config.mode == "sample" else False  # the batch's one read-back
         if not overflowed:
+            if config.mode == "sample":  # the next batch of this shape gets the slots this one needed
+                per_model.slots[(bucket, vocab)] = state.fitted(bucket)
             break
         slots = state.grown(bucket).slots
         per_model.slots[(bucket, vocab)] = slots
