@@ -70,8 +70,8 @@ def test_the_benchmark_flag_runs_on_a_random_copy_under_the_given_name(tiny_mode
 
 def test_a_fitted_row_temperature_gives_the_target_nucleus_sizes_and_travels_with_the_folder(tiny_model_dirs,
                                                                                              tmp_path):
+    from toxlib.benchmarks.prompts import bench_prompts
     from toxlib.benchmarks.random_weights import fit_folder, measured_shares, target_shares
-    from toxlib.benchmarks.roofline import bench_prompts
     from toxlib.models.random_weights import LOGIT_SCALE_FILE, RowTemperature, read_fit
 
     copy = random_weights_folder(tiny_model_dirs["llama"], tmp_path / "copy", seed=2)

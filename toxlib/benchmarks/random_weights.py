@@ -26,9 +26,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from toxlib.benchmarks.prompts import bench_prompts
 from toxlib.common.errors import ModelUnavailableError
+from toxlib.generate import RTP_SAMPLING, NucleusStats
+from toxlib.generate.api import encode_prompt, row_uniforms
+from toxlib.generate.engine import decode_batch
 from toxlib.generate.nucleus import K_LADDER
 from toxlib.generate.nucleus_batch import stages
+from toxlib.models import load
 from toxlib.models.bundled import BUNDLED, converted_dir
 from toxlib.models.random_weights import LOGIT_SCALE_FILE, direction, read_fit
 from toxlib.store.paths import model_cache_dir, written_atomically
@@ -105,7 +110,7 @@ def _random_copy(source: str | Path, dest: str | Path | None, seed: int) -> Path
 
 
 #: Share of rows each stage of the nucleus sampler's ladder resolves for a trained model: RealToxicityPrompts'
-#: sampling (25 samples, 20 new tokens, top-p 0.9) of ``toxlib.benchmarks.roofline.bench_prompts(16)`` in float32
+#: sampling (25 samples, 20 new tokens, top-p 0.9) of ``toxlib.benchmarks.prompts.bench_prompts(16)`` in float32
 #: on a CPU (``generate(..., stats=NucleusStats())``): SmolLM2-135M 8,000 rows (5,516, 2,349, 135, 0); Gemma-3-270M
 #: the first 8 of those prompts, 4,000 rows (3,122, 853, 25, 0). The H200 run with SmolLM2's real weights gave 70%,
 #: 28%, 2% on 400 prompts (toxlib/benchmarks/README.md).
@@ -195,11 +200,6 @@ def sampled(folder: Path, prompts: list[str]) -> tuple[dict, list[list[int]], li
     """(shares of rows each ladder stage resolved, each row's prompt and new token ids, each row's prompt length)
     when the model in ``folder`` (its fit applied) decodes RealToxicityPrompts' samples of ``prompts`` on the CPU
     in float32, all in one batch."""
-    from toxlib.generate import RTP_SAMPLING, NucleusStats
-    from toxlib.generate.api import encode_prompt, row_uniforms
-    from toxlib.generate.engine import decode_batch
-    from toxlib.models import load
-
     lm = load(str(folder), device="cpu", dtype="float32")
     encoded = [encode_prompt(lm, p) for p in prompts]
     n, steps = RTP_SAMPLING.num_samples, RTP_SAMPLING.max_new_tokens
@@ -216,10 +216,8 @@ def measured_shares(folder: Path, prompts: list[str]) -> dict:
     return sampled(folder, prompts)[0]
 
 
-#: generations of the fitted copy the fit's last part bisects its median scale with
+#: generations of the fitted copy whose contexts the fit reads after its first fit on the prompts
 FIT_ROUNDS = 5
-#: the bisection's bracket around the first fit's log median scale
-BRACKET = 3.0
 
 
 def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check_prompts: int = CHECK_PROMPTS,
@@ -228,38 +226,34 @@ def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check
     ``folder / LOGIT_SCALE_FILE``.
 
     First ``fit_logit_scale`` on the hidden states of ``fit_prompts`` prompts. A generation's contexts are not a
-    prompt's, though: the copy reads its own samples, and which it samples depends on the scale (a cooler copy
-    repeats itself). So the median scale a is then bisected (``rounds`` generations of ``check_prompts`` prompts x
-    25 samples, within ``BRACKET`` of the first fit's, b kept) on the share of rows the ladder's first stage
-    resolves when the copy generates, and the generation closest to ``target`` (summed absolute share differences)
-    is kept, with its ``measured_shares``. Returns the fit."""
+    prompt's: the copy reads its own samples (with tied embeddings, a sampled token makes the next row peak on
+    itself), and which it samples depends on the scale. So ``rounds`` times the copy generates (``check_prompts``
+    prompts x 25 samples) with the fit so far, the contexts it sampled from join the calibration rows, and the fit
+    is redone on all of them and averaged with the one before (a and b; a damped fixed point, since each fit moves
+    the contexts). The generation closest to ``target`` (summed absolute share differences) is kept, with its
+    ``measured_shares``; ``rounds_measured`` lists every round's. Returns the fit."""
     import transformers
-
-    from toxlib.benchmarks.roofline import bench_prompts
-    from toxlib.generate.api import encode_prompt
-    from toxlib.models import load
 
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     lm = load(str(folder), device="cpu")
-    first = fit_logit_scale(model, *calibration_rows(model, [encode_prompt(lm, p) for p in bench_prompts(fit_prompts)]),
-                            target)
-    names = list(first["target_shares"])
-    low, high, a = first["a"] - BRACKET, first["a"] + BRACKET, first["a"]
-    best = None
+    y, logits = calibration_rows(model, [encode_prompt(lm, p) for p in bench_prompts(fit_prompts)])
+    fit = fit_logit_scale(model, y, logits, target)
+    names = list(fit["target_shares"])
+    best, history = None, []
     for _ in range(rounds):
-        fit = {**first, "a": a}
         _write_fit(folder, fit)
-        shares = measured_shares(folder, bench_prompts(check_prompts))
-        distance = sum(abs(shares.get(n, 0.0) - first["target_shares"][n]) for n in names)
+        shares, sequences, firsts = sampled(folder, bench_prompts(check_prompts))
+        distance = round(sum(abs(shares.get(n, 0.0) - fit["target_shares"][n]) for n in names), 4)
+        history.append({"a": round(fit["a"], 4), "b": round(fit["b"], 4), "measured_shares": shares,
+                        "distance": distance})
         if best is None or distance < best[0]:
-            best = (distance, {**fit, "measured_shares": shares, "measured_distance": round(distance, 4)})
-        if shares.get(names[0], 0.0) < first["target_shares"][names[0]]:
-            low = a  # too few rows resolved early: a cooler copy (a larger scale)
-        else:
-            high = a
-        a = (low + high) / 2
+            best = (distance, {**fit, "measured_shares": shares, "measured_distance": distance})
+        more_y, more_logits = calibration_rows(model, sequences, firsts)
+        y, logits = torch.cat([y, more_y]), torch.cat([logits, more_logits])
+        new = fit_logit_scale(model, y, logits, target)
+        fit = {**new, "a": (fit["a"] + new["a"]) / 2, "b": (fit["b"] + new["b"]) / 2}
     fit = {**best[1], "measured_on": f"{check_prompts} prompts x 25 samples x 20 new tokens, CPU, float32",
-           "prompt_fit_a": first["a"]}
+           "rounds_measured": history}
     _write_fit(folder, fit)
     return fit
 

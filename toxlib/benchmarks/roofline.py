@@ -19,14 +19,14 @@ import torch
 
 from toxlib.benchmarks.alternatives import hf_perplexity, perplexity_batch_tokens, reference_self_debias
 from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
+from toxlib.benchmarks.prompts import bench_prompts, toxigen_sentences
 from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.build.machine import machine_description
-from toxlib.data.rtp_records import load_debias_prompts, load_rtp
-from toxlib.data.toxigen import load_toxigen
+from toxlib.data.rtp_records import load_debias_prompts
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows, encode_prompt
 from toxlib.generate.config import ENGINE_TIMING_REVISION
-from toxlib.generate.static_decode import release
+from toxlib.generate.static_decode import graphs_wanted, release
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.device import tf32, tf32_enabled
@@ -136,8 +136,6 @@ def device_facts(device) -> dict:
     device = torch.device(device)
     if device.type != "cuda":
         return {"device": str(device)}
-    from toxlib.generate.static_decode import graphs_wanted
-
     return {"device": str(device), "gpu": torch.cuda.get_device_name(device), "tf32": tf32_enabled(),
             "cuda_graphs": graphs_wanted(device)}
 
@@ -145,11 +143,6 @@ def device_facts(device) -> dict:
 def set_precision(args) -> None:
     """TF32 matmuls for this run when ``--tf32`` was given (opt-in; off by default, as PyTorch leaves it)."""
     tf32(bool(getattr(args, "tf32", False)))
-
-
-def bench_prompts(n: int, seed: int = 2020) -> list[str]:
-    """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
-    return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
 
 
 def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
@@ -171,13 +164,6 @@ def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
     denominator.measure()
     return {"tok_s": round(tokens / seconds, 1),
             "roofline_pct": percent(tokens / seconds, denominator.roofline_tok_s()), **denominator.report()}
-
-
-def toxigen_sentences(n: int) -> list[str]:
-    """n distinct ToxiGen sentences (the safety-score chapter's text), a fixed sample."""
-
-    frame = load_toxigen()
-    return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
 
 
 #: Sentences the papers' loop (one sentence per call) scores in ``bench perplexity`` at the record's shape.

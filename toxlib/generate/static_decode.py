@@ -41,7 +41,9 @@ from toxlib.generate.config import DecodingConfig
 from toxlib.generate.kv_cache import cache_argument
 from toxlib.generate.nucleus import NucleusStats
 from toxlib.generate.nucleus_batch import NucleusSlots, batch_nucleus_sample, default_slots, stages
+from toxlib.generate.prefill import batch_invariant_prefill, cut_at_stop
 from toxlib.models.device import free_memory
+from toxlib.models.gpu_memory import model_shape
 from toxlib.models.length_groups import window as sliding_window
 
 #: row buckets up to 1,024; above, multiples of 1,024
@@ -112,8 +114,6 @@ class StaticLayer(DynamicLayer):
 def static_cache(model, rows: int, capacity: int) -> tuple[DynamicCache, torch.Tensor]:
     """(a cache of ``StaticLayer``s for ``rows`` x ``capacity`` positions, zeros, in the model's dtype and device;
     its shared position ``filled``)."""
-    from toxlib.models.gpu_memory import model_shape
-
     shape = model_shape(model.config)
     parameter = next(model.parameters())
     filled = torch.zeros((), dtype=torch.long, device=parameter.device)
@@ -259,8 +259,6 @@ def static_decode_batch(model, prompt_ids: list[list[int]], config: DecodingConf
     the new token ids up to and including its first stop token. graphs: capture CUDA graphs (None:
     ``graphs_wanted``). Greedy rows take the argmax of the same float32 logits.
     """
-    from toxlib.generate.engine import _cut, batch_invariant_prefill  # the engine imports this module
-
     device = next(model.parameters()).device
     graphs = graphs_wanted(device) if graphs is None else graphs
     n, steps_to_run = config.num_samples, config.max_new_tokens
@@ -297,7 +295,7 @@ def static_decode_batch(model, prompt_ids: list[list[int]], config: DecodingConf
     if stats is not None and config.mode == "sample":
         state.add_to(stats, names)
         stats.seconds += seconds(marks)
-    return [_cut(row, stop_ids) for row in tokens[:rows].tolist()]
+    return [cut_at_stop(row, stop_ids) for row in tokens[:rows].tolist()]
 
 
 def _decode_steps(step: DecodeStep, logits: torch.Tensor, config: DecodingConfig, u: torch.Tensor | None,
