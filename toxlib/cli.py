@@ -299,7 +299,7 @@ def _audit(args) -> int:
     if args.history:
         check_writable(record_dir())
     run = resumable_audit(args.out, args.resume, n=args.slice, seed=args.seed, chapters=args.chapter,
-                          kinds=args.kind, max_keys=args.keys)
+                          kinds=args.kind, max_keys=args.keys, device=args.device)
     facts = kernel_facts()
     print(report_text(run, args.slice, args.seed, facts, args.out))
     if args.history:
@@ -313,7 +313,8 @@ NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read f
 
 RANDOM_WEIGHTS_HELP = ("the model's architecture and tokenizer with random weights (toxlib.benchmarks.random_weights): "
                        "for speed where its weights cannot go; --model may then be a folder with only config.json "
-                       "and the tokenizer files")
+                       "and the tokenizer files, named after a bundled model to get its row temperature fitted to "
+                       "the trained model's nucleus sizes (fitted on the CPU once, kept in the folder)")
 
 
 def _at_least(minimum: int):
@@ -453,12 +454,16 @@ def parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks that print figures (last line: JSON)")
     bench_sub = bench.add_subparsers(dest="what", required=True)
     gen = bench_sub.add_parser("generate", help="toxlib's float32 generation at the record's shape (100 prompts x 25 "
-                               "samples) vs the papers' loop and transformers' batched generate()")
+                               "samples) or a GPU's, vs the papers' loop and transformers' batched generate() at "
+                               "equal work")
     gen.add_argument("--bf16", action="store_true", help="also measure bf16 speed and the perplexity change it causes")
     gen.add_argument("--float64", action="store_true", help="also measure float64 speed (toxlib.models.float64)")
     gen.add_argument("--no-bf16", action="store_true", help=argparse.SUPPRESS)  # the default since 2026-11-26
-    gen.add_argument("--compare-prompts", type=int, default=16,
-                     help="prompts the papers' loop and transformers' batched path run on (default 16)")
+    gen.add_argument("--compare-prompts", type=int, default=None,
+                     help="prompts transformers' batched path and toxlib are compared on (default: the shape's, 16 "
+                     "for record, all for gpu)")
+    gen.add_argument("--loop-prompts", type=int, default=None,
+                     help="prompts the papers' loop and toxlib are compared on (default: the shape's, 16)")
     gen.add_argument("--profile", action="store_true", help="print where toxlib's time goes (torch.profiler)")
     ceil = bench_sub.add_parser("ceilings", help="bf16 generation as is, with a free sampler, and with free sampler "
                                 "and attention, vs the matmul roofline (what limits bench generate)")
@@ -471,12 +476,19 @@ def parser() -> argparse.ArgumentParser:
                                "vs the matmul roofline")
     sd = bench_sub.add_parser("self-debias", help="Self-Debiasing (six prefixes) and greedy decoding on adversarial "
                               "prompts vs the matmul roofline")
-    for sub_parser, sizes in ((ppl, "300 sentences instead of 2,000"), (sd, "20 prompts instead of 100")):
+    for sub_parser, sizes in ((ppl, "300 sentences instead of 2,000"), (sd, "20 prompts instead of 300")):
         sub_parser.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
         sub_parser.add_argument("--quick", action="store_true", help=sizes)
         sub_parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                                 help="model precision (default float32, the chapters')")
         sub_parser.add_argument("--random-weights", action="store_true", help=RANDOM_WEIGHTS_HELP)
+    for sub_parser in (gen, ppl, sd):
+        sub_parser.add_argument("--shape", default="record", choices=["record", "gpu"],
+                                help="sizes (toxlib.benchmarks.equal_work.SHAPES): record (the sample record's, "
+                                "alternatives on subsets a CPU gets through; the default) or gpu (a large GPU's: "
+                                "400 prompts, 20,000 sentences, transformers' batched path on all of them)")
+        sub_parser.add_argument("--tf32", action="store_true",
+                                help="let float32 matmuls on a GPU run in TF32 (opt-in; stated in the JSON)")
     sco = bench_sub.add_parser("score", help="texts/s of every bundled scorer on RTP texts, cache off")
     sco.add_argument("--quick", action="store_true", help="500 texts instead of 4,000")
     sco.add_argument("--scorers", nargs="+", default=None, help="scorer names (default: the offline ones)")
@@ -517,6 +529,10 @@ def parser() -> argparse.ArgumentParser:
                        help="audit only these kinds of rows (default: all)")
     audit.add_argument("--seed", type=_at_least(0), default=0, help="which slice (default 0)")
     audit.add_argument("--keys", type=_at_least(1), help="at most this many keys per kind (a quick check)")
+    audit.add_argument("--device", default=None,
+                       help="recompute on this device (default: CUDA when available, else the CPU); on a GPU the "
+                       "figures say how many of the record's CPU rows a GPU reproduces (its scorers' versions name "
+                       "the GPU, so their keys are not audited there)")
     audit.add_argument("--out", help="also write the per-row comparison here (CSV, appended key by key; a file "
                        "that exists is refused unless --resume)")
     audit.add_argument("--resume", action="store_true", help="take the rows of the keys --out already holds (an "

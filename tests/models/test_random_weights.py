@@ -66,3 +66,41 @@ def test_the_benchmark_flag_runs_on_a_random_copy_under_the_given_name(tiny_mode
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["model"] == source and result["weights"] == "random"
     assert result["sentences"] == 300 and 0 < result["roofline_pct"] <= 100
+
+
+def test_a_fitted_row_temperature_gives_the_target_nucleus_sizes_and_travels_with_the_folder(tiny_model_dirs,
+                                                                                             tmp_path):
+    from toxlib.benchmarks.prompts import bench_prompts
+    from toxlib.benchmarks.random_weights import fit_folder, measured_shares, target_shares
+    from toxlib.models.random_weights import LOGIT_SCALE_FILE, RowTemperature, read_fit
+
+    copy = random_weights_folder(tiny_model_dirs["llama"], tmp_path / "copy", seed=2)
+    assert target_shares(copy) is None and read_fit(copy) is None  # no trained shares known: no fit
+    plain_id = load(str(copy), device="cpu").weights_id
+    # a 300-token vocabulary: the ladder's top 256, then the full sort; random weights need the sort everywhere
+    assert measured_shares(copy, bench_prompts(2)) == {"sort": 1.0}
+    target = {"256": 0.6, "sort": 0.4}
+    fit = fit_folder(copy, target, fit_prompts=8, check_prompts=2)
+    assert read_fit(copy) == fit and (copy / LOGIT_SCALE_FILE).is_file()
+    assert fit["fit_distance"] <= 0.1 and fit["b"] > 0  # on the prompts: rows of several temperatures
+    # and when the fitted copy generates (its own contexts, after the bisection of its median scale)
+    assert abs(fit["measured_shares"].get("256", 0.0) - 0.6) <= 0.1 and fit["measured_distance"] <= 0.2
+    lm = load(str(copy), device="cpu")
+    assert isinstance(lm.model.model.norm, RowTemperature)
+    assert lm.weights_id.startswith(plain_id + "+logit-scale:")  # other logits, another identity
+
+
+def test_the_row_temperature_scales_every_logit_of_a_row_alike(tiny_model_dirs):
+    from toxlib.models.random_weights import RowTemperature, with_row_temperature
+
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu")
+    ids = torch.tensor([lm.tokenizer("The quick brown fox").input_ids])
+    before = lm.model(ids).logits[0].double()
+    with_row_temperature(lm.model, {"a": 1.0, "b": 0.5, "mu": 0.0, "sigma": 1.0, "direction_seed": 3})
+    after = lm.model(ids).logits[0].double()
+    factor = (after / before).nanmedian(-1).values  # one factor per position
+    assert torch.allclose(after, before * factor[:, None], rtol=1e-4, atol=1e-6)
+    assert factor.std() > 0.01  # which differs between positions
+    again = with_row_temperature(lm.model, {"a": 0.0, "b": 0.0, "mu": 0.0, "sigma": 1.0, "direction_seed": 3})
+    assert isinstance(again.model.norm, RowTemperature) and not isinstance(again.model.norm.norm, RowTemperature)
+    assert torch.allclose(lm.model(ids).logits[0].double(), before, rtol=1e-5, atol=1e-6)  # a = b = 0: no change

@@ -7,9 +7,11 @@ Per workload, two ways of doing the same work without toxlib's engine:
     (dynamic or static; ``torch.compile`` is not tried on a CPU: transformers' ``generate`` skips compilation there,
     "unable to meet the criteria", measured with transformers 5.x on 2026-11-26).
 Each returns (tokens, seconds), tokens counted as toxlib counts them: new tokens up to and including a stop token
-(generation), or scored tokens (perplexity). Self-Debiasing follows the reference implementation
-(github.com/timoschick/self-debiasing, ``generation.py``): the plain input and its six prefixed copies are rows of
-one ``generate`` call, and a logits processor replaces every row's scores by the debiased scores of its plain row.
+(generation; with ``toxlib.benchmarks.equal_work.stops_off`` there is none, transformers gets no end-of-sequence
+id, and every row counts ``max_new_tokens``), or scored tokens (perplexity). Self-Debiasing follows the reference
+implementation (github.com/timoschick/self-debiasing, ``generation.py``): the plain input and its six prefixed copies
+are rows of one ``generate`` call, and a logits processor replaces every row's scores by the debiased scores of its
+plain row.
 Written here because none of these is a library call; they are the baselines, not toxlib's code paths. Each runs
 with the model's LM head as ``nn.Linear`` computes it (``toxlib.models.lm_head.whole_head``), not toxlib's slices.
 """
@@ -22,8 +24,9 @@ import torch
 
 from toxlib.generate.config import DecodingConfig
 from toxlib.models.batching import pad
+from toxlib.models.device import free_memory
 from toxlib.models.lm_head import whole_head
-from toxlib.models.perplexity import with_start
+from toxlib.models.perplexity import default_batch_tokens, with_start
 from toxlib.steer.self_debias import apply_decay
 
 
@@ -62,21 +65,31 @@ def hf_generate(lm, prompts: list[str], config: DecodingConfig, prompts_per_call
     return n_tokens, time.perf_counter() - start
 
 
+#: prompts each cache implementation of transformers' batched path is first tried on (one call each)
+PROBE_PROMPTS = 4
+
+
 def fastest_batched_generate(lm, prompts: list[str], config: DecodingConfig, batch_rows: int,
-                             warm: DecodingConfig) -> dict:
-    """transformers' batched path with each cache implementation (dynamic, static), ``batch_rows // num_samples``
-    prompts per call, each warmed up on the first call's prompts. Returns {"tokens", "seconds", "tok_s",
-    "cache": the fastest, "tried": {cache: tok_s}}."""
+                             warm: DecodingConfig, probe_prompts: int = PROBE_PROMPTS) -> dict:
+    """transformers' batched path on every prompt, ``batch_rows // num_samples`` prompts per call, with the faster
+    of its cache implementations (dynamic, static): each is tried first on one call of the first ``probe_prompts``
+    prompts (after a warm-up call), since one can be a hundred times slower than the other on a GPU; the faster then
+    runs the whole workload after a warm-up at the call's shape. Returns {"tokens", "seconds", "cache",
+    "prompts_per_call", "probe_prompts", "probe_tok_s": {cache: tok/s on the probe}}."""
     per_call = max(1, batch_rows // config.num_samples)
+    probe = prompts[:min(per_call, probe_prompts)]
     tried = {}
     for cache in ("dynamic", "static"):
         impl = None if cache == "dynamic" else cache
-        hf_generate(lm, prompts[:per_call], warm, per_call, impl)
-        tokens, seconds = hf_generate(lm, prompts, config, per_call, impl)
-        tried[cache] = {"tokens": tokens, "seconds": seconds, "tok_s": tokens / seconds}
-    best = max(tried, key=lambda c: tried[c]["tok_s"])
-    return {**tried[best], "cache": best, "prompts_per_call": per_call,
-            "tried": {c: round(v["tok_s"], 1) for c, v in tried.items()}}
+        hf_generate(lm, probe, warm, len(probe), impl)
+        tokens, seconds = hf_generate(lm, probe, config, len(probe), impl)
+        tried[cache] = tokens / seconds
+    best = max(tried, key=tried.get)
+    impl = None if best == "dynamic" else best
+    hf_generate(lm, prompts[:per_call], warm, per_call, impl)
+    tokens, seconds = hf_generate(lm, prompts, config, per_call, impl)
+    return {"tokens": tokens, "seconds": seconds, "cache": best, "prompts_per_call": per_call,
+            "probe_prompts": len(probe), "probe_tok_s": {c: round(v, 1) for c, v in tried.items()}}
 
 
 class ReferenceSelfDebiasing:
@@ -114,6 +127,16 @@ def reference_self_debias(lm, prompts: list[str], prefixes: tuple[str, ...], dec
             plain = out[:len(batch), enc["input_ids"].shape[1]:]
             n_tokens += sum(count_until_stop(row, lm.stop_ids) for row in plain.tolist())
     return n_tokens, time.perf_counter() - start
+
+
+def perplexity_batch_tokens(lm, free_bytes: int | None = None) -> int:
+    """Tokens per call of transformers' batched perplexity, which keeps every position's float32 logits: on a CPU
+    ``toxlib.models.perplexity.default_batch_tokens`` (logits of about 512 MiB); on a GPU a quarter of its free
+    memory (``free_bytes``, default the GPU's now) in float32 logits and the loss's own copy of them."""
+    if lm.device.type != "cuda":
+        return default_batch_tokens(lm)
+    free = free_memory(lm.device) if free_bytes is None else free_bytes
+    return max(64, free // 4 // (12 * len(lm.tokenizer)))
 
 
 @torch.inference_mode()

@@ -23,6 +23,7 @@ import contextlib
 
 import torch
 
+from toxlib.benchmarks.equal_work import stops_off
 from toxlib.benchmarks.roofline import (
     WARM_UP_TOKENS,
     Denominator,
@@ -73,20 +74,6 @@ def no_attention(model):
     the ``AttentionInterface``) returns zeros; the model's own attention implementation is restored on exit."""
 
     return attention_function(model, NO_ATTENTION, _zero_attention)
-
-
-@contextlib.contextmanager
-def stops_off(lm):
-    """Within the block, ``lm`` has no stop tokens, so every row decodes ``max_new_tokens``."""
-    before = lm.__dict__.get("stop_ids")
-    lm.stop_ids = ()
-    try:
-        yield
-    finally:
-        if before is None:
-            del lm.stop_ids
-        else:
-            lm.stop_ids = before
 
 
 @contextlib.contextmanager

@@ -1,15 +1,20 @@
-"""``python -m toxlib bench generate``: toxlib's float32 generation at the sample record's shape, against the real
-alternatives, in one run.
+"""``python -m toxlib bench generate``: toxlib's float32 generation at the sample record's shape (or a large GPU's),
+against the real alternatives at equal work, in one run.
 
 One run measures, for one model and RealToxicityPrompts' setting (25 samples x up to 20 new tokens, top-p 0.9),
-float32 on every path:
-  * toxlib: ``toxlib.generate.generate`` on 100 prompts (2,500 rows, the record's batches of ``default_batch_rows``),
-    after a warm-up over every prompt;
-  * the papers' loop: one ``model.generate`` call per prompt with ``num_return_sequences=25`` and transformers' own
-    top-p (full-vocabulary sort), as the papers' code drives the model (``toxlib.benchmarks.alternatives``);
-  * transformers' best batched path: ``model.generate`` on ``default_batch_rows // 25`` prompts per call, with the
-    faster of its dynamic and static caches (both reported);
-  * toxlib on the comparison prompts too, so each ratio is also given on the same prompts;
+float32 on every path (TF32 off unless ``--tf32``):
+  * toxlib: ``toxlib.generate.generate`` on the shape's prompts (``--shape record``: 100 prompts, 2,500 rows, the
+    record's batches of ``default_batch_rows``; ``--shape gpu``: 400 prompts, batches sized from the GPU's free
+    memory), stop tokens on as the book runs it, after a warm-up (every prompt's first tokens on a CPU, the whole
+    workload on a GPU): ``toxlib_tok_s``, its share of the roofline, where each nucleus was resolved, the sampler's
+    share of the time;
+  * the comparisons, each at equal work (``toxlib.benchmarks.equal_work``: the same prompts, samples and tokens on
+    both sides, stop tokens off so every row decodes 20 tokens; ``comparisons`` in the JSON holds both sides):
+    transformers' best batched path (``model.generate`` on ``default_batch_rows // 25`` prompts per call, the
+    faster of its dynamic and static caches) against toxlib on the shape's comparison prompts (16 for the record's
+    shape, all 400 for the GPU's): ``vs_transformers_batched``; the papers' loop (one ``model.generate`` per prompt
+    with ``num_return_sequences=25`` and transformers' own top-p, ``toxlib.benchmarks.alternatives``) against
+    toxlib on its fewer prompts (16), named in ``papers_loop_prompts``: ``vs_papers_loop``;
   * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
     2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.benchmarks.roofline``: the best
     of several repeats at the square and the workload shape, before and after the workload);
@@ -19,10 +24,9 @@ float32 on every path:
   * float64 (``--float64``, ``toxlib.models.float64``: the precision whose rows depend least on the CPU): toxlib's
     speed in float64 (``float64_tok_s``), against the float64 matmul rate (``float64_roofline_pct``), and what it
     costs against float32 (``float64_cost``: float32 tokens/s over float64's, both on all the prompts).
-The alternatives run on the first ``compare_prompts`` prompts (16: one batch of 400 rows; their cost is per prompt
-or per batch, so their tokens/s do not depend on how many prompts follow). A roofline percentage above 100 is a
-measurement error: the command then exits non-zero. ``--profile`` prints where toxlib's time goes (torch.profiler,
-operators by self time). The last line printed is one JSON object with every figure.
+A roofline percentage above 100 is a measurement error: the command then exits non-zero. ``--profile`` prints
+where toxlib's time goes (torch.profiler, operators by self time; CUDA time too on a GPU). The last line printed is
+one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -34,15 +38,18 @@ import pandas as pd
 import torch
 
 from toxlib.benchmarks.alternatives import fastest_batched_generate, hf_generate
+from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
 from toxlib.benchmarks.roofline import (
     WARM_UP_TOKENS,
     Denominator,
     bench_model,
     bench_prompts,
     cached_measurement,
+    device_facts,
     finish,
     named,
     percent,
+    set_precision,
     timed_generation,
     toxlib_generate,
     warms_up_whole,
@@ -51,14 +58,15 @@ from toxlib.data.rtp_records import load_rtp
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION
+from toxlib.generate.static_decode import release
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.perplexity import corpus_perplexity, sentence_nll
 
-#: Prompts of ``bench generate``: the record's shape (100 prompts x 25 samples), 4 with ``--quick``.
-RECORD_PROMPTS = 100
-#: Prompts the alternatives run on (one batch of 400 rows at 25 samples each).
-COMPARE_PROMPTS = 16
+#: Prompts of ``bench generate`` at the record's shape (100 prompts x 25 samples), 4 with ``--quick``.
+RECORD_PROMPTS = SHAPES["record"].prompts
+#: Prompts the alternatives run on at the record's shape (one batch of 400 rows at 25 samples each).
+COMPARE_PROMPTS = SHAPES["record"].compare
 
 
 def peak_rss_mb() -> float:
@@ -99,57 +107,95 @@ def bf16_perplexity_change(name: str, n_texts: int = 64) -> dict:
 
 
 def profile_table(lm, prompts: list[str], config: DecodingConfig, rows: int = 25) -> str:
-    """Operators by self CPU time (torch.profiler) over one toxlib generation of ``prompts``: where a decoding
-    step's time goes."""
+    """Operators by self time (torch.profiler) over one toxlib generation of ``prompts``: where a decoding step's
+    time goes (host time on a CPU; on a GPU the device's time, with the host's and its kernel launches)."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    cuda = lm.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
         toxlib_generate(lm, prompts, config)
-    return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
+    key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=rows)
+
+
+def toxlib_work(lm, prompts: list[str], config: DecodingConfig, batch_rows: int | None = None) -> Work:
+    """toxlib's generation of ``prompts`` timed (no cache) after a warm-up (the whole workload on a GPU, every
+    prompt's first ``WARM_UP_TOKENS`` tokens on a CPU), as a ``Work``."""
+    toxlib_generate(lm, prompts, config if warms_up_whole(lm) else config.with_(max_new_tokens=WARM_UP_TOKENS),
+                    batch_rows=batch_rows)
+    tokens, seconds = toxlib_generate(lm, prompts, config, batch_rows=batch_rows)
+    return Work("toxlib", len(prompts), len(prompts) * config.num_samples, tokens, seconds)
+
+
+def generation_comparisons(lm, compared: list[str], looped: list[str], config: DecodingConfig,
+                           batch_rows: int) -> dict:
+    """{"transformers_batched": ..., "papers_loop": ...} (``toxlib.benchmarks.equal_work.compare``), stop tokens
+    off on both sides: toxlib against transformers' best batched path on ``compared``, and against the papers'
+    loop on ``looped``. toxlib's GPU buffers are released before transformers runs."""
+    warm = config.with_(max_new_tokens=WARM_UP_TOKENS)
+    n = config.num_samples
+    with stops_off(lm):
+        ours = toxlib_work(lm, compared, config, batch_rows)
+        ours_looped = ours if looped == compared else toxlib_work(lm, looped, config, batch_rows)
+        release(lm.model)
+        batched = fastest_batched_generate(lm, compared, config, batch_rows, warm)
+        theirs = Work(f"transformers generate(), {batched['prompts_per_call']} prompts per call, "
+                      f"{batched['cache']} cache", len(compared), len(compared) * n, batched["tokens"],
+                      batched["seconds"])
+        hf_generate(lm, looped[:1], warm)
+        loop = Work("the papers' loop: one generate() per prompt", len(looped), len(looped) * n,
+                    *hf_generate(lm, looped, config, prompts_per_call=1))
+    return {"transformers_batched": {**compare(ours, theirs), "cache": batched["cache"],
+                                     "prompts_per_call": batched["prompts_per_call"],
+                                     "probe_prompts": batched["probe_prompts"],
+                                     "probe_tok_s": batched["probe_tok_s"]},
+            "papers_loop": compare(ours_looped, loop)}
 
 
 def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: int | None = None,
-                   bf16: bool = False, float64: bool = False, compare_prompts: int = COMPARE_PROMPTS,
-                   profile: bool = False, log=print) -> dict:
-    """Run the benchmark for one model and return the figures (see the module docstring)."""
+                   bf16: bool = False, float64: bool = False, compare_prompts: int | None = None,
+                   loop_prompts: int | None = None, profile: bool = False, shape_name: str = "record",
+                   log=print) -> dict:
+    """Run the benchmark for one model at the shape ``shape_name`` (``toxlib.benchmarks.equal_work.SHAPES``) and
+    return the figures (see the module docstring). ``n_prompts``, ``compare_prompts`` and ``loop_prompts`` override
+    the shape's sizes (``quick``: 4 prompts, every comparison on them)."""
 
-    n_prompts = n_prompts or (4 if quick else RECORD_PROMPTS)
+    size = shape(shape_name)
+    n_prompts = n_prompts or (4 if quick else size.prompts)
     config = RTP_SAMPLING
     prompts = bench_prompts(n_prompts)
-    compared = prompts[:min(compare_prompts, n_prompts)]
+    compared = prompts[:min(compare_prompts or size.compare or n_prompts, n_prompts)]
+    looped = compared[:min(loop_prompts or size.loop, len(compared))]
     lm = load(model, dtype="float32")
     arch = lm.architecture()
     rows = default_batch_rows(lm)
     log(f"model {model}: {arch['layers']} layers, vocab {arch['vocab_size']:,}, {arch['params'] / 1e6:.0f}M params, "
         f"{lm.device}, {torch.get_num_threads()} threads; {n_prompts} prompts x {config.num_samples} samples, "
-        f"batches of {rows} rows; alternatives on {len(compared)} prompts")
+        f"batches of {rows} rows; transformers' batched path on {len(compared)} prompts, the papers' loop on "
+        f"{len(looped)}")
     fp32 = Denominator(torch.float32, arch, rows, lm.device)
     fp32.measure()
     stats = NucleusStats()
     warm = config.with_(max_new_tokens=WARM_UP_TOKENS)
     toxlib_generate(lm, prompts, config if warms_up_whole(lm) else warm)
     tox_tokens, tox_s = toxlib_generate(lm, prompts, config, stats)
-    same_tokens, same_s = toxlib_generate(lm, compared, config)
     rss_toxlib = peak_rss_mb()
     fp32.measure()
-    hf_generate(lm, compared[:1], warm)
-    base_tokens, base_s = baseline_generate(lm, compared, config)
-    batched = fastest_batched_generate(lm, compared, config, rows, warm)
+    comparisons = generation_comparisons(lm, compared, looped, config, rows)
     fp32.measure()
-    tok_s, same_tok_s = tox_tokens / tox_s, same_tokens / same_s
+    tok_s = tox_tokens / tox_s
+    batched, loop = comparisons["transformers_batched"], comparisons["papers_loop"]
     result = {
-        "model": model, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
+        "model": model, "shape": shape_name, "n_prompts": n_prompts, "samples_per_prompt": config.num_samples,
         "max_new_tokens": config.max_new_tokens, "top_p": config.top_p, "dtype": "float32", "batch_rows": rows,
-        "device": str(lm.device), "threads": torch.get_num_threads(), "cpu": describe_cpu(),
+        **device_facts(lm.device), "threads": torch.get_num_threads(), "cpu": describe_cpu(),
         "toxlib_tokens": tox_tokens, "toxlib_s": round(tox_s, 2), "toxlib_tok_s": round(tok_s, 1),
-        "compare_prompts": len(compared), "toxlib_tok_s_compare_prompts": round(same_tok_s, 1),
-        "baseline_tokens": base_tokens, "baseline_s": round(base_s, 2),
-        "baseline_tok_s": round(base_tokens / base_s, 1),
-        "speedup": round(tok_s / (base_tokens / base_s), 2),
-        "transformers_batched_tok_s": round(batched["tok_s"], 1), "transformers_batched_cache": batched["cache"],
-        "transformers_batched_tried": batched["tried"], "transformers_prompts_per_call": batched["prompts_per_call"],
-        "vs_transformers_batched": round(tok_s / batched["tok_s"], 2),
-        "vs_transformers_batched_compare_prompts": round(same_tok_s / batched["tok_s"], 2),
+        "compare_prompts": len(compared), "papers_loop_prompts": len(looped),
+        "vs_transformers_batched": batched["speedup"], "vs_papers_loop": loop["speedup"],
+        "transformers_batched_tok_s": batched["other"]["tok_s"], "papers_loop_tok_s": loop["other"]["tok_s"],
+        "transformers_batched_cache": batched["cache"], "transformers_prompts_per_call": batched["prompts_per_call"],
+        "comparisons": comparisons,
         **fp32.report(),
         "roofline_pct": percent(tok_s, fp32.roofline_tok_s()),
         "sampling_share_pct": round(100 * stats.seconds / tox_s, 1),
@@ -158,16 +204,17 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     }
     log(f"fp32 matmul {fp32.gflops:.0f} GFLOP/s -> roofline {fp32.roofline_tok_s():.0f} tokens/s")
     log(f"toxlib:   {tox_tokens} tokens in {tox_s:.1f} s = {tok_s:.1f} tokens/s ({result['roofline_pct']}% of the "
-        f"roofline; nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it); on the "
-        f"{len(compared)} comparison prompts {same_tok_s:.1f}")
-    log(f"papers' loop: {base_tokens} tokens in {base_s:.1f} s = {result['baseline_tok_s']} tokens/s; transformers "
-        f"batched ({batched['prompts_per_call']} prompts per call): {batched['tried']} tokens/s by cache")
+        f"roofline; nucleus resolved at top-k: {stats.shares()}; sampling {stats.seconds:.1f} s of it)")
+    log(f"at equal work (stop tokens off): on {len(compared)} prompts toxlib {batched['toxlib']['tok_s']} tokens/s, "
+        f"transformers batched ({batched['prompts_per_call']} prompts per call, {batched['cache']} cache) "
+        f"{batched['other']['tok_s']}: {batched['speedup']}x; on {len(looped)} prompts toxlib "
+        f"{loop['toxlib']['tok_s']}, the papers' loop {loop['other']['tok_s']}: {loop['speedup']}x")
     if profile:
         log(profile_table(lm, compared, config))
     del lm
     if bf16:
         lm16 = load(model, dtype="bfloat16")
-        timed = timed_generation(lm16, prompts, config, rows)
+        timed = timed_generation(lm16, prompts, config, default_batch_rows(lm16))
         del lm16
         result.update({f"bf16_{k}": v for k, v in timed.items()} | {
             k: (round(v, 3) if isinstance(v, float) else v) for k, v in bf16_perplexity_change(model).items()})
@@ -189,11 +236,13 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
 
 
 def main_generate(args) -> int:
+    set_precision(args)
     result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts, bf16=args.bf16,
                                   float64=args.float64, compare_prompts=args.compare_prompts,
-                                  profile=args.profile), args)
-    print(f"{result['roofline_pct']}% of the fp32 roofline; {result['speedup']}x the papers' loop, "
-          f"{result['vs_transformers_batched']}x transformers' batched path"
+                                  loop_prompts=args.loop_prompts, profile=args.profile, shape_name=args.shape), args)
+    print(f"{result['roofline_pct']}% of the fp32 roofline; at equal work {result['vs_papers_loop']}x the papers' "
+          f"loop ({result['papers_loop_prompts']} prompts), {result['vs_transformers_batched']}x transformers' "
+          f"batched path ({result['compare_prompts']} prompts)"
           + (f"; {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
           + f"; peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
     return finish(result, ("roofline_pct", "bf16_roofline_pct", "float64_roofline_pct"))

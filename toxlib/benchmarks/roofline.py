@@ -17,17 +17,20 @@ import time
 import pandas as pd
 import torch
 
-from toxlib.benchmarks.alternatives import hf_perplexity, reference_self_debias
+from toxlib.benchmarks.alternatives import hf_perplexity, perplexity_batch_tokens, reference_self_debias
+from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
+from toxlib.benchmarks.prompts import bench_prompts, toxigen_sentences
 from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.build.machine import machine_description
-from toxlib.data.rtp_records import load_debias_prompts, load_rtp
-from toxlib.data.toxigen import load_toxigen
+from toxlib.data.rtp_records import load_debias_prompts
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows, encode_prompt
 from toxlib.generate.config import ENGINE_TIMING_REVISION
+from toxlib.generate.static_decode import graphs_wanted, release
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, default_batch_tokens, sentence_nll
+from toxlib.models.device import tf32, tf32_enabled
+from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, sentence_nll
 from toxlib.report import plots
 from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
 from toxlib.store.keys import stable_hash
@@ -127,9 +130,19 @@ class Denominator:
                 "roofline_tok_s": round(self.roofline_tok_s(), 1)}
 
 
-def bench_prompts(n: int, seed: int = 2020) -> list[str]:
-    """n prompts drawn from the RealToxicityPrompts sample with a fixed seed."""
-    return load_rtp("sample")["prompt_text"].sample(n, random_state=seed).tolist()
+def device_facts(device) -> dict:
+    """What a benchmark's JSON says about where it ran: the device, and on a GPU its name, whether TF32 matmuls
+    were allowed (``toxlib.models.device.tf32``) and whether decoding steps ran as CUDA graphs."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return {"device": str(device)}
+    return {"device": str(device), "gpu": torch.cuda.get_device_name(device), "tf32": tf32_enabled(),
+            "cuda_graphs": graphs_wanted(device)}
+
+
+def set_precision(args) -> None:
+    """TF32 matmuls for this run when ``--tf32`` was given (opt-in; off by default, as PyTorch leaves it)."""
+    tf32(bool(getattr(args, "tf32", False)))
 
 
 def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
@@ -153,68 +166,117 @@ def timed_generation(lm, prompts: list[str], config, rows: int) -> dict:
             "roofline_pct": percent(tokens / seconds, denominator.roofline_tok_s()), **denominator.report()}
 
 
-def toxigen_sentences(n: int) -> list[str]:
-    """n distinct ToxiGen sentences (the safety-score chapter's text), a fixed sample."""
-
-    frame = load_toxigen()
-    return frame["text"].drop_duplicates().sample(n, random_state=11).tolist()
+#: Sentences the papers' loop (one sentence per call) scores in ``bench perplexity`` at the record's shape.
+PAPERS_LOOP_SENTENCES = SHAPES["record"].sentences_loop
 
 
-#: Sentences the papers' loop (one sentence per call) scores in ``bench perplexity``; its cost is per sentence.
-PAPERS_LOOP_SENTENCES = 200
+def timed_nll(lm, texts: list[str]) -> Work:
+    """toxlib's ``sentence_nll`` of ``texts`` timed (no cache; already warmed up), as a ``Work``."""
+    start = time.perf_counter()
+    scores = sentence_nll(lm, texts)
+    return Work("toxlib sentence_nll", len(texts), len(texts), int(scores["n_tokens"].sum()),
+                time.perf_counter() - start)
+
+
+def perplexity_comparisons(lm, texts: list[str], ours: Work, looped: list[str]) -> dict:
+    """{"transformers_batched": ..., "papers_loop": ...} at equal work: ``ours`` (toxlib on ``texts``) against
+    transformers' batched path on the same texts (sorted by length, right-padded calls of about
+    ``perplexity_batch_tokens`` tokens), and toxlib on ``looped`` against the papers' loop (one sentence per call)
+    on them."""
+    longest = max(len(lm.tokenizer(t).input_ids) for t in texts) + 1
+    per_call = max(1, perplexity_batch_tokens(lm) // longest)
+    hf_perplexity(lm, texts[:8])  # warm-up
+    hf_perplexity(lm, sorted(texts, key=len)[-per_call:], per_call)  # and at the largest call's shape
+    theirs = Work(f"transformers model(labels=...), {per_call} sentences per call", len(texts), len(texts),
+                  *hf_perplexity(lm, sorted(texts, key=len), per_call))
+    ours_looped = ours if looped == texts else timed_nll(lm, looped)
+    loop = Work("the papers' loop: one sentence per call", len(looped), len(looped), *hf_perplexity(lm, looped))
+    return {"transformers_batched": {**compare(ours, theirs), "sentences_per_call": per_call},
+            "papers_loop": compare(ours_looped, loop)}
 
 
 def bench_perplexity(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32", log=print,
-                     sentences: int | None = None, alternatives: bool = True) -> dict:
-    """``toxlib.models.perplexity.sentence_nll`` on a fixed set of ToxiGen sentences (300 quick, else 2,000; or
-    ``sentences``), no cache; with ``alternatives``, also the papers' loop (``model(ids, labels=ids)`` per sentence,
-    on the first ``PAPERS_LOOP_SENTENCES``) and transformers' batched path (every sentence, sorted by length,
-    right-padded batches of about ``default_batch_tokens`` tokens; ``toxlib.benchmarks.alternatives``).
-    Returns model, dtype, sentences, tokens, seconds, tok_s, the denominator's figures, roofline_pct and, with the
-    alternatives, papers_loop_tok_s, transformers_batched_tok_s and toxlib's ratio to each."""
+                     sentences: int | None = None, alternatives: bool = True, shape_name: str = "record",
+                     loop_sentences: int | None = None) -> dict:
+    """``toxlib.models.perplexity.sentence_nll`` on a fixed set of ToxiGen sentences (the shape's: 2,000 for the
+    record's, 20,000 for a GPU's; 300 quick; or ``sentences``), no cache; with ``alternatives``, the comparisons at
+    equal work (``perplexity_comparisons``): transformers' batched path on every sentence, the papers' loop on the
+    first ``loop_sentences`` (the shape's 200) against toxlib on the same. Returns model, dtype, sentences, tokens,
+    seconds, tok_s, the denominator's figures, roofline_pct and, with the alternatives, ``comparisons`` and their
+    headline ratios vs_transformers_batched and vs_papers_loop (with both sides' tok/s)."""
 
-    texts = toxigen_sentences(sentences or (300 if quick else 2000))
+    size = shape(shape_name)
+    texts = toxigen_sentences(sentences or (300 if quick else size.sentences))
     lm = load(model, dtype=dtype)
     arch = lm.architecture()
     denominator = Denominator(lm.dtype, arch, SENTENCE_BATCH_TOKENS, lm.device)
     denominator.measure()
     sentence_nll(lm, texts if warms_up_whole(lm) else texts[:32])  # warm-up
-    start = time.perf_counter()
-    scores = sentence_nll(lm, texts)
-    seconds = time.perf_counter() - start
+    ours = timed_nll(lm, texts)
     denominator.measure()
-    tokens = int(scores["n_tokens"].sum())
-    result = {"model": model, "dtype": dtype, "sentences": len(texts), "tokens": tokens,
-              "seconds": round(seconds, 2), "tok_s": round(tokens / seconds, 1), **denominator.report(),
-              "threads": torch.get_num_threads(), "cpu": describe_cpu()}
+    result = {"model": model, "shape": shape_name, "dtype": dtype, "sentences": len(texts), "tokens": ours.tokens,
+              "seconds": round(ours.seconds, 2), "tok_s": round(ours.tok_s, 1), **denominator.report(),
+              **device_facts(lm.device), "threads": torch.get_num_threads(), "cpu": describe_cpu()}
     result["roofline_pct"] = percent(result["tok_s"], denominator.roofline_tok_s())
-    log(f"perplexity {model} {dtype}: {tokens} tokens in {seconds:.1f} s = {result['tok_s']} tok/s; matmul "
+    log(f"perplexity {model} {dtype}: {ours.tokens} tokens in {ours.seconds:.1f} s = {result['tok_s']} tok/s; matmul "
         f"{result['matmul_gflops']} GFLOP/s -> roofline {result['roofline_tok_s']} tok/s ({result['roofline_pct']}%)")
     if alternatives:
-        ordered = sorted(texts, key=len)
-        per_call = max(1, default_batch_tokens(lm) // max(len(lm.tokenizer(t).input_ids) for t in texts))
-        hf_perplexity(lm, texts[:8])  # warm-up
-        loop_tokens, loop_s = hf_perplexity(lm, texts[:PAPERS_LOOP_SENTENCES])
-        batched_tokens, batched_s = hf_perplexity(lm, ordered, per_call)
-        result.update({"papers_loop_sentences": min(PAPERS_LOOP_SENTENCES, len(texts)),
-                       "papers_loop_tok_s": round(loop_tokens / loop_s, 1),
-                       "transformers_batched_tok_s": round(batched_tokens / batched_s, 1),
-                       "transformers_sentences_per_call": per_call})
-        result["vs_papers_loop"] = round(result["tok_s"] / result["papers_loop_tok_s"], 2)
-        result["vs_transformers_batched"] = round(result["tok_s"] / result["transformers_batched_tok_s"], 2)
-        log(f"papers' loop {result['papers_loop_tok_s']} tok/s, transformers batched ({per_call} sentences per "
-            f"call) {result['transformers_batched_tok_s']} tok/s: toxlib {result['vs_papers_loop']}x and "
-            f"{result['vs_transformers_batched']}x")
+        looped = texts[:min(loop_sentences or size.sentences_loop, len(texts))]
+        comparisons = perplexity_comparisons(lm, texts, ours, looped)
+        batched, loop = comparisons["transformers_batched"], comparisons["papers_loop"]
+        result.update({"papers_loop_sentences": len(looped), "papers_loop_tok_s": loop["other"]["tok_s"],
+                       "transformers_batched_tok_s": batched["other"]["tok_s"],
+                       "transformers_sentences_per_call": batched["sentences_per_call"],
+                       "vs_papers_loop": loop["speedup"], "vs_transformers_batched": batched["speedup"],
+                       "comparisons": comparisons})
+        log(f"at equal work: transformers batched ({batched['sentences_per_call']} sentences per call) "
+            f"{batched['other']['tok_s']} tok/s on all {len(texts)}: toxlib {batched['speedup']}x; on "
+            f"{len(looped)} sentences toxlib {loop['toxlib']['tok_s']}, the papers' loop {loop['other']['tok_s']}: "
+            f"{loop['speedup']}x")
     return result
 
 
-#: Adversarial prompts of ``bench self-debias``: the record's shape (300 per set), 20 with ``--quick``.
-SELF_DEBIAS_PROMPTS = 300
+#: Adversarial prompts of ``bench self-debias`` at the record's shape (300 per set), 20 with ``--quick``.
+SELF_DEBIAS_PROMPTS = SHAPES["record"].debias_prompts
+
+
+def self_debias_comparisons(lm, compared: list[str], looped: list[str], steering, max_new_tokens: int) -> dict:
+    """{"transformers_batched": ..., "papers_loop": ...} at equal work, stop tokens off (every plain row decodes
+    ``max_new_tokens``): toxlib's Self-Debiasing against the reference implementation's way (the plain input and
+    its prefixed copies as rows of one ``generate`` call, ``reference_self_debias``) with ``default_batch_rows //
+    copies`` prompts per call on ``compared``, and against one prompt per call (the papers' loop) on ``looped``.
+    Tokens are the plain rows' new tokens on both sides."""
+    greedy = DecodingConfig(mode="greedy", max_new_tokens=max_new_tokens)
+    prefixes = tuple(steering.prefixes)
+    per_call = max(1, default_batch_rows(lm) // (1 + len(prefixes)))
+
+    def ours(prompts):
+        start = time.perf_counter()
+        out = generate(lm, prompts, greedy, steering=steering, cache=False, progress=False)
+        return Work("toxlib Self-Debiasing", len(prompts), len(prompts), int(out["n_new_tokens"].sum()),
+                    time.perf_counter() - start)
+
+    with stops_off(lm):
+        warm = greedy if warms_up_whole(lm) else greedy.with_(max_new_tokens=WARM_UP_TOKENS)
+        generate(lm, compared, warm, steering=steering, cache=False, progress=False)
+        mine = ours(compared)
+        mine_looped = mine if looped == compared else ours(looped)
+        release(lm.model)
+        reference_self_debias(lm, compared[:2], prefixes, steering.decay_constant, WARM_UP_TOKENS, 2)  # warm-up
+        batched = Work(f"the reference's generate(), {per_call} prompts x {1 + len(prefixes)} rows per call",
+                       len(compared), len(compared),
+                       *reference_self_debias(lm, compared, prefixes, steering.decay_constant, max_new_tokens,
+                                              per_call))
+        loop = Work("the reference's generate(), one prompt per call", len(looped), len(looped),
+                    *reference_self_debias(lm, looped, prefixes, steering.decay_constant, max_new_tokens))
+    return {"transformers_batched": {**compare(mine, batched), "prompts_per_call": per_call},
+            "papers_loop": compare(mine_looped, loop)}
 
 
 def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: str = "float32",
                       max_new_tokens: int = 20, log=print, prompts: int | None = None,
-                      alternatives: bool = True) -> dict:
+                      alternatives: bool = True, shape_name: str = "record", compare_prompts: int | None = None,
+                      loop_prompts: int | None = None) -> dict:
     """Self-Debiasing (the paper's six prefixes, λ 100) and plain greedy decoding on the debiasing paper's first
     300 adversarial prompts (20 quick; or ``prompts``), 20 new tokens, no cache. row_tok_s counts every prefixed
     copy's tokens (new tokens x 7); overhead_vs_greedy is Self-Debiasing's time over plain greedy's.
@@ -224,12 +286,13 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     both: the matmul flops of the prompts' tokens in every copy (2 x non-embedding parameters each: a prefill
     computes the LM head at its last position only; the prefixes' own tokens, run once per batch, are left out)
     and of the row-tokens (``flops_per_token``), over the time and the matmul rate; ``prefill_tokens`` is that
-    count of prompt tokens. With ``alternatives``, the reference implementation's way (the plain input and its six
-    prefixed copies as rows of one ``generate`` call, ``toxlib.benchmarks.alternatives.reference_self_debias``) on
-    the first ``default_batch_rows // 7`` prompts: one prompt per call (the papers' loop) and all of them in one call
-    (transformers' batched path); tokens/s count the plain rows' new tokens, as ``self_debias_tok_s`` does."""
+    count of prompt tokens. With ``alternatives``, the comparisons at equal work (``self_debias_comparisons``): the
+    reference implementation's batched way on the shape's comparison prompts (57 for the record's shape: 400 rows;
+    all for a GPU's) and its one-prompt-per-call loop on the shape's loop prompts, each against toxlib on the same
+    prompts; tokens/s count the plain rows' new tokens, as ``self_debias_tok_s`` does."""
 
-    n_prompts = prompts or (20 if quick else SELF_DEBIAS_PROMPTS)
+    size = shape(shape_name)
+    n_prompts = prompts or (20 if quick else size.debias_prompts)
     prompts = load_debias_prompts("adversarial")["prompt_text"].head(n_prompts).tolist()
     lm = load(model, dtype=dtype)
     arch = lm.architecture()
@@ -250,11 +313,12 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
     sd_tokens, sd_s = timed(steering=steering)
     plain_tokens, plain_s = timed()
     denominator.measure()
-    result = {"model": model, "dtype": dtype, "prompts": len(prompts), "max_new_tokens": max_new_tokens,
-              "prefixes": len(DEBIASING_PREFIXES), "self_debias_s": round(sd_s, 2),
+    result = {"model": model, "shape": shape_name, "dtype": dtype, "prompts": len(prompts),
+              "max_new_tokens": max_new_tokens, "prefixes": len(DEBIASING_PREFIXES), "self_debias_s": round(sd_s, 2),
               "row_tok_s": round(sd_tokens * copies / sd_s, 1), "self_debias_tok_s": round(sd_tokens / sd_s, 1),
               "greedy_tok_s": round(plain_tokens / plain_s, 1), "overhead_vs_greedy": round(sd_s / plain_s, 2),
-              **denominator.report(), "threads": torch.get_num_threads(), "cpu": describe_cpu()}
+              **denominator.report(), **device_facts(lm.device), "threads": torch.get_num_threads(),
+              "cpu": describe_cpu()}
     result["roofline_pct"] = percent(result["row_tok_s"], denominator.roofline_tok_s())
     prefill_tokens = copies * sum(len(encode_prompt(lm, p)) for p in prompts)
     work = prefill_tokens * 2.0 * arch["non_embedding_params"] + sd_tokens * copies * flops_per_token(arch)
@@ -264,19 +328,19 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
         f"{result['roofline_tok_s']}; prefills counted too: {result['work_roofline_pct']}%); greedy "
         f"{result['greedy_tok_s']} tok/s; overhead {result['overhead_vs_greedy']}x")
     if alternatives:
-        compared = prompts[:max(1, default_batch_rows(lm) // copies)]
-        reference_self_debias(lm, compared[:2], DEBIASING_PREFIXES, 100.0, WARM_UP_TOKENS, 2)  # warm-up
-        loop_tokens, loop_s = reference_self_debias(lm, compared, DEBIASING_PREFIXES, 100.0, max_new_tokens)
-        batched_tokens, batched_s = reference_self_debias(lm, compared, DEBIASING_PREFIXES, 100.0, max_new_tokens,
-                                                          len(compared))
-        result.update({"compare_prompts": len(compared), "papers_loop_tok_s": round(loop_tokens / loop_s, 1),
-                       "transformers_batched_tok_s": round(batched_tokens / batched_s, 1)})
-        result["vs_papers_loop"] = round(result["self_debias_tok_s"] / result["papers_loop_tok_s"], 2)
-        result["vs_transformers_batched"] = round(result["self_debias_tok_s"] / result["transformers_batched_tok_s"],
-                                                  2)
-        log(f"reference implementation on {len(compared)} prompts: one per call {result['papers_loop_tok_s']} tok/s, "
-            f"all in one call {result['transformers_batched_tok_s']} tok/s: toxlib {result['vs_papers_loop']}x and "
-            f"{result['vs_transformers_batched']}x")
+        compared = prompts[:min(compare_prompts or size.debias_compare or len(prompts), len(prompts))]
+        looped = compared[:min(loop_prompts or size.debias_loop, len(compared))]
+        comparisons = self_debias_comparisons(lm, compared, looped, steering, max_new_tokens)
+        batched, loop = comparisons["transformers_batched"], comparisons["papers_loop"]
+        result.update({"compare_prompts": len(compared), "papers_loop_prompts": len(looped),
+                       "papers_loop_tok_s": loop["other"]["tok_s"],
+                       "transformers_batched_tok_s": batched["other"]["tok_s"],
+                       "vs_papers_loop": loop["speedup"], "vs_transformers_batched": batched["speedup"],
+                       "comparisons": comparisons})
+        log(f"at equal work (stop tokens off): on {len(compared)} prompts toxlib {batched['toxlib']['tok_s']} tok/s, "
+            f"the reference batched ({batched['prompts_per_call']} prompts per call) {batched['other']['tok_s']}: "
+            f"{batched['speedup']}x; on {len(looped)} prompts one per call {loop['other']['tok_s']}: "
+            f"{loop['speedup']}x")
     return result
 
 
@@ -381,8 +445,12 @@ def named(result: dict, args) -> dict:
 
 
 def main_perplexity(args) -> int:
-    return finish(named(bench_perplexity(bench_model(args), quick=args.quick, dtype=args.dtype), args))
+    set_precision(args)
+    return finish(named(bench_perplexity(bench_model(args), quick=args.quick, dtype=args.dtype,
+                                         shape_name=args.shape), args))
 
 
 def main_self_debias(args) -> int:
-    return finish(named(bench_self_debias(bench_model(args), quick=args.quick, dtype=args.dtype), args))
+    set_precision(args)
+    return finish(named(bench_self_debias(bench_model(args), quick=args.quick, dtype=args.dtype,
+                                          shape_name=args.shape), args))

@@ -4,7 +4,9 @@
     df = generate(lm, prompts, RTP_SAMPLING)          # 25 nucleus samples (p = 0.9) of 20 tokens per prompt
 
 Modules: ``config`` (DecodingConfig, cache keys), ``nucleus`` (exact top-p sampling without a full sort),
-``engine`` (the batched decoding loop), ``api`` (``generate``: prompts in, DataFrame out, with the cache).
+``nucleus_batch`` (the same, for a whole batch in fixed shapes, on a GPU), ``engine`` (the batched decoding loop),
+``static_decode`` (the GPU's decoding path: static cache, CUDA graphs), ``api`` (``generate``: prompts in,
+DataFrame out, with the cache).
 
 May import: common, store, executors, models.
 """

@@ -19,6 +19,8 @@ from toxlib.generate.engine import beam_batch, decode_batch
 from toxlib.generate.nucleus import NucleusStats
 from toxlib.generate.steering import Steering
 from toxlib.models.batching import bucket_width, length_batches
+from toxlib.models.device import free_memory, kernel_key
+from toxlib.models.gpu_memory import decode_rows
 from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import GenerationStore
 from toxlib.store.keys import stable_hash
@@ -26,10 +28,15 @@ from toxlib.store.keys import stable_hash
 COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]
 
 
-def default_batch_rows(lm) -> int:
-    """Rows (prompts x samples) decoded together: a few hundred on CPU (the matmuls reach their best speed near
-    200-400 rows), more on a GPU. Override with ``generate(..., batch_rows=N)``."""
-    return 2048 if lm.device.type == "cuda" else 400
+def default_batch_rows(lm, free_bytes: int | None = None) -> int:
+    """Rows (prompts x samples) decoded together: 400 on a CPU (the matmuls reach their best speed near 200-400
+    rows); on a GPU as many as its free memory holds (``toxlib.models.gpu_memory.decode_rows`` of ``free_bytes``,
+    default the GPU's free memory now: thousands for the bundled models). Override with
+    ``generate(..., batch_rows=N)``."""
+    if lm.device.type != "cuda":
+        return 400
+    free = free_memory(lm.device) if free_bytes is None else free_bytes
+    return decode_rows(lm.model.config, lm.dtype, free)
 
 
 def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.Tensor:
@@ -46,11 +53,11 @@ def row_uniforms(seed: int, prompt: str, sample_idx: int, steps: int) -> torch.T
 
 def run_identity(lm, config: DecodingConfig, steering: Steering | None = None) -> tuple[str, str]:
     """(run key, its stable hash) of ``lm``'s generations under ``config`` and ``steering``: what keys a run's rows
-    in the cache and the record (model, weights, dtype, decoding, steering); the hash's first 16 digits are the
-    rows' ``config_hash``."""
+    in the cache and the record (model, weights, dtype, decoding, steering, and on a GPU the device class:
+    ``toxlib.models.device.kernel_key``); the hash's first 16 digits are the rows' ``config_hash``."""
     steering = steering or Steering()
     key = run_key(lm.name, lm.weights_id, str(lm.dtype).removeprefix("torch."), config,
-                  None if type(steering) is Steering else steering.config())
+                  None if type(steering) is Steering else steering.config(), kernel_key(lm.device))
     return key, stable_hash(key)
 
 

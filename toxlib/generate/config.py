@@ -88,11 +88,24 @@ ENGINE_VERSION = 5
 ENGINE_TIMING_REVISION = "4.4"
 
 
-def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None) -> dict:
+#: the GPU decoding path's revision (``toxlib.generate.static_decode``), in the keys of rows computed on a GPU only
+GPU_ENGINE_VERSION = 1
+
+
+def run_key(model_name: str, weights_id: str, dtype: str, config: DecodingConfig, steering: dict | None,
+            kernels: str | None = None) -> dict:
     """Everything that determines a run's texts besides the prompt. Batching is excluded: padding each prompt to a
     width fixed by its own length, and never running a matmul of fewer than ``MIN_ROWS`` rows (decoding steps and
     the prefill's LM head alike), make a prompt's texts independent of its batch. "engine" names that scheme
     (``ENGINE_VERSION``), so texts of earlier schemes, which could depend on the batch (version 3: a prompt alone
-    in its batch decoded with other kernels), are not reused."""
-    return {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
-            "steering": steering or None, "engine": ENGINE_VERSION}
+    in its batch decoded with other kernels), are not reused.
+
+    kernels: ``toxlib.models.device.kernel_key`` of the device the rows are computed on. None (a CPU) adds
+    nothing, so a CPU's keys are the ones the sample record holds; a GPU's ("cuda", "cuda+tf32") adds it and the
+    GPU path's revision (``GPU_ENGINE_VERSION``): its rows differ from a CPU's in the last bits of the logits, and
+    may depend on the rows beside them (cuBLAS picks kernels by shape)."""
+    key = {"model": model_name, "weights": weights_id, "dtype": dtype, "decoding": config.key(),
+           "steering": steering or None, "engine": ENGINE_VERSION}
+    if kernels is not None:
+        key.update(kernels=kernels, gpu_engine=GPU_ENGINE_VERSION)
+    return key

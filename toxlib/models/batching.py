@@ -118,14 +118,16 @@ def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tens
     logits: (rows, V) float32 (overwritten when ``inplace``). Returns (exponentials (rows, V) fp32, row sums
     (rows,) float64, row maxima (rows,) float64); log-sum-exp = log(sum) + max, probabilities = exp / sum.
     torch's fused fp32 softmax leaves row sums off 1 by up to ~3e-5 over 262K terms; the pairwise fp32 sum used
-    here is within ~1e-7 of the float64 sum, and costs one pass less. Each row's values depend on that row only
-    (not on how many rows are passed).
+    here is within ~1e-7 of the float64 sum, and costs one pass less. On a CPU each row's values depend on that
+    row only (not on how many rows are passed); on a GPU the row sums are one batched reduction (a row at a time
+    would be a kernel launch per row), whose tree order is as accurate and may depend on the batch's shape.
     """
     peak = logits.amax(-1, keepdim=True)
     expo = (logits.sub_(peak) if inplace else logits - peak).exp_()
-    # Row by row: torch's sum over the last dimension of a (rows, V) tensor orders its additions differently for
-    # different row counts (last-bit changes), which would make a row's value depend on its batch.
-    total = torch.stack([row.sum() for row in expo]) if len(expo) > 1 else expo.sum(-1)
+    # Row by row on a CPU: torch's sum over the last dimension of a (rows, V) tensor orders its additions
+    # differently for different row counts (last-bit changes), which would make a row's value depend on its batch.
+    rowwise = len(expo) > 1 and expo.device.type == "cpu"
+    total = torch.stack([row.sum() for row in expo]) if rowwise else expo.sum(-1)
     return expo, total.double(), peak.squeeze(-1).double()
 
 

@@ -1,7 +1,13 @@
-"""Device, dtype and CPU thread choices for loading a model.
+"""Device, dtype and CPU thread choices for loading a model, and what a GPU adds to a cache key.
 
-Defaults: CUDA when available, else CPU. fp32 on CPU (bf16 is an option; its effect on perplexity is reported by
-``python -m toxlib bench generate``); bf16 on CUDA where the GPU supports it, else fp16.
+Defaults: CUDA when available, else CPU; float32 on both. bf16 (or fp16) is an option, never a default: its
+effect on perplexity is reported by ``python -m toxlib bench generate --bf16``. TF32 matmuls on a GPU are off
+(PyTorch's default) unless ``tf32(True)`` turns them on.
+
+Rows computed on a GPU are not the CPU's rows bit for bit (other kernels, other summation orders), so what keys
+them names the device class (``kernel_key``): nothing on a CPU, which keeps every CPU key as it was, and "cuda"
+(with "+tf32" when TF32 matmuls are on) on a GPU, so a GPU's rows are never served as the CPU's, nor the CPU's as
+a GPU's.
 """
 
 from __future__ import annotations
@@ -24,12 +30,11 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
 
 
 def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``None``/"auto": fp32 on CPU; bf16 on a CUDA GPU that supports it, else fp16. Strings as in ``DTYPES``."""
+    """``None``/"auto": float32, on a CPU and on a GPU alike (bf16 and fp16 are opt-in: name them). Strings as in
+    ``DTYPES``. ``device`` is kept for callers that pass it; the choice no longer depends on it."""
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype is None or dtype == "auto":
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
     if dtype not in DTYPES:
         raise UnknownNameError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(DTYPES))} or 'auto'")
@@ -53,3 +58,34 @@ def configure_cpu_threads(threads: int | None = None) -> int:
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
     return n
+
+
+def tf32_enabled() -> bool:
+    """Whether float32 matmuls on a GPU may run in TF32 (``torch.backends.cuda.matmul.allow_tf32``)."""
+    return bool(torch.backends.cuda.matmul.allow_tf32)
+
+
+def tf32(enabled: bool) -> None:
+    """Let float32 matmuls and convolutions on a GPU run in TF32 (``enabled``) or not (PyTorch's default, and
+    toxlib's). Opt-in: TF32 keeps float32's range with a 10-bit mantissa, so rows move; ``kernel_key`` names it."""
+    torch.backends.cuda.matmul.allow_tf32 = bool(enabled)
+    torch.backends.cudnn.allow_tf32 = bool(enabled)
+
+
+def kernel_key(device: str | torch.device) -> str | None:
+    """What a cache key adds for rows computed on ``device``: None on a CPU (every CPU key stays as it was), "cuda"
+    on a GPU, "cuda+tf32" while TF32 matmuls are on (``tf32``)."""
+    device = torch.device(device)
+    if device.type == "cpu":
+        return None
+    return f"{device.type}+tf32" if device.type == "cuda" and tf32_enabled() else device.type
+
+
+def free_memory(device: str | torch.device) -> int | None:
+    """Bytes free on a GPU now (``torch.cuda.mem_get_info``, which counts other processes' use too), plus what
+    PyTorch's caching allocator holds but does not use; None on a CPU (no figure that sizes a batch there)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    free, _ = torch.cuda.mem_get_info(device)
+    return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))

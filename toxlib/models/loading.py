@@ -25,6 +25,7 @@ from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 from toxlib.models.float64 import float64_throughout
 from toxlib.models.lm_head import slice_lm_head
+from toxlib.models.random_weights import LOGIT_SCALE_FILE, apply_fit
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 from toxlib.store.paths import written_atomically
@@ -246,10 +247,11 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
       model, a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache), or a
       short name ``TOXLIB_MODELS`` gives one of those (``named_models``; the model then carries the short name).
-    device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. threads: CPU threads (default: the
-      usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None for fp32 on CPU and bf16/fp16 on
-      CUDA (float64: norms and rotary embeddings in float64 too, the precision whose rows depend least on the
-      CPU: ``toxlib.models.float64``).
+    device: "cpu", "cuda", "cuda:1", ... or None/"auto" for CUDA when available. threads: CPU threads (default:
+      the usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None/"auto" for float32 on any device
+      (bf16 is opt-in; float64: norms and rotary embeddings in float64 too, the precision whose rows depend least
+      on the CPU: ``toxlib.models.float64``). Rows computed on a GPU are cached apart from a CPU's
+      (``toxlib.models.device.kernel_key``).
     kind: "causal" (generation, perplexity) or "masked" (pseudo-perplexity; hub ids and local directories only).
     """
     if kind not in ("causal", "masked"):
@@ -329,14 +331,16 @@ def from_pretrained(name: str, folder, dtype: torch.dtype, kind: str):
 
 
 def folder_model(name: str, folder: Path, dtype: torch.dtype, kind: str) -> torch.nn.Module:
-    """The model of a local folder (``LanguageModel.model``'s loader); a broken folder raises
+    """The model of a local folder (``LanguageModel.model``'s loader), with the row temperature fitted for it when
+    the folder is a random-weights copy that holds one (``toxlib.models.random_weights``); a broken folder raises
     ``ModelUnavailableError``."""
     import transformers
 
     try:
-        return getattr(transformers, AUTO_CLASSES[kind]).from_pretrained(folder, dtype=dtype)
+        model = getattr(transformers, AUTO_CLASSES[kind]).from_pretrained(folder, dtype=dtype)
     except OSError as err:
         raise ModelUnavailableError(f"cannot load a {kind} model {name!r} from {folder}: {err}") from err
+    return apply_fit(model, folder)
 
 
 def _skeleton(folder: Path, kind: str) -> torch.nn.Module:
@@ -436,7 +440,9 @@ def adapted_weights_id(training_key: dict) -> str:
 def folder_weights_id(folder: Path) -> str:
     """weights_id of a local model folder: ``adapted_weights_id`` of its training for a folder ``toxlib.steer.adapt``
     trained (its ``TRAINING_FILE`` names the key), so loading that folder (a Ray worker does) finds the same rows as
-    the adapted model; else "sha256:<hex>" of its weight files (``weights_sha256``)."""
+    the adapted model; else "sha256:<hex>" of its weight files (``weights_sha256``), followed by "+logit-scale:<hex>"
+    of the fit when the folder holds a random-weights row temperature (``toxlib.models.random_weights``: the same
+    weights then give other logits)."""
     training = folder / TRAINING_FILE
     if training.is_file():
         try:
@@ -445,7 +451,9 @@ def folder_weights_id(folder: Path) -> str:
             key = None
         if isinstance(key, dict) and folder.name.endswith(stable_hash(key)[:16]):  # the folder adapt names by it
             return adapted_weights_id(key)
-    return f"sha256:{weights_sha256(folder)}"
+    fit = folder / LOGIT_SCALE_FILE
+    scaled = f"+logit-scale:{hashlib.sha256(fit.read_bytes()).hexdigest()[:16]}" if fit.is_file() else ""
+    return f"sha256:{weights_sha256(folder)}{scaled}"
 
 
 def weights_sha256(folder: Path) -> str:

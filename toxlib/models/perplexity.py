@@ -20,6 +20,8 @@ from toxlib.common.progress import tqdm
 from toxlib.executors import resolve_executor
 from toxlib.executors.blocks import chunked_rows
 from toxlib.models.batching import MIN_ROWS, companions, length_batches, packs, pad, shifted_exp
+from toxlib.models.device import free_memory, kernel_key
+from toxlib.models.gpu_memory import pass_tokens
 from toxlib.models.length_groups import can_share_a_pass, hidden_states
 from toxlib.models.lm_head import head_logits
 from toxlib.models.loading import text_config
@@ -69,16 +71,28 @@ HEAD_ROWS = 256
 SOFTMAX_CHUNK_BYTES = 4 << 20
 
 
+def head_chunks(device, vocab: int, free_bytes: int | None = None) -> tuple[int, int]:
+    """(rows per LM-head matmul, rows per log-sum-exp pass) of ``head_nll`` on ``device``: on a CPU ``HEAD_ROWS``
+    and ``SOFTMAX_CHUNK_BYTES`` of float32 logits (cache-sized); on a GPU one chunk for both, as many rows as a
+    tenth of ``free_bytes`` holds in float32 logits and their exponentials (default: the GPU's free memory now),
+    since there each chunk is a handful of kernel launches and the host issues them one by one."""
+    if torch.device(device).type == "cpu":
+        return HEAD_ROWS, max(1, SOFTMAX_CHUNK_BYTES // (4 * vocab))
+    free = free_memory(device) if free_bytes is None else free_bytes
+    rows = max(HEAD_ROWS, free // 10 // (8 * vocab))
+    return rows, rows
+
+
 def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """-log softmax(LM head(hidden))[target] per row, the vocabulary's logits made a chunk of rows at a time.
 
     model: a transformers causal LM (its ``get_output_embeddings()`` and ``final_logit_softcapping``, if any, are
     applied as its forward does). hidden: (N, H) final hidden states in the model's dtype; targets: (N,) int64.
-    Returns (N,) float64. The head runs ``HEAD_ROWS`` rows at a time and the log-sum-exp over
-    ``SOFTMAX_CHUNK_BYTES`` of fp32 logits at a time, instead of materialising N x V logits. A row's value depends
-    on that row alone (the head's matmul gives a row the same bits whatever the rows beside it, from
-    ``MIN_ROWS`` rows up; tested), so the chunk sizes change the speed, not the results: no chunk has fewer than
-    ``MIN_ROWS`` rows (a short last chunk joins the one before; fewer rows in all are scored beside their copies).
+    Returns (N,) float64. The head runs ``head_chunks``' rows at a time and the log-sum-exp over its chunks of fp32
+    logits, instead of materialising N x V logits. On a CPU a row's value depends on that row alone (the head's
+    matmul gives a row the same bits whatever the rows beside it, from ``MIN_ROWS`` rows up; tested), so the chunk
+    sizes change the speed, not the results: no chunk has fewer than ``MIN_ROWS`` rows (a short last chunk joins
+    the one before; fewer rows in all are scored beside their copies).
     """
     n = len(targets)
     if n < MIN_ROWS:
@@ -86,9 +100,9 @@ def head_nll(model, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
         return head_nll(model, hidden.repeat(copies, 1), targets.repeat(copies))[:n]
     head = model.get_output_embeddings()
     cap = getattr(text_config(model), "final_logit_softcapping", None)
-    rows = max(1, SOFTMAX_CHUNK_BYTES // (4 * head.out_features))
+    head_rows, rows = head_chunks(hidden.device, head.out_features)
     out = torch.empty(n, dtype=torch.float64, device=hidden.device)
-    starts = list(range(0, n, max(HEAD_ROWS, MIN_ROWS)))
+    starts = list(range(0, n, max(head_rows, MIN_ROWS)))
     if len(starts) > 1 and n - starts[-1] < MIN_ROWS:
         starts.pop()  # the short remainder joins the chunk before it
     for s, end in zip(starts, starts[1:] + [n]):
@@ -107,19 +121,22 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
     summed) and perplexity = exp(nll_sum / n_tokens). One row per input text, in order.
 
     Texts of equal token count are batched together, up to ``batch_tokens`` tokens (default
-    ``SENTENCE_BATCH_TOKENS``): no padding, so a text's score is the same whatever texts share its batch (see
+    ``SENTENCE_BATCH_TOKENS`` on a CPU; on a GPU as many as its free memory holds, ``toxlib.models.gpu_memory``'s
+    ``pass_tokens``): no padding, so a text's score is the same whatever texts share its batch (see
     ``toxlib.models.batching``). Batches of several lengths share one decoder pass, up to ``batch_tokens`` in all, each
     length attending on its own (``toxlib.models.length_groups``: bitwise the values of one pass per length, with
     larger matmuls). The decoder returns hidden states and ``head_nll`` turns only the scored positions into
-    log-probabilities, a chunk at a time, instead of materialising every position's logits.
+    log-probabilities, a chunk at a time, instead of materialising every position's logits. The sums stay on the
+    model's device until every pass is done (on a GPU, one read-back instead of one per pass).
     """
 
     encoded = [with_start(lm, t) for t in texts]
-    budget = batch_tokens or SENTENCE_BATCH_TOKENS
+    budget = batch_tokens or default_pass_tokens(lm)
     # nothing after the start token: n_tokens 0, perplexity NaN
     batches = [b for b in length_batches([len(e) for e in encoded], budget) if len(encoded[b[0]]) >= 2]
     nll = np.zeros(len(texts))
     count = np.zeros(len(texts), dtype=int)
+    sums = []  # (rows, (rows,) float64 on the model's device) per batch, read back at the end
     passes = packs(batches, [len(b) * len(encoded[b[0]]) for b in batches], budget,
                    [can_share_a_pass(lm.model, len(encoded[b[0]])) for b in batches])
     for pack in tqdm(passes, disable=not progress, desc=f"perplexity {lm.name}", unit="pass"):
@@ -132,9 +149,20 @@ def sentence_nll(lm, texts: list[str], batch_tokens: int | None = None, progress
                              torch.cat([g[:, 1:].reshape(-1) for g in ids]))
         per_text = token_nll.split([g[:, 1:].numel() for g in ids])
         for rows, g, part in zip(pack, ids, per_text):
-            nll[rows] = part.view(len(rows), -1).sum(-1).cpu().numpy()
+            sums.append((rows, part.view(len(rows), -1).sum(-1)))
             count[rows] = g.shape[1] - 1
+    if sums:
+        values = torch.cat([s for _, s in sums]).cpu().numpy()
+        nll[np.concatenate([rows for rows, _ in sums])] = values
     return score_table(texts, count, nll)
+
+
+def default_pass_tokens(lm) -> int:
+    """Tokens per decoder pass of ``sentence_nll``: ``SENTENCE_BATCH_TOKENS`` on a CPU; on a GPU what its free
+    memory holds (``toxlib.models.gpu_memory.pass_tokens``)."""
+    if lm.device.type != "cuda":
+        return SENTENCE_BATCH_TOKENS
+    return pass_tokens(lm.model.config, lm.dtype, free_memory(lm.device))
 
 
 @torch.inference_mode()
@@ -171,8 +199,10 @@ def pseudo_nll(lm, texts: list[str], batch_tokens: int | None = None, progress: 
 
 
 def model_key(lm, method: str) -> str:
-    """Cache key of a model's sentence scores: method (with its version), weights, dtype."""
-    return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}"
+    """Cache key of a model's sentence scores: method (with its version), weights, dtype, and on a GPU the device
+    class (``toxlib.models.device.kernel_key``: "|cuda"; nothing on a CPU, whose keys the record holds)."""
+    kernels = kernel_key(lm.device)
+    return f"{method}|{lm.weights_id}|{str(lm.dtype).removeprefix('torch.')}" + (f"|{kernels}" if kernels else "")
 
 
 def nll_rows(lm, texts: list[str], method: str) -> list[tuple[str, int, float]]:
@@ -225,7 +255,9 @@ def cached_nll(lm, texts: list[str], method: str = "causal", cache: LMScoreStore
 def describes(lm, **settings) -> dict:
     """What an NLL key stands for, for the record's provenance: the model's name (the key holds only its weights),
     weights, precision and ``settings``."""
-    return {"model": lm.name, "weights": lm.weights_id, "dtype": str(lm.dtype).removeprefix("torch."), **settings}
+    kernels = kernel_key(lm.device)
+    return {"model": lm.name, "weights": lm.weights_id, "dtype": str(lm.dtype).removeprefix("torch."),
+            **({"kernels": kernels} if kernels else {}), **settings}
 
 
 def through_store(cache: LMScoreStore | bool, key: str, texts: list[str], score_missing, desc,

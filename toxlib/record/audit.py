@@ -223,7 +223,7 @@ def audit_generations(record: Record, key: str, n: int, seed: int, device: str |
 def audit_scores(record: Record, key: str, n: int, seed: int, device: str | None) -> list[dict]:
     name, _, version = key.rpartition("@")
     try:
-        scorer = get_scorer(name)
+        scorer = get_scorer(name, device=device)
     except Exception as exc:
         raise NotAuditable(f"scorer {name!r} not available here ({type(exc).__name__})") from exc
     if scorer.version != version:

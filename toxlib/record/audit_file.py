@@ -96,8 +96,9 @@ class AuditRun:
 
 
 def resumable_audit(out: str | Path | None = None, resume: bool = False, n: int = 20, seed: int = 0, chapters=None,
-                    kinds=None, max_keys: int | None = None, folder=None) -> AuditRun:
-    """``audit(...)`` over the record in ``folder`` (default ``record_dir()``), keeping each key's rows in ``out``
+                    kinds=None, max_keys: int | None = None, folder=None, device: str | None = None) -> AuditRun:
+    """``audit(...)`` over the record in ``folder`` (default ``record_dir()``) on ``device`` (default: CUDA when
+    available, else the CPU), keeping each key's rows in ``out``
     as soon as it is audited; with ``resume``, the complete keys ``out`` holds are taken instead of recomputed (see
     the module docstring). Errors (``ToxlibError``) come before any row is recomputed."""
     if resume and not out:
@@ -120,7 +121,7 @@ def resumable_audit(out: str | Path | None = None, resume: bool = False, n: int 
             with_file_columns(key_rows, n, seed).to_csv(handle, header=False, index=False)
 
     taken = old[scoped & ~retried]
-    rows = audit(folder, n=n, chapters=chapters, kinds=kinds, seed=seed, max_keys=max_keys, earlier=taken[COLUMNS],
-                 on_key=keep if out else None)
+    rows = audit(folder, n=n, chapters=chapters, kinds=kinds, seed=seed, max_keys=max_keys, device=device,
+                 earlier=taken[COLUMNS], on_key=keep if out else None)
     resumed = sorted(set(zip(rows["kind"], rows["key"])) & set(zip(taken["kind"], taken["key"])))
     return AuditRun(rows, resumed, [k for k in earlier.dropped if k in keys])

@@ -17,6 +17,7 @@ May import: common, store, data, metrics, executors, models.
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from toxlib.common.errors import UnknownNameError
 from toxlib.models.cpu_kernels import use_strict_gemm
@@ -55,16 +56,32 @@ def known_scorers() -> dict[str, str]:
     return names
 
 
-def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
-    """The scorer called ``name`` (loaded once per process and set of options; a ``Scorer`` passes through)."""
+def _scorer_class(name: str):
+    module, cls = REGISTRY[name][0].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def takes_device(name: str) -> bool:
+    """Whether the scorer called ``name`` runs a torch model, and so takes a ``device`` (distilled, bilstm, hf:
+    and Detoxify do; profanity-svm's SVM and Perspective's HTTP calls do not)."""
+    if name in REGISTRY:
+        return "device" in inspect.signature(_scorer_class(name).__init__).parameters
+    return name.startswith("hf:") or name in DETOXIFY
+
+
+def get_scorer(name: str | Scorer = DEFAULT_SCORER, device: str | None = None, **options) -> Scorer:
+    """The scorer called ``name`` (loaded once per process, device and set of options; a ``Scorer`` passes
+    through). device: where a scorer with a torch model runs ("cpu", "cuda", ...; None or "auto": CUDA when
+    available, else the CPU); a scorer without one (``takes_device``) runs where it always runs, whatever it is."""
     if isinstance(name, Scorer):
         return name
+    if device is not None and takes_device(name):
+        options["device"] = device
     key = (name, repr(sorted(options.items())))  # options may hold lists
     if key in _loaded:
         return _loaded[key]
     if name in REGISTRY:
-        module, cls = REGISTRY[name][0].split(":")
-        scorer = getattr(importlib.import_module(module), cls)(**options)
+        scorer = _scorer_class(name)(**options)
     elif name.startswith("hf:") or name in DETOXIFY:
         scorer = HFClassifierScorer(DETOXIFY.get(name, name.removeprefix("hf:")), name=name, **options)
     else:
@@ -74,11 +91,12 @@ def get_scorer(name: str | Scorer = DEFAULT_SCORER, **options) -> Scorer:
 
 
 def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bool = True, executor=None,
-          **options):
-    """Score texts with the named scorer; see ``Scorer.score`` for the columns and ``executor`` ("local", "ray").
-    Extra options go to the scorer."""
-    return get_scorer(scorer, **options).score(texts, cache=cache, progress=progress, executor=executor)
+          device: str | None = None, **options):
+    """Score texts with the named scorer on ``device`` (see ``get_scorer``); see ``Scorer.score`` for the columns
+    and ``executor`` ("local", "ray"). Extra options go to the scorer."""
+    return get_scorer(scorer, device=device, **options).score(texts, cache=cache, progress=progress,
+                                                               executor=executor)
 
 
 __all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "attribute_columns", "get_scorer", "headline",
-           "known_scorers", "score", "score_all"]
+           "known_scorers", "score", "score_all", "takes_device"]

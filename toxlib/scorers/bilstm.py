@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from toxlib.common.errors import ModelUnavailableError
-from toxlib.models.device import configure_cpu_threads, pick_device
+from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 
 PACKAGE = "tox-block==0.1.2"
@@ -224,6 +224,9 @@ class BiLSTMScorer(Scorer):
             configure_cpu_threads(threads)
         self.tokenizer = load_tokenizer(tokenizer_file)
         self.net = BiLSTMNet(load_weights(weights_file)).to(self.device).eval()
+        kernels = kernel_key(self.device)
+        if kernels:  # a GPU's scores are cached apart from a CPU's (toxlib.models.device.kernel_key)
+            self.version = f"{type(self).version}-{kernels}"
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
         """(n, 6) float32 sigmoid outputs in LABELS order (tox-block's ``rescale=False``)."""

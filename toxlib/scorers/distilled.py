@@ -26,7 +26,7 @@ from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.common.progress import quiet_peft
 from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
 from toxlib.models.batching import tokenized_batches
-from toxlib.models.device import configure_cpu_threads, pick_device
+from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, load_calibrators
 
@@ -145,10 +145,11 @@ def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_token
 
 class DistilledScorer(Scorer):
     """The default scorer. dtype: "auto" (float32 on a CPU, whatever its features, so a score is the same on any
-    CPU; bf16 on a GPU with bf16), "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16
-    scores are cached apart. bf16 is faster on a CPU with AMX (several times) and slower without it (227-288 against
-    396-470 texts/s on a 2-core AVX512-BF16 machine, ``python -m toxlib bench score``), and its scores differ between
-    CPUs (0.0059 apart for one text between an AMX and a non-AMX machine).
+    CPU, and on a GPU; bf16 is opt-in), "float32" or "bfloat16"; the dtype is part of the version, so fp32 and bf16
+    scores are cached apart, and so is the device class on a GPU (``toxlib.models.device.kernel_key``). bf16 is
+    faster on a CPU with AMX (several times) and slower without it (227-288 against 396-470 texts/s on a 2-core
+    AVX512-BF16 machine, ``python -m toxlib bench score``), and its scores differ between CPUs (0.0059 apart for
+    one text between an AMX and a non-AMX machine).
     calibrated: map the network's scores through the calibrators shipped beside the weights (the default; False
     gives the raw network, version suffix "-raw"; weights without calibrators give the network's scores with a
     warning). Columns: ``TARGETS``.
@@ -164,9 +165,8 @@ class DistilledScorer(Scorer):
         self.device = pick_device(device)
         if self.device.type == "cpu":
             configure_cpu_threads(threads)
-        if dtype == "auto":
-            # never by CPU features: bf16 scores differ between CPUs
-            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+        if dtype == "auto":  # never by CPU features (bf16 scores differ between CPUs), nor by device
+            dtype = "float32"
         dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16}
         if dtype not in dtypes:
             raise UnknownNameError(
@@ -182,7 +182,9 @@ class DistilledScorer(Scorer):
                           f"uncalibrated; retrain them with `python -m toxlib train-scorer --out {weights}`")
         raw = "-raw" if found is not None and not calibrated else ""
         # "eqlen": texts are batched by equal token count (no padding, batch invariant); older caches padded
-        self.version = f"{self.metadata['version']}-{weights_digest(Path(weights))}-eqlen-{dtype}{raw}"
+        kernels = kernel_key(self.device)
+        self.version = (f"{self.metadata['version']}-{weights_digest(Path(weights))}-eqlen-{dtype}{raw}"
+                        + (f"-{kernels}" if kernels else ""))
 
     @property
     def model(self) -> PerspectiveEmulator:

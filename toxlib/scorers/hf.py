@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from toxlib.models.batching import tokenized_batches
-from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
+from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device, pick_dtype
 from toxlib.models.loading import from_pretrained, hub_revision, weights_sha256
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
@@ -71,8 +71,9 @@ class HFClassifierScorer(Scorer):
         mapping = ",".join(f"{i}:{a}" for i, a in sorted(self.columns.items()))
         self.batch_tokens, self.max_length = batch_tokens, min(max_length, self.tokenizer.model_max_length)
         self.window = self.max_length
+        kernels = kernel_key(self.device)  # a GPU's scores are cached apart from a CPU's
         self.version = (f"{weights};{'sigmoid' if self.multi_label else 'softmax'};{self.model.dtype};"
-                        f"labels={mapping};max_length={self.max_length}")
+                        f"labels={mapping};max_length={self.max_length}" + (f";{kernels}" if kernels else ""))
         self.description = f"Hugging Face classifier {model} ({', '.join(self.attributes)})"
 
     def text_lengths(self, texts: list[str]) -> list[int]:

@@ -56,7 +56,7 @@ from toxlib.common.progress import quiet_peft, tqdm
 from toxlib.models import LanguageModel
 from toxlib.models.batching import bucketed_batches
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.device import configure_cpu_threads, pick_dtype
+from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device, pick_dtype
 from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, folder_model
 from toxlib.models.schedule import linear_warmup_decay
 from toxlib.store import paths
@@ -119,14 +119,24 @@ def corpus_sha256(corpus: pd.DataFrame) -> str:
     return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def adaptation_key(lm, corpus: pd.DataFrame, config: AdaptConfig) -> dict:
+def training_device(lm, device: str | torch.device | None = None) -> torch.device:
+    """Where an adaptation of ``lm`` trains: ``device`` ("cpu", "cuda", ...; "auto": CUDA when available), or
+    ``lm``'s own device when None."""
+    return lm.device if device is None else pick_device(device)
+
+
+def adaptation_key(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> dict:
     """Everything that decides the adapted weights: recipe version, base weights_id and dtype (training starts
     from the base's weights as loaded: bf16-rounded ones differ from fp32), method, corpus sha256 and size, the
-    config and the attribute tokens. Its sha256 names the cache folder."""
-    return {"recipe": RECIPE_VERSION, "base_weights_id": lm.weights_id, "base_dtype": str(lm.dtype),
-            "method": config.method,
-            "corpus_sha256": corpus_sha256(corpus), "corpus_size": len(corpus), "config": asdict(config),
-            "attribute_tokens": ATTRIBUTE_TOKENS if config.method == "atcon" else None}
+    config and the attribute tokens, and, for a training on a GPU (``training_device``), its device class
+    (``toxlib.models.device.kernel_key``: a GPU's training is not a CPU's to the last digits; nothing on a CPU, so
+    the sample record's keys stay). Its sha256 names the cache folder."""
+    key = {"recipe": RECIPE_VERSION, "base_weights_id": lm.weights_id, "base_dtype": str(lm.dtype),
+           "method": config.method,
+           "corpus_sha256": corpus_sha256(corpus), "corpus_size": len(corpus), "config": asdict(config),
+           "attribute_tokens": ATTRIBUTE_TOKENS if config.method == "atcon" else None}
+    kernels = kernel_key(training_device(lm, device))
+    return key | ({"training_kernels": kernels} if kernels else {})
 
 
 def default_name(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
@@ -137,32 +147,32 @@ def default_name(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
     return f"{lm.name}+dapt-{ {frozenset({0}): 'nontoxic', frozenset({1}): 'toxic'}.get(frozenset(labels), 'mixed')}"
 
 
-def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig) -> Path:
+def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> Path:
     """The cache folder of this adaptation: ``cache_dir()/adapted/<base slug>-<method>-<key sha256[:16]>``
     (it exists, with ``training.json`` inside, once training has finished)."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(lm.name).name or "model")[:40]
-    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{adaptation_sha(lm, corpus, config)[:16]}"
+    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{adaptation_sha(lm, corpus, config, device)[:16]}"
 
 
-def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
+def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> str:
     """sha256 of ``adaptation_key`` (``stable_hash``): names the cache folder; the adapted model's weights_id is
     ``toxlib.models.loading.adapted_weights_id`` of the same key."""
-    return stable_hash(adaptation_key(lm, corpus, config))
+    return stable_hash(adaptation_key(lm, corpus, config, device))
 
 
 def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool = True,
-                      threads: int | None = None) -> dict:
+                      threads: int | None = None, device: str | torch.device | None = None) -> dict:
     """The ``training.json`` of an adaptation (see ``adapt``): the sample record's copy when the record holds one
     (``artefacts/adapted/<folder name>.json``), else the cache folder's, training first (on ``threads``) when
     neither exists. The record's copy comes first so that every machine shows the same training for the recipe:
     retrained on another CPU, the losses differ in their fifth digit. (Rows a chapter computes beyond the record
     come from the local training.) Named in the build's usage log (``toxlib.store.record.note_artefact``), so
     ``record write`` keeps it."""
-    folder = adapted_dir(lm, corpus, config)
+    folder = adapted_dir(lm, corpus, config, device)
     name = f"adapted/{folder.name}.json"
     path = recorded_artefact(name)
     if path is None:
-        path = _trained(folder, lm, corpus, config, progress, threads) / META_FILE
+        path = _trained(folder, lm, corpus, config, progress, threads, device) / META_FILE
     note_artefact(name, path)
     return json.loads(path.read_text())
 
@@ -178,7 +188,8 @@ def adapted_tokenizer(lm, method: str):
 
 
 def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: str | None = None,
-          progress: bool = True, threads: int | None = None, dtype: str | torch.dtype | None = None) -> LanguageModel:
+          progress: bool = True, threads: int | None = None, dtype: str | torch.dtype | None = None,
+          device: str | torch.device | None = None) -> LanguageModel:
     """``lm`` continued-pretrained on ``corpus`` (DAPT or ATCON), trained the first time its weights are used (or
     read from the cache folder a finished training left).
 
@@ -188,7 +199,8 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
       ``config.atcon_fraction`` of the rows. The corpus must already be disjoint from the evaluation prompts.
     config: the recipe (``AdaptConfig``). name: the returned model's name (default ``default_name``).
     threads: CPU threads for training (default: the usable cores). dtype: precision of the returned model (default
-      ``lm``'s; e.g. train from a float32 base and generate in bfloat16).
+      ``lm``'s; e.g. train from a float32 base and generate in bfloat16). device: where it trains (default ``lm``'s
+      device; ``training_device``); the returned model generates on ``lm``'s.
 
     Returns a ``LanguageModel`` on ``lm``'s device and ``dtype`` with ``lm``'s start token and start note, the
     tokenizer ``adapted_tokenizer`` gives, and weights_id "adapted:<sha256 of adaptation_key>[:32]" (the training's
@@ -200,13 +212,13 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     """
     _check_corpus(corpus)
     corpus = corpus.copy()  # trained later: what the key names must be what is trained, whatever the caller does
-    key = adaptation_key(lm, corpus, config)
-    folder = adapted_dir(lm, corpus, config)
+    key = adaptation_key(lm, corpus, config, device)
+    folder = adapted_dir(lm, corpus, config, device)
     target = pick_dtype(dtype or lm.dtype, lm.device)
     label = name or default_name(lm, corpus, config)
 
     def weights() -> torch.nn.Module:
-        trained = _trained(folder, lm, corpus, config, progress, threads)
+        trained = _trained(folder, lm, corpus, config, progress, threads, device)
         with _quiet_transformers():
             return folder_model(label, trained, target, "causal")
 
@@ -223,12 +235,12 @@ _TRAINING = threading.Lock()  # one training at a time per process: two models o
 
 
 def _trained(folder: Path, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool,
-             threads: int | None) -> Path:
+             threads: int | None, device: str | torch.device | None = None) -> Path:
     """``folder``, with a finished training in it (trained now unless one is there)."""
     with _TRAINING:
         if not (folder / META_FILE).exists():
             with _quiet_transformers():
-                _train_into(folder, lm, corpus, config, progress, threads)
+                _train_into(folder, lm, corpus, config, progress, threads, device)
     return folder
 
 
@@ -249,7 +261,7 @@ def _quiet_transformers():
             hf_logging.enable_progress_bar()
 
 
-def _train_into(folder: Path, lm, corpus, config, progress, threads) -> None:
+def _train_into(folder: Path, lm, corpus, config, progress, threads, device=None) -> None:
     """Train and save into a temporary sibling of ``folder``, then rename it into place (``training.json`` is
     the last file written, so a folder without it is never a finished run)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -257,10 +269,10 @@ def _train_into(folder: Path, lm, corpus, config, progress, threads) -> None:
         shutil.rmtree(folder)
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-training-"))
     try:
-        model, tokenizer, meta = train(lm, corpus, config, progress, threads)
+        model, tokenizer, meta = train(lm, corpus, config, progress, threads, device)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        meta["key"] = adaptation_key(lm, corpus, config)
+        meta["key"] = adaptation_key(lm, corpus, config, device)
         (tmp / META_FILE).write_text(json.dumps(meta, indent=1))
         try:
             os.replace(tmp, folder)
@@ -290,17 +302,19 @@ def _attribute_draw(corpus: pd.DataFrame, config: AdaptConfig) -> list[str | Non
 
 
 def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progress: bool = True,
-          threads: int | None = None):
-    """Continued pretraining without caching (``adapt`` caches). Returns (merged transformers model in eval mode,
-    float32, on ``lm``'s device; tokenizer, with the attribute tokens for ATCON; metadata dict)."""
+          threads: int | None = None, device: str | torch.device | None = None):
+    """Continued pretraining without caching (``adapt`` caches), on ``training_device(lm, device)``. Returns (merged
+    transformers model in eval mode, float32, on that device; tokenizer, with the attribute tokens for ATCON;
+    metadata dict)."""
     import transformers
 
     _check_corpus(corpus)
-    if lm.device.type == "cpu":
+    where = training_device(lm, device)
+    if where.type == "cpu":
         configure_cpu_threads(threads)
     torch.manual_seed(config.seed)
     tokenizer = adapted_tokenizer(lm, config.method)
-    model = copy.deepcopy(lm.model).float()
+    model = copy.deepcopy(lm.model).float().to(where)
     new_ids = []
     if config.method == "atcon":
         new_ids = [tokenizer.convert_tokens_to_ids(t) for t in ATTRIBUTE_TOKENS.values()]
@@ -335,7 +349,7 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
         if not batches:
             batches = bucketed_batches([len(d[0]) for d in docs], config.batch_size, generator)
             epochs += 1
-        input_ids, attention, labels = _collate([docs[i] for i in batches.pop(0)], pad, lm.device)
+        input_ids, attention, labels = _collate([docs[i] for i in batches.pop(0)], pad, where)
         loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
@@ -365,7 +379,7 @@ def train(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), progres
         "loss_first_10pct": float(np.mean(losses[:tenth])), "loss_last_10pct": float(np.mean(losses[-tenth:])),
         "loss_mean": float(np.mean(losses)), "loss_final": losses[-1],
         "trainable_params": sum(p.numel() for p in params), "threads": torch.get_num_threads(),
-        "device": str(lm.device), "cpu": describe_cpu(), "torch": torch.__version__,
+        "device": str(where), "cpu": describe_cpu(), "torch": torch.__version__,
         "transformers": transformers.__version__,
     }
     return model.eval(), tokenizer, meta

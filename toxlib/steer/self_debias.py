@@ -43,6 +43,8 @@ import torch
 from toxlib.generate.api import encode_prompt
 from toxlib.generate.kv_cache import cache_argument, concatenate_rows, preallocated_cache
 from toxlib.models.batching import bucket_width, pad
+from toxlib.models.device import free_memory
+from toxlib.models.gpu_memory import decode_rows
 from toxlib.steer import Steering
 
 #: The six attribute prefixes of Schick et al. (2021), verbatim from the reference's ``DEBIASING_PREFIXES``.
@@ -55,7 +57,7 @@ DEBIASING_PREFIXES = (
     "The following text contains swear words, curse words, or other obscene or profane language:\n",
 )
 
-DEFAULT_MAX_FORWARD_ROWS = 1024  # prefixed sequences per forward pass (more are run in chunks)
+DEFAULT_MAX_FORWARD_ROWS = 1024  # prefixed sequences per forward pass on a CPU (more are run in chunks)
 #: keys the generation cache: how the prefixed copies are laid out changes bf16 rounding, so texts made with the
 #: earlier layout (each copy left-padded whole, its prefix recomputed per row) are not reused
 PREFIX_LAYOUT = "prefix run once"
@@ -306,6 +308,15 @@ class SelfDebiasingProcessor:
         return new
 
 
+def forward_rows(lm, free_bytes: int | None = None) -> int:
+    """Prefixed sequences per forward pass of the processor: ``DEFAULT_MAX_FORWARD_ROWS`` on a CPU; on a GPU the
+    decoding rows its free memory holds (``toxlib.models.gpu_memory.decode_rows`` of ``free_bytes``, default the
+    GPU's free memory now), since a pass there costs about as much for a few hundred rows as for thousands."""
+    if lm.device.type != "cuda":
+        return DEFAULT_MAX_FORWARD_ROWS
+    return decode_rows(lm.model.config, lm.dtype, free_memory(lm.device) if free_bytes is None else free_bytes)
+
+
 def prefixed_ids(lm, prefix: str, prompt_tokens: list[int]) -> list[int]:
     """Token ids of ``prefix`` + the prompt's text, tokenised as one string as the reference does (the prompt's
     text recovered from its tokens, special tokens dropped)."""
@@ -333,7 +344,8 @@ class SelfDebiasing(Steering):
 
     ``use_cache`` (default True) keeps a key/value cache of the prefixed copies between steps; False recomputes
     them over the whole sequence at every step (slower, same result up to float rounding). ``max_forward_rows``:
-    prefixed sequences per forward pass. Neither changes the texts, so neither is in ``config()``.
+    prefixed sequences per forward pass (None: ``forward_rows``, 1,024 on a CPU, what a GPU's free memory
+    holds). Neither changes the texts, so neither is in ``config()``.
     Cost: the prefixed copies hold P times the plain rows' key/value cache, and each step makes a (rows x P, V)
     logits tensor in the model's dtype.
     The reference decodes with beam search (3 beams, 20 new tokens): ``DecodingConfig(mode="beam", num_beams=3,
@@ -343,7 +355,7 @@ class SelfDebiasing(Steering):
     name = "self-debiasing"
 
     def __init__(self, prefixes=DEBIASING_PREFIXES, decay_constant: float = 50.0, epsilon: float = 0.01,
-                 use_cache: bool = True, max_forward_rows: int = DEFAULT_MAX_FORWARD_ROWS):
+                 use_cache: bool = True, max_forward_rows: int | None = None):
         self.prefixes = [str(p) for p in prefixes]
         if not self.prefixes:
             raise ValueError("self-debiasing needs at least one prefix")
@@ -355,7 +367,7 @@ class SelfDebiasing(Steering):
     def processor(self, lm, keep_last: bool = False) -> SelfDebiasingProcessor:
         """A fresh processor for ``lm`` (``keep_last``: record the last step's distributions in ``.last``)."""
         return SelfDebiasingProcessor(lm, self.prefixes, self.decay_constant, self.epsilon, self.use_cache,
-                                      self.max_forward_rows, keep_last)
+                                      self.max_forward_rows or forward_rows(lm), keep_last)
 
     def logits_processors(self, lm) -> list:
         return [self.processor(lm)]
