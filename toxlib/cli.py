@@ -308,6 +308,9 @@ def _audit(args) -> int:
     return 0 if outcome(run.rows)["passed"] else 1
 
 
+DEVICE_HELP = ("where every stage of the chapters runs: cpu, cuda or cuda:N (default: TOXLIB_DEVICE, else the GPU when "
+               "present); a GPU's rows are cached apart from a CPU's")
+
 NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read from your own caches, every row "
                   "(the same as TOXLIB_RECORD=off)")
 
@@ -385,6 +388,7 @@ def parser() -> argparse.ArgumentParser:
                      "-p overrides single values")
     run.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     run.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
+    run.add_argument("--device", help=DEVICE_HELP)
     run.set_defaults(func=_run)
 
     book = sub.add_parser("book", help="execute the notebooks in _toc.yml and build the HTML book")
@@ -395,6 +399,7 @@ def parser() -> argparse.ArgumentParser:
     book.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
     book.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
+    book.add_argument("--device", help=DEVICE_HELP)
     book.set_defaults(func=_book)
 
     score = sub.add_parser("score", help="score texts (one per line, from a file or stdin); CSV to stdout")
@@ -548,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "no_record", False):
         os.environ["TOXLIB_RECORD"] = "off"  # before any kernel starts, so the notebooks' kernels inherit it
+    if getattr(args, "device", None) and args.command in ("run", "book"):
+        os.environ["TOXLIB_DEVICE"] = args.device  # every stage of every chapter's kernel
     try:
         return args.func(args)
     except ToxlibError as exc:

@@ -233,3 +233,20 @@ def test_a_hub_model_without_a_known_commit_is_keyed_by_its_parameters(tiny_mode
     model, _ = from_local(None, None, torch.float32, "causal")
     model.config._commit_hash = "0123abcd"
     assert loading.hub_revision(model) == "0123abcd"
+
+
+def test_toxlib_device_chooses_every_stages_device_and_a_missing_gpu_is_refused(monkeypatch):
+    import torch
+
+    from toxlib.common.errors import UnknownNameError
+    from toxlib.models.device import pick_device
+
+    monkeypatch.setenv("TOXLIB_DEVICE", "cpu")
+    assert pick_device(None) == torch.device("cpu") and pick_device("auto").type == "cpu"
+    monkeypatch.setenv("TOXLIB_DEVICE", "tpu9")
+    with pytest.raises(UnknownNameError, match="unknown device 'tpu9'"):
+        pick_device(None)
+    if not torch.cuda.is_available():
+        monkeypatch.delenv("TOXLIB_DEVICE")
+        with pytest.raises(UnknownNameError, match="no CUDA GPU"):
+            pick_device("cuda")

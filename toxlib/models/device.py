@@ -1,8 +1,8 @@
 """Device, dtype and CPU thread choices for loading a model, and what a GPU adds to a cache key.
 
-Defaults: CUDA when available, else CPU; float32 on both. bf16 (or fp16) is an option, never a default: its
-effect on perplexity is reported by ``python -m toxlib bench generate --bf16``. TF32 matmuls on a GPU are off
-(PyTorch's default) unless ``tf32(True)`` turns them on.
+Defaults: ``TOXLIB_DEVICE`` when set, else CUDA when available, else CPU; float32 on both. bf16 (or fp16) is an
+option, never a default: its effect on perplexity is reported by ``python -m toxlib bench generate --bf16``. TF32
+matmuls on a GPU are off (PyTorch's default) unless ``tf32(True)`` turns them on.
 
 Rows computed on a GPU are not the CPU's rows bit for bit (other kernels, other summation orders), so what keys
 them names the device class (``kernel_key``): nothing on a CPU, which keeps every CPU key as it was, and "cuda"
@@ -22,11 +22,24 @@ DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfl
           "float16": torch.float16, "fp16": torch.float16, "float64": torch.float64, "fp64": torch.float64}
 
 
+#: environment variable choosing the device of every stage a process (or a chapter's kernel) runs, as
+#: ``TOXLIB_EXECUTOR`` chooses where they run: "cpu", "cuda", "cuda:1", ...
+DEVICE_VARIABLE = "TOXLIB_DEVICE"
+
+
 def pick_device(device: str | torch.device | None = None) -> torch.device:
-    """``None`` or "auto": CUDA if available, else CPU; otherwise the device named."""
+    """``None`` or "auto": ``TOXLIB_DEVICE`` when set, else CUDA if available, else CPU; otherwise the device named.
+    UnknownNameError for a device torch does not know, or CUDA asked for where there is none."""
     if device is None or device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+        device = os.environ.get(DEVICE_VARIABLE, "").strip() or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise UnknownNameError(f"unknown device {device!r} ({exc}); give cpu, cuda or cuda:N") from None
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise UnknownNameError(f"device {device!r} asked for (argument or {DEVICE_VARIABLE}), but torch sees no CUDA "
+                               "GPU here; give cpu")
+    return chosen
 
 
 def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:

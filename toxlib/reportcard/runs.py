@@ -69,10 +69,10 @@ def _write_log(folder: Path, log: dict) -> None:
 
 def kernel_env(folder: Path, names: dict[str, str], device: str | None) -> dict[str, str]:
     """The chapters' kernels' environment: their results in the report folder, the model's short name
-    (``TOXLIB_MODELS``), and no visible GPU when the report runs on the CPU."""
+    (``TOXLIB_MODELS``) and the device every stage runs on (``TOXLIB_DEVICE``)."""
     env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results"), "TOXLIB_MODELS": json.dumps(names)}
-    if device == "cpu":
-        env["CUDA_VISIBLE_DEVICES"] = ""
+    if device:
+        env["TOXLIB_DEVICE"] = device
     return env
 
 
