@@ -59,11 +59,14 @@ def _code(nb) -> ast.Module:
     return ast.parse("\n".join(line for line in "\n".join(cells).splitlines() if not line.startswith(("%", "!"))))
 
 
-def _captions_module(tree: ast.Module):
+def _chapter_captions(tree: ast.Module) -> Captions | None:
+    """The ``Captions`` the chapter binds as ``CAPTIONS``: imported from a captions module under that name or as
+    ``from toxlib.papers.rtp.captions import PROMPTED as CAPTIONS``."""
     for node in ast.walk(tree):
-        if (isinstance(node, ast.ImportFrom) and ".captions." in (node.module or "")
-                and any(alias.name == "CAPTIONS" for alias in node.names)):
-            return importlib.import_module(node.module)
+        if isinstance(node, ast.ImportFrom) and "captions" in (node.module or "").split(".")[-2:]:
+            for alias in node.names:
+                if (alias.asname or alias.name) == "CAPTIONS":
+                    return getattr(importlib.import_module(node.module), alias.name)
     return None
 
 
@@ -74,10 +77,10 @@ def _name(call: ast.Call) -> str | None:
 @pytest.mark.parametrize("stem", sorted(NOTEBOOKS))
 def test_every_caption_of_a_chapter_comes_from_its_templates(stem):
     tree = _code(NOTEBOOKS[stem])
-    module = _captions_module(tree)
-    assert module is not None, (f"{stem}: import CAPTIONS from toxlib.papers.captions.{stem}, "
-                                f"toxlib.studies.captions.{stem} or toxlib.report.captions.{stem}")
-    captions: Captions = module.CAPTIONS
+    captions = _chapter_captions(tree)
+    assert captions is not None, (f"{stem}: import CAPTIONS from its paper's captions module "
+                                  f"(toxlib.papers.<paper>.captions), toxlib.studies.captions.{stem} or "
+                                  f"toxlib.report.captions.{stem}")
     assert captions.stem == stem
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     binds = [c for c in calls if _name(c) == "bind" and getattr(c.func.value, "id", None) == "CAPTIONS"]
@@ -120,7 +123,7 @@ def test_every_caption_of_a_chapter_comes_from_its_templates(stem):
 
 def test_the_chapter_check_can_fail(tmp_path, monkeypatch):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "from toxlib.papers.captions.rtp_prompted import CAPTIONS\ncaption = CAPTIONS.bind(k=25)\n"
+        "from toxlib.papers.rtp.captions import PROMPTED as CAPTIONS\ncaption = CAPTIONS.bind(k=25)\n"
         "show(t, 'typed caption')\nresults.publish(S, 'greedy', t, caption('table2', typo=1))\n"
         "plots.grouped_bars(t, 'g', {}, title=f'{k} samples')\nshow(t, caption(name))\n")])
     path = tmp_path / "rtp_prompted.ipynb"

@@ -275,7 +275,7 @@ def test_the_audit_regenerates_each_prompt_with_its_own_samples_and_a_pool_only_
 
 
 def test_sass_next_token_readings_are_audited_with_their_settings_template_prefix(lm, folders, monkeypatch):
-    from toxlib.papers import prompt_classifier as pc
+    from toxlib.papers.sass import prompt_classifier as pc
     from toxlib.record import audit as audit_module
 
     prompts = {s: pc.build_prompts(["a b c", "the cat sat", "you are so"], s) for s in ("zero", "few")}
@@ -368,7 +368,7 @@ def test_a_recorded_trained_file_is_used_instead_of_training_and_write_copies_wh
         lm, folders, monkeypatch):
     """The PPLM discriminator and the vocabulary-shift weights are looked up in the record's artefacts/ by a key of
     their training inputs: a build with the record trains nothing; one without writes its file into the record."""
-    from toxlib.papers.rtp_detox import _cached_weights
+    from toxlib.papers.rtp.detox.weights import _cached_weights
 
     corpus = pd.DataFrame({"text": ["a text", "another"], "toxic": [1, 0]})
 

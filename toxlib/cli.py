@@ -215,12 +215,12 @@ def _bench(args) -> int:
 
         return main_record_cost(args)
     # heavy: the benchmarks load models; the distributed one needs the [ray] extra
-    from toxlib.benchmarks import ceilings, distributed, generation, roofline, scorer_throughput, serve_capacity
+    from toxlib.benchmarks import ceilings, distributed, generation_speed, roofline, scorer_throughput, serve_capacity
 
     mains = {"distributed": distributed.main_distributed, "ceilings": ceilings.main_ceilings,
              "perplexity": roofline.main_perplexity, "self-debias": roofline.main_self_debias,
              "score": scorer_throughput.main_score, "serve": serve_capacity.main_serve}
-    return mains.get(args.what, generation.main_generate)(args)
+    return mains.get(args.what, generation_speed.main_generate)(args)
 
 
 def _record(args) -> int:

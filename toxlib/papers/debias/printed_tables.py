@@ -103,7 +103,7 @@ PRINTED = {
 
 def source_text() -> str:
     """The verbatim copy of the two tables (``SOURCE_FILE``)."""
-    return resources.files("toxlib.papers").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
+    return resources.files("toxlib.papers.debias").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
 
 
 def printed_long() -> pd.DataFrame:
