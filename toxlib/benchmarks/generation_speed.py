@@ -47,7 +47,7 @@ from toxlib.benchmarks.roofline import (
     toxlib_generate,
     warms_up_whole,
 )
-from toxlib.data.rtp_records import load_rtp
+from toxlib.data.rtp_prompts import load_rtp
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows
 from toxlib.generate.config import ENGINE_TIMING_REVISION

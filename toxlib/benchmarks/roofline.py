@@ -20,7 +20,7 @@ import torch
 from toxlib.benchmarks.alternatives import hf_perplexity, reference_self_debias
 from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.build.machine import machine_description
-from toxlib.data.rtp_records import load_debias_prompts, load_rtp
+from toxlib.data.rtp_prompts import load_debias_prompts, load_rtp
 from toxlib.data.toxigen import load_toxigen
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows, encode_prompt

@@ -14,7 +14,7 @@ from functools import partial
 import torch
 
 from toxlib.benchmarks.roofline import cached_measurement
-from toxlib.data.rtp_records import load_rtp
+from toxlib.data.rtp_prompts import load_rtp
 from toxlib.scorers import get_scorer
 from toxlib.store.keys import stable_hash
 

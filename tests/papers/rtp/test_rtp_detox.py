@@ -86,7 +86,7 @@ def test_detox_split_is_disjoint_and_balanced():
     ppl_records = set(split.perplexity["record_id"])
     assert not ppl_records & set(corpus["record_id"]) and not ppl_records & set(prompts["record_id"])
     # no source document on both sides
-    from toxlib.data.rtp_records import load_rtp_all
+    from toxlib.data.rtp_prompts import load_rtp_all
 
     document = load_rtp_all().drop_duplicates("record_id").set_index("record_id")["filename"]
     assert not set(document[list(ppl_records | set(prompts["record_id"]))]) & set(document[corpus["record_id"]])

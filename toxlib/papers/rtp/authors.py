@@ -5,7 +5,7 @@ the printed tables could be reached offline. The authors' repository keeps the n
 (github.com/allenai/real-toxicity-prompts, ``notebooks/realtoxicityprompts_results.ipynb`` at commit dd44ab7, section
 "Table 2 & 3: EMT and Toxicity Probability in Prompted Generations", cells 13-15); its printed outputs are copied
 verbatim in ``sources/rtp_results_notebook_dd44ab7.txt`` and transcribed to three decimals in
-``authors_notebook.csv`` (one row per system and prompt class; ``tests/papers/rtp/test_authors.py`` checks every
+``authors_notebook.csv`` (one row per system and prompt class; ``tests/papers/rtp/test_rtp_authors.py`` checks every
 value against the copy). These are the authors' computed values, not the printed table: two second-hand quotes of
 the printed Table 2 differ from them in the second decimal in a few cells (GPT-2's expected maximum toxicity on
 toxic prompts 0.75 against 0.745 here, GPT-3's toxicity probability on toxic prompts 0.87 against 0.861), and the

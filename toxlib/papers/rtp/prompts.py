@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from toxlib.data.rtp_records import load_rtp, load_rtp_all
+from toxlib.data.rtp_prompts import load_rtp, load_rtp_all
 from toxlib.metrics.toxicity import TOXIC
 
 #: Where ``stratified_prompts`` draws from (for captions).

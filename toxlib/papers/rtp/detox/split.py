@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from toxlib.data.rtp_records import load_rtp_all
+from toxlib.data.rtp_prompts import load_rtp_all
 from toxlib.metrics.toxicity import TOXIC
 from toxlib.papers.rtp.prompts import stratified_prompts
 from toxlib.scorers.training import training_texts

@@ -1,4 +1,5 @@
-"""RealToxicityPrompts records (three public subsets) and the debiasing paper's prompt sets.
+"""RealToxicityPrompts' prompts with their continuations and Perspective scores (three public subsets, one row per
+RTP record), and the debiasing paper's prompt sets drawn from them.
 
 Every RTP loader returns one row per record with columns:
   record_id (str, "<filename>:<begin>"), filename, begin, end, challenging (bool), subset,

@@ -243,7 +243,7 @@ def test_a_kernel_that_imports_another_toxlib_is_refused_with_the_fix(tmp_path, 
 def test_the_run_record_names_uncommitted_changes_to_the_record_as_dirty(tmp_path):
     """An edited record file with its SHA256SUMS line recomputed passes the record's checks; the run record still
     says "+dirty" and names both files, since what decides the numbers differs from the commit."""
-    from toxlib.build.runner import _run_record_cell
+    from toxlib.build.runner import _chapter_run_cell
     from toxlib.common.provenance import git_commit, uncommitted_files
 
     repo = tmp_path / "repo"
@@ -266,7 +266,7 @@ def test_the_run_record_names_uncommitted_changes_to_the_record_as_dirty(tmp_pat
     assert git_commit(repo) == commit + "+dirty"
     changed = uncommitted_files(repo)
     assert changed == ["data/record/SHA256SUMS", "data/record/scores/a.csv.gz"]
-    cell = _run_record_cell({"parameters": {}, "toxlib_version": "0", "commit": commit + "+dirty",
+    cell = _chapter_run_cell({"parameters": {}, "toxlib_version": "0", "commit": commit + "+dirty",
                              "machine": "m", "finished": "now", "wall_s": 1.0, "uncommitted": changed})
     assert "Uncommitted changes" in cell.source and "data/record/scores/a.csv.gz" in cell.source
 

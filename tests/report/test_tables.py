@@ -39,7 +39,7 @@ def test_a_table_links_its_csv_where_it_has_one_and_the_link_reaches_the_written
     assert re.search(r'<caption>Table 3 <a class="csv-link" href="\.\./data/results/rtp_detox/table3\.csv" download>'
                      r"CSV</a></caption>", html)
     assert "csv-link" not in show(table, "no file").to_html()
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert (root / "notebooks" / href).resolve() == root / "data" / "results" / "rtp_detox" / "table3.csv"
     assert (root / "notebooks" / href).is_file()  # a committed table: the link works in a checkout too
     assert csv_href("safety_score", "perplexities", compress=True).endswith("perplexities.csv.gz")

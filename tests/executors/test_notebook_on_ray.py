@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "rtp_prompted.ipynb"
 
 pytestmark = [pytest.mark.slow, pytest.mark.data, pytest.mark.models]

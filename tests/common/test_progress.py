@@ -169,7 +169,7 @@ def test_importing_toxlib_changes_no_environment_and_no_warning_filter():
     import subprocess
     import sys
 
-    package = Path(__file__).resolve().parents[1] / "toxlib"
+    package = Path(__file__).resolve().parents[2] / "toxlib"
     third_party = set()
     for path in package.rglob("*.py"):
         for node in ast.parse(path.read_text()).body:

@@ -1,4 +1,4 @@
-"""One clean published run: every committed notebook's run record names one clean commit (toxlib.build.run_records)."""
+"""One clean published run: every committed notebook's chapter run names one clean commit (build.chapter_runs)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import nbformat
 import pytest
 
 from toxlib.build.book import toc_notebooks
-from toxlib.build.run_records import check_one_clean_run, record_problems
-from toxlib.build.runner import _run_record_cell
+from toxlib.build.chapter_runs import chapter_run_problems, check_one_clean_run
+from toxlib.build.runner import _chapter_run_cell
 from toxlib.common.errors import ToxlibError
 from toxlib.store import paths
 
@@ -25,7 +25,7 @@ def _executed(tmp_path, name, commit, profile="default", shown_commit=None, reco
                  "toxlib_version": "0.1.0", "commit": commit, "machine": "Linux", "finished": "2026-11-23 06:00 UTC",
                  "wall_s": 1.0}
         nb.metadata["toxlib"] = {"last_run": facts}
-        nb.cells.append(_run_record_cell({**facts, "commit": shown_commit or commit}))
+        nb.cells.append(_chapter_run_cell({**facts, "commit": shown_commit or commit}))
     path = tmp_path / name
     nbformat.write(nb, path)
     return path
@@ -33,7 +33,7 @@ def _executed(tmp_path, name, commit, profile="default", shown_commit=None, reco
 
 def test_agreeing_clean_records_pass(tmp_path):
     books = [_executed(tmp_path, f"{n}.ipynb", "abc123def456") for n in "abc"]
-    assert record_problems(books) == []
+    assert chapter_run_problems(books) == []
     assert check_one_clean_run(books) == "abc123def456"
 
 
@@ -42,7 +42,7 @@ def test_disagreeing_dirty_and_missing_records_are_each_named(tmp_path):
              _executed(tmp_path, "c.ipynb", "abc123def456", profile="smoke"),
              _executed(tmp_path, "d.ipynb", "abc123def456", shown_commit="ffffffffffff"),
              _executed(tmp_path, "e.ipynb", "", record=False)]
-    problems = record_problems(books)
+    problems = chapter_run_problems(books)
     assert "b.ipynb: run with uncommitted library changes (0123456789ab+dirty)" in problems
     assert "c.ipynb: a smoke run, not the default parameters" in problems
     assert any(p.startswith("d.ipynb: the shown run record does not name") for p in problems)
@@ -70,12 +70,12 @@ def test_recorded_commit_must_carry_the_library_of_head(tmp_path):
     _git(repo, "add", "notes.md")
     _git(repo, "commit", "-q", "-m", "results")
     books = [_executed(tmp_path, "a.ipynb", built), _executed(tmp_path, "b.ipynb", built)]
-    assert record_problems(books, repo) == []  # a later commit that leaves toxlib alone is fine
+    assert chapter_run_problems(books, repo) == []  # a later commit that leaves toxlib alone is fine
     (repo / "toxlib" / "__init__.py").write_text("x = 2\n")
     _git(repo, "commit", "-q", "-am", "library changed after the build")
-    assert record_problems(books, repo) == [f"the library changed since {built}: 1 file changed, 1 insertion(+), "
+    assert chapter_run_problems(books, repo) == [f"the library changed since {built}: 1 file changed, 1 insertion(+), "
                                             "1 deletion(-)"]
-    assert "is not in" in record_problems([_executed(tmp_path, "c.ipynb", "0000000000ff")], repo)[0]
+    assert "is not in" in chapter_run_problems([_executed(tmp_path, "c.ipynb", "0000000000ff")], repo)[0]
 
 
 def test_committed_notebooks_are_one_clean_run():
