@@ -37,11 +37,8 @@ from toxlib.benchmarks.alternatives import fastest_batched_generate, hf_generate
 from toxlib.benchmarks.roofline import (
     WARM_UP_TOKENS,
     Denominator,
-    bench_model,
     bench_prompts,
     cached_measurement,
-    finish,
-    named,
     percent,
     timed_generation,
     toxlib_generate,
@@ -186,17 +183,6 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
             f"({result['float64_roofline_tok_s']} tokens/s at {result['float64_matmul_gflops']} GFLOP/s); "
             f"float32 is {result['float64_cost']}x as fast")
     return result
-
-
-def main_generate(args) -> int:
-    result = named(bench_generate(bench_model(args), quick=args.quick, n_prompts=args.prompts, bf16=args.bf16,
-                                  float64=args.float64, compare_prompts=args.compare_prompts,
-                                  profile=args.profile), args)
-    print(f"{result['roofline_pct']}% of the fp32 roofline; {result['speedup']}x the papers' loop, "
-          f"{result['vs_transformers_batched']}x transformers' batched path"
-          + (f"; {result['bf16_roofline_pct']}% of the bf16 roofline" if "bf16_roofline_pct" in result else "")
-          + f"; peak RSS {result['peak_rss_mb']} MiB (model load and toxlib phase)")
-    return finish(result, ("roofline_pct", "bf16_roofline_pct", "float64_roofline_pct"))
 
 
 def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING) -> pd.DataFrame:

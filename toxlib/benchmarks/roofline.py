@@ -355,34 +355,17 @@ def _bench_quietly(bench, name: str, **sizes) -> dict:
     return bench(name, log=lambda *_: None, **sizes)
 
 
-def finish(result: dict, pct_keys: tuple[str, ...] = ("roofline_pct", "work_roofline_pct")) -> int:
-    """Print the JSON line; exit status 1 (with the reason) if a roofline percentage is above 100."""
-    print(json.dumps(result))
-    over = [k for k in pct_keys if result.get(k) is not None and result[k] > 100]
-    if over:
-        print(f"error: {', '.join(over)} above 100%: the matmul rate was measured low (another process, a frequency "
-              "change); re-run on a quiet machine")
-        return 1
-    return 0
+#: the roofline percentages a benchmark's result may hold
+PERCENT_KEYS = ("roofline_pct", "work_roofline_pct")
 
 
-def bench_model(args) -> str:
-    """The model a benchmark loads: ``args.model``, or with ``--random-weights`` a folder with its architecture and
-    random weights (``toxlib.benchmarks.random_weights``)."""
-    if not getattr(args, "random_weights", False):
-        return args.model
-
-    return str(random_weights_folder(args.model))
+def above_roofline(result: dict, pct_keys: tuple[str, ...] = PERCENT_KEYS) -> list[str]:
+    """The keys of ``pct_keys`` whose percentage in ``result`` is above 100: a measurement error (the matmul rate
+    was measured low: another process, a frequency change), never a speed."""
+    return [k for k in pct_keys if result.get(k) is not None and result[k] > 100]
 
 
-def named(result: dict, args) -> dict:
-    """The result under the model's given name, with ``weights``: "random" or "trained"."""
-    return {**result, "model": args.model, "weights": "random" if getattr(args, "random_weights", False) else "trained"}
-
-
-def main_perplexity(args) -> int:
-    return finish(named(bench_perplexity(bench_model(args), quick=args.quick, dtype=args.dtype), args))
-
-
-def main_self_debias(args) -> int:
-    return finish(named(bench_self_debias(bench_model(args), quick=args.quick, dtype=args.dtype), args))
+def bench_model(model: str, random_weights: bool = False) -> str:
+    """The model a benchmark loads: ``model``, or with ``random_weights`` a folder with its architecture and random
+    weights (``toxlib.benchmarks.random_weights``)."""
+    return str(random_weights_folder(model)) if random_weights else model
