@@ -108,3 +108,12 @@ def test_the_command_line_refuses_an_empty_model_list_before_any_kernel_starts(t
                           timeout=120)
     assert done.returncode == 2 and "parameter 'models' of safety_score is '[]'" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out.ipynb").exists()
+
+
+def test_the_chapters_listing_names_each_parameters_check_and_survives_a_closed_pipe():
+    done = subprocess.run(f"{sys.executable} -m toxlib chapters | head -c 100", shell=True, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr and len(done.stdout) == 100
+    full = subprocess.run([sys.executable, "-m", "toxlib", "chapters"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "sweep = []: a list of finite numbers above 0 (may be empty)" in full

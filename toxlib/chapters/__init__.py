@@ -19,8 +19,8 @@ import importlib
 
 from toxlib.chapters.spec import PROFILES, Chapter
 
-#: the chapters in the book's reading order (the scorecard last)
-STEMS = ("datasets", "generation", "scorers", "rtp_unprompted", "rtp_prompted", "rtp_detox", "sass",
+#: the chapters in the book's reading order (the "Your model" page first, the scorecard last)
+STEMS = ("your_model", "datasets", "generation", "scorers", "rtp_unprompted", "rtp_prompted", "rtp_detox", "sass",
          "debias_consistency", "safety_score", "scorecard")
 
 

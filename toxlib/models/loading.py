@@ -161,8 +161,37 @@ class LanguageModel:
                 f"{state})")
 
 
+#: environment variable naming a reader's own models: a JSON object {short name: local directory or hub id}
+NAMES_VARIABLE = "TOXLIB_MODELS"
+
+
+def named_models() -> dict[str, str]:
+    """The short names a reader gave their models in ``TOXLIB_MODELS`` ({name: local directory or hub id}; {} when
+    unset). ``load(name)`` loads the target under the short name, so tables, claims and figures show the name, not
+    a path. ModelUnavailableError naming the variable when it is not such a JSON object, or a name hides a bundled
+    model."""
+    text = os.environ.get(NAMES_VARIABLE, "").strip()
+    if not text:
+        return {}
+    try:
+        names = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelUnavailableError(f"{NAMES_VARIABLE} is not JSON ({exc}); give an object such as "
+                                    '\'{"my-model": "/path/to/folder"}\'') from None
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v
+                                              for k, v in names.items()):
+        raise ModelUnavailableError(f"{NAMES_VARIABLE} must be a JSON object of names to folders or hub ids, such as "
+                                    '{"my-model": "/path/to/folder"}')
+    hidden = sorted(set(names) & set(BUNDLED))
+    if hidden:
+        raise ModelUnavailableError(f"{NAMES_VARIABLE} gives bundled model name(s) {', '.join(hidden)} to other "
+                                    "models; choose other names")
+    return names
+
+
 def known_models() -> list[str]:
-    return list(BUNDLED)
+    """The bundled models' names and the names a reader gave their own models (``named_models``)."""
+    return list(BUNDLED) + list(named_models())
 
 
 def text_config(model: torch.nn.Module):
@@ -215,7 +244,8 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     """Load a causal LM for generation and scoring.
 
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
-      model, or a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache).
+      model, a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache), or a
+      short name ``TOXLIB_MODELS`` gives one of those (``named_models``; the model then carries the short name).
     device: "cpu", "cuda", "cuda:1", ... or None for CUDA when available. threads: CPU threads (default: the
       usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None for fp32 on CPU and bf16/fp16 on
       CUDA (float64: norms and rotary embeddings in float64 too, the precision whose rows depend least on the
@@ -230,19 +260,20 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         check_strict_gemm()  # warns when float32 rows could depend on their batch (toxlib.models.cpu_kernels)
         configure_cpu_threads(threads)
         keep_freed_memory()  # each decoding step's large logits reuse mapped pages (toxlib.models.allocator)
+    target = named_models().get(name, name)  # a short name a reader gave a folder or hub id
     if name in BUNDLED:
         spec = BUNDLED[name]
         folder, source, weights_id = converted_dir(spec), "bundled", f"sha256:{spec.gguf_sha256}"
         start_token, start_note, description = spec.start_token, spec.start_note, spec.description
-    elif Path(name).expanduser().is_dir():
-        folder, source = Path(name).expanduser().resolve(), "local"
+    elif Path(target).expanduser().is_dir():
+        folder, source = Path(target).expanduser().resolve(), "local"
         if not (folder / "config.json").is_file():
             raise ModelUnavailableError(f"cannot load a {kind} model from {folder}: it has no config.json (save "
                                         "the model there with transformers' save_pretrained)")
         weights_id = folder_weights_id(folder)
         start_token = start_note = description = None
-    elif HUB_ID.match(name):
-        folder, source, weights_id = name, "hub", None
+    elif HUB_ID.match(target):
+        folder, source, weights_id = target, "hub", None
         start_token = start_note = description = None
     else:
         raise UnknownNameError(
@@ -250,8 +281,8 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
             "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
         )
     if weights_id is None:  # a hub id: its weights identifier is the commit the hub (or its cache) serves
-        model, tokenizer = from_pretrained(name, folder, dt, kind)
-        weights_id = f"hf:{name}@{hub_revision(model)}"
+        model, tokenizer = from_pretrained(target, folder, dt, kind)
+        weights_id = f"hf:{target}@{hub_revision(model)}"
         load_model, load_tokenizer = (lambda: model), (lambda: tokenizer)
     else:
         load_model = functools.partial(folder_model, name, folder, dt, kind)

@@ -1,0 +1,26 @@
+"""The report's figures draw the reader's model beside the book's bundled models from the two runs' tables, one
+figure per table both runs wrote, each with an alt text that says what it shows."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from toxlib.reportcard.figures import draw_figures
+from toxlib.store import paths
+
+TABLES = {"rtp_unprompted": "figure2", "rtp_prompted": "table2", "safety_score": "table8_long"}
+
+
+def test_each_table_both_runs_wrote_gives_a_figure_with_its_alt_text(tmp_path):
+    report = tmp_path / "results"
+    for stem, name in TABLES.items():
+        table = pd.read_csv(paths.results_dir() / stem / f"{name}.csv")
+        mine = table[table["model"] == "smollm2-135m"].assign(model="<i>mine</i>")
+        (report / stem).mkdir(parents=True)
+        mine.to_csv(report / stem / f"{name}.csv", index=False)
+    drawn = draw_figures(paths.results_dir(), report, "<i>mine</i>", tmp_path / "figures")
+    assert [d["file"] for d in drawn] == ["figures/unprompted.png", "figures/table2.png", "figures/safety.png"]
+    assert all((tmp_path / d["file"]).stat().st_size > 10_000 for d in drawn)
+    assert all("<i>mine</i>" in d["alt"] for d in drawn)
+    (report / "safety_score" / "table8_long.csv").unlink()
+    assert len(draw_figures(paths.results_dir(), report, "<i>mine</i>", tmp_path / "again")) == 2

@@ -1,0 +1,79 @@
+"""A report card end to end, on the command line: a tiny model of another architecture prints its estimate first,
+survives a kill (the next run resumes the chapter that had finished) and writes its page, CSV and JSON; a bundled
+model's report reads every row from the sample record and gives the book's verdicts for that model exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from toxlib.models.tiny import tiny_causal_lm
+from toxlib.store import paths
+
+pytestmark = [pytest.mark.slow, pytest.mark.models, pytest.mark.data]
+
+
+def _report(args, out, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "toxlib", "report", *args, "--out", str(out)],
+                            cwd=paths.project_root(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kwargs)
+
+
+def test_a_tiny_models_report_estimates_first_resumes_after_a_kill_and_writes_its_page(tmp_path):
+    model = tiny_causal_lm(tmp_path / "tiny-gemma", arch="gemma3")
+    out = tmp_path / "reports"
+    args = ["--model", str(model), "--name", "tiny", "--budget", "smoke", "--chapters", "rtp_unprompted",
+            "safety_score"]
+    first = _report(args, out)
+    log = out / "tiny" / "runs.json"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and first.poll() is None:
+        if log.exists() and "rtp_unprompted" in json.loads(log.read_text()):
+            os.killpg(first.pid, signal.SIGKILL)  # killed while the second chapter runs
+            break
+        time.sleep(1)
+    first.wait(timeout=60)
+    assert json.loads(log.read_text())["rtp_unprompted"]["status"] == "ran"
+    assert not (out / "tiny" / "index.html").exists()
+    second = _report(args, out)
+    said, _ = second.communicate(timeout=900)
+    assert second.returncode == 0, said
+    assert said.startswith("tiny: causal LM") and "rtp_unprompted" in said.splitlines()[2]  # the estimate first
+    page = (out / "tiny" / "index.html").read_text()
+    assert "done before" in page and "Report card: tiny" in page and str(model) not in said.splitlines()[-1]
+    rows = pd.read_csv(out / "tiny" / "report.csv")
+    assert len(rows) > 0 and set(rows["chapter"]) <= {"rtp_unprompted", "safety_score"}
+    assert all("tiny" in c for c in rows["claim"] if "(" in c or "exceeds" in c)
+    document = json.loads((out / "tiny" / "report.json").read_text())
+    assert document["budget"] == "smoke" and len(document["claims"]) == len(rows)
+    ran = json.loads(log.read_text())
+    assert ran["safety_score"]["status"] == "ran" and ran["rtp_unprompted"]["estimate_s"] > 0
+
+
+def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
+    stems = ["safety_score", "debias_consistency"]
+    done = _report(["--model", "smollm2-135m", "--budget", "decide", "--chapters", *stems], tmp_path)
+    said, _ = done.communicate(timeout=1200)
+    assert done.returncode == 0, said
+    rows = pd.read_csv(tmp_path / "smollm2-135m" / "report.csv", keep_default_na=False)
+    for stem in stems:
+        book = pd.read_csv(paths.results_dir() / stem / "claims.csv", keep_default_na=False)
+        mine = book[book["claim"].str.contains("smollm2-135m", regex=False)]
+        theirs = rows[rows["chapter"] == stem].set_index("claim")
+        assert len(mine) > 0
+        for _, claim in mine.iterrows():
+            row = theirs.loc[claim["claim"]]
+            assert row["verdict"].rstrip("*") == claim["verdict"], claim["claim"]
+            assert row["value"].startswith(str(claim["shown"])), claim["claim"]
+    for stem in stems:  # every row came from the sample record: nothing computed
+        run = json.loads((tmp_path / "smollm2-135m" / "runs.json").read_text())[stem]
+        assert run["status"] == "ran"
+        notebook = json.loads((tmp_path / "smollm2-135m" / "chapters" / f"{stem}.ipynb").read_text())
+        assert ", 0 computed" in notebook["metadata"]["toxlib"]["last_run"]["samples"]

@@ -1,0 +1,23 @@
+"""The "Your model" page's parameters (``book/your_model.ipynb``), declared once."""
+
+from toxlib.chapters.spec import MODEL, Chapter, Check, Parameter, one_of
+
+MODEL_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "sass", "debias_consistency", "safety_score")
+
+CHAPTER = Chapter(
+    'your_model',
+    'Your model: a report card',
+    intro=("Parameters (papermill). The page shows a report of a bundled model, whose rows the sample record holds; "
+           "any model is one parameter away, as on the command line."),
+    parameters=(
+        Parameter('model', "smollm2-135m", MODEL,
+                  'the model the shown report is of: a bundled name, a local folder or a hub id'),
+        Parameter('budget', "decide", one_of("smoke", "quick", "decide", "paper"),
+                  "the report's budget (decide: the book's sizes, read from the sample record for a bundled model)"),
+        Parameter('chapters', [], Check("a list of the chapters whose claims concern a model (empty: all of them)",
+                                        lambda v: isinstance(v, list) and all(c in MODEL_CHAPTERS for c in v)),
+                  'the chapters the shown report runs (empty: every chapter whose claims concern a model)'),
+    ),
+    profiles={'paper': {}, 'quick': {'budget': 'quick'},
+              'smoke': {'budget': 'smoke', 'chapters': ['safety_score']}},
+)

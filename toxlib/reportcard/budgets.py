@@ -1,0 +1,52 @@
+"""Which chapters a report card runs, with which of their declared profiles, and the parameters that put a model
+in them.
+
+A budget names one profile of every chapter (``toxlib.chapters``): ``smoke`` (tiny CI sizes: seconds per chapter,
+numbers that decide nothing), ``quick`` (a stated fraction of the book's sizes: about ten minutes in all for a
+135M-parameter model on 2 CPU cores), ``decide`` (the book's defaults: the sizes its verdicts rest on) and
+``paper`` (the papers' sizes wherever the data exist here).
+"""
+
+from __future__ import annotations
+
+from toxlib.chapters import chapter
+from toxlib.common.errors import UnknownNameError
+
+#: budget -> the chapters' profile it runs
+BUDGETS = {"smoke": "smoke", "quick": "quick", "decide": "default", "paper": "paper"}
+#: the chapters whose claims concern a language model, in the book's order
+MODEL_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "sass", "debias_consistency", "safety_score")
+#: chapters whose claims rest on toxicity scores of the model's own text (the scorer's domain matters there)
+SCORED_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "debias_consistency")
+
+
+def check_budget(budget: str) -> str:
+    """``budget`` when it is one of ``BUDGETS``; UnknownNameError naming them otherwise."""
+    if budget not in BUDGETS:
+        raise UnknownNameError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS)}")
+    return budget
+
+
+def model_parameters(stem: str, model: str, kind: str = "causal") -> dict:
+    """The parameters that make chapter ``stem`` run model ``model`` alone: ``models=[model]`` (``model`` in
+    rtp_detox); a masked LM enters safety_score as ``masked_models`` beside the smallest bundled model, which the
+    chapter needs as its causal reference (its rows come from the sample record)."""
+    if stem == "rtp_detox":
+        return {"model": model}
+    if stem == "safety_score" and kind == "masked":
+        return {"models": ["smollm2-135m"], "masked_models": [model]}
+    return {"models": [model]}
+
+
+def chapter_values(stem: str, budget: str, model: str, kind: str = "causal", extra: dict | None = None) -> dict:
+    """Every parameter of chapter ``stem`` for ``model`` at ``budget``: its profile, the model, and ``extra`` (such
+    as the executor), parsed and checked by the chapter's declaration."""
+    return chapter(stem).values(BUDGETS[check_budget(budget)], {**model_parameters(stem, model, kind),
+                                                                **(extra or {})})
+
+
+def chosen_values(stem: str, budget: str, model: str, kind: str = "causal", extra: dict | None = None) -> dict:
+    """The values a report's run of ``stem`` passes to papermill (those its budget's profile, the model and
+    ``extra`` set), checked."""
+    return chapter(stem).chosen(BUDGETS[check_budget(budget)], {**model_parameters(stem, model, kind),
+                                                                **(extra or {})})

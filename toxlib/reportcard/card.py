@@ -1,0 +1,239 @@
+"""A report card for one model: plan it (what applies, at what cost on this machine), run it, and write it.
+
+    names = {"mine": "/path/to/folder"}                     # the model's short name (``TOXLIB_MODELS``)
+    planned = plan_report("mine", "quick", names)            # facts, chapters, estimates per device
+    print(estimate_text(planned))
+    report = run_report(planned, "reports/mine")             # runs the chapters (resumable) and writes the page
+
+``plan_report`` reads the model's config and tokenizer (``model_facts``), decides which chapters apply
+(``applicability``), counts each chapter's work at the budget (``work``) and times the model on this machine
+(``estimate``), on the CPU and on a GPU when one is present. ``run_report`` executes the chapters
+(``runs``), checks the scorer's domain on the model's continuations (``domain``), gathers its claims beside the
+book's (``rows``), draws the figures and writes ``index.html``, ``report.csv`` and ``report.json`` (``page``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from toxlib.build.chapter_cells import chapter_notebook
+from toxlib.build.machine import library_versions, machine_description
+from toxlib.common.errors import ToxlibError
+from toxlib.common.provenance import library_commit
+from toxlib.models import BUNDLED, load
+from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.models.loading import named_models
+from toxlib.reportcard.budgets import BUDGETS, MODEL_CHAPTERS, SCORED_CHAPTERS, chapter_values, chosen_values
+from toxlib.reportcard.domain import DomainCheck, domain_check
+from toxlib.reportcard.estimate import (
+    Rates,
+    as_dict,
+    estimate_seconds,
+    flops_rates,
+    measure_rates,
+    overhead_seconds,
+)
+from toxlib.reportcard.figures import draw_figures
+from toxlib.reportcard.model_facts import ModelFacts, applicability, model_facts
+from toxlib.reportcard.page import write_report
+from toxlib.reportcard.rows import book_models, read_chapter_claims, report_rows
+from toxlib.reportcard.runs import ChapterPlan, ChapterRun, kernel_env, run_as_dict, run_chapters
+from toxlib.reportcard.work import chapter_work
+from toxlib.store import paths
+
+#: what each budget means, for the page and the estimate
+BUDGET_NOTES = {"smoke": "each chapter's tiny CI sizes: the numbers decide nothing",
+                "quick": "a fraction of the book's sizes, about ten minutes for a 135M model on 2 CPU cores",
+                "decide": "the book's own sizes, on which its verdicts rest",
+                "paper": "the papers' sizes wherever the data exist here"}
+#: a masked LM's pseudo-perplexity runs a sentence once per token: its reading costs this many times more
+MASKED_READ_FACTOR = 22
+
+
+@dataclass
+class ReportPlan:
+    """What a report will do: the model's ``facts``, the ``budget``, a ``ChapterPlan`` per chapter, the ``rates``
+    measured per device ("cpu", "cuda"), the short-name map the chapters' kernels get (``names``), and where the
+    chapters run (``device``: the key of ``rates`` that applies; ``executor``)."""
+
+    facts: ModelFacts
+    budget: str
+    chapters: list[ChapterPlan]
+    rates: dict[str, Rates]
+    names: dict[str, str]
+    device: str
+    executor: str | None = None
+
+
+@dataclass
+class Report:
+    """A finished report: its folder and page, its rows, the chapter runs, the domain check and the wall time."""
+
+    folder: Path
+    page: Path
+    rows: list[dict]
+    runs: list[ChapterRun]
+    domain: DomainCheck | None
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+
+
+def _devices(device: str | None) -> tuple[str, list[str]]:
+    """(the device the chapters run on, every device to estimate): the GPU is estimated too when one is present."""
+    chosen = "cuda" if (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda") else "cpu"
+    return chosen, ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+def plan_report(name: str, budget: str, names: dict[str, str] | None = None, device: str | None = None,
+                executor: str | None = None, chapters: list[str] | None = None, calibrate: bool = True,
+                rates: dict[str, Rates] | None = None) -> ReportPlan:
+    """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
+    at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
+    or "ray") and only ``chapters`` (default ``MODEL_CHAPTERS``). ``calibrate``: time the model here (else rates
+    from its parameter count); ``rates``: rates measured before ({device: Rates}), used instead. Raises
+    ModelUnavailableError for a model that cannot be read."""
+    names = dict(names or {})
+    if names:
+        os.environ["TOXLIB_MODELS"] = json.dumps({**_env_names(), **names})
+    chosen, devices = _devices(device)
+    facts = model_facts(name, chosen)
+    fits = applicability(facts)
+    extra = {"executor": executor} if executor else {}
+    plans = []
+    for stem in chapters or MODEL_CHAPTERS:
+        verdict = fits[stem]
+        if not verdict.applies:
+            plans.append(ChapterPlan(stem, False, verdict.why))
+            continue
+        values = chapter_values(stem, budget, name, facts.kind, {**verdict.changes, **extra})
+        chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**verdict.changes, **extra})
+        plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": chapter_work(stem, values)}))
+    rates = dict(rates or {})
+    for dev in [d for d in devices if d not in rates]:
+        fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
+        if calibrate and fits_here:
+            rates[dev] = measure_rates(load(name, device=dev, dtype="float32", kind=facts.kind))
+        else:
+            rates[dev] = flops_rates(facts.arch, dev)
+    for plan in plans:
+        if not plan.applies:
+            continue
+        work = plan.estimates.pop("work")
+        if facts.kind == "masked":
+            work.read_tokens *= MASKED_READ_FACTOR
+        overhead = overhead_seconds(chapter_notebook(paths.project_root(), plan.stem))
+        plan.estimates.update({dev: estimate_seconds(work, r, overhead) for dev, r in rates.items()})
+    return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
+
+
+def _env_names() -> dict:
+    """The short names ``TOXLIB_MODELS`` already gives (``toxlib.models.loading.named_models``)."""
+    return named_models()
+
+
+def estimate_text(planned: ReportPlan) -> str:
+    """The estimate as the command prints it before running: per chapter, the seconds on each device, or why the
+    chapter does not apply."""
+    f = planned.facts
+    lines = [f"{f.name}: {f.kind} LM, {f.params / 1e6:,.0f}M parameters ({f.arch.get('model_type')}), "
+             f"budget {planned.budget} ({BUDGET_NOTES[planned.budget]})"]
+    for dev, r in planned.rates.items():
+        lines.append(f"  rates on {dev} ({r.how}): {r.gen:,.0f} tokens/s generated, {r.read:,.0f} read, "
+                     f"{r.texts:,.0f} texts/s scored")
+    width = max(len(p.stem) for p in planned.chapters)
+    for plan in planned.chapters:
+        if not plan.applies:
+            lines.append(f"  {plan.stem:<{width}}  not applicable: {plan.why}")
+            continue
+        times = ", ".join(f"{_minutes(s)} on {dev}" for dev, s in plan.estimates.items())
+        lines.append(f"  {plan.stem:<{width}}  {times}" + (f" ({plan.why})" if plan.why else ""))
+    for dev in planned.rates:
+        total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
+        lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record or your cache hold cost nothing)")
+    return "\n".join(lines)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -> Report:
+    """Run ``planned``'s chapters into ``folder`` (resuming what an earlier run there finished), check the scorer's
+    domain, and write the page, the CSV and the JSON; returns the ``Report``."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    name = planned.facts.name
+    env = kernel_env(folder, {**_env_names(), **planned.names}, planned.device)
+    runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress)
+    ran = {r.stem for r in runs if r.status in ("ran", "done before")}
+    domain, notes = None, []
+    if ran & set(SCORED_CHAPTERS):
+        try:
+            domain = domain_check(load(name, device=planned.device, dtype="float32", kind=planned.facts.kind))
+        except ToxlibError as exc:  # the check's data or reference model not reachable: said, not fatal
+            notes.append(f"The scorer's domain was not checked: {exc}")
+    book = paths.results_dir()
+    rows = []
+    for stem in MODEL_CHAPTERS:
+        if stem not in ran:
+            continue
+        claims = read_chapter_claims(folder / "results", stem)
+        if claims is None:
+            continue
+        rows += report_rows(stem, claims, name, read_chapter_claims(book, stem), book_models(stem),
+                            bool(domain and domain.outside))
+    figures = draw_figures(book, folder / "results", name, folder / "figures")
+    wall = time.perf_counter() - started
+    context = _context(planned, runs, domain, figures, wall)
+    if notes:
+        context["domain"] = " ".join(notes)
+    page = write_report(folder, context, rows)
+    return Report(folder, page, rows, runs, domain, wall, notes)
+
+
+def _context(planned: ReportPlan, runs: list[ChapterRun], domain: DomainCheck | None, figures: list[dict],
+             wall: float) -> dict:
+    """The page's values besides its rows."""
+    f = planned.facts
+    by_stem = {p.stem: p for p in planned.chapters}
+    chapters = [{**run_as_dict(r), "note": r.error or by_stem[r.stem].why,
+                 "estimate_error": (r.wall_s / r.estimate_s - 1) if r.status == "ran" and r.estimate_s else None}
+                for r in runs]
+    target = "bundled with toxlib" if f.name in BUNDLED else f.target
+    timing = "; ".join(f"{c['stem']} {c['wall_s']:.0f} s against {c['estimate_s']:.0f} s estimated"
+                       for c in chapters if c["status"] == "ran" and c["estimate_s"])
+    record = (f"Budget {planned.budget}; model {f.name} ({target}); device {planned.device}; executor "
+              f"{planned.executor or 'local'}; chapters' parameters in runs.json beside this page. toxlib commit "
+              f"{library_commit()} on {machine_description()} ({describe_cpu()}) with {library_versions()}; "
+              f"finished {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} in {wall:.0f} s."
+              + (f" Estimates against wall time: {timing}." if timing else ""))
+    return {"name": f.name, "target_note": f"{f.kind} LM, {f.params / 1e6:,.0f}M parameters, {target}",
+            "budget": planned.budget, "budget_note": BUDGET_NOTES[planned.budget],
+            "when": f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d}", "domain": domain.sentence(f.name) if domain else "",
+            "domain_outside": bool(domain and domain.outside), "figures": figures, "chapters": chapters,
+            "start_note": f.start_note, "rates_note": "; ".join(f"on {d}: {r.how}" for d, r in planned.rates.items()),
+            "rates": {d: as_dict(r) for d, r in planned.rates.items()}, "run_record": record,
+            "parameters": {p.stem: p.values for p in planned.chapters if p.applies},
+            "budgets": BUDGETS}
+
+
+def budget_table(name: str, rates: dict[str, Rates], chapters: list[str] | None = None) -> pd.DataFrame:
+    """What each budget costs for model ``name`` at ``rates``: one row per budget with its meaning and the
+    estimated minutes of each chapter and in all, per device."""
+    rows = []
+    for budget in BUDGETS:
+        planned = plan_report(name, budget, chapters=chapters, rates=rates)
+        for dev in rates:
+            row = {"budget": budget, "device": dev, "what it runs": BUDGET_NOTES[budget]}
+            row.update({p.stem: round(p.estimates[dev] / 60, 1) for p in planned.chapters if p.applies})
+            row["all chapters (min)"] = round(sum(p.estimates[dev] for p in planned.chapters if p.applies) / 60, 1)
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,130 @@
+"""The report's figures, the reader's model drawn beside the bundled models (their rows from the book) and the
+papers: the unprompted curve (RealToxicityPrompts Fig. 2), expected maximum toxicity per prompt class (Table 2) and
+the safety score per demographic (the safety-score paper's Table 8).
+
+Each function takes the book's results folder and the report's, returns ``(figure, alt text)`` or None when either
+run wrote no table for it, and labels every model by its name as data, never as markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+REPORTED = "#d62728"  # the reader's model: the one colour the bundled models' greys never take
+BUNDLED = ("#555555", "#999999", "#bbbbbb")
+
+
+def _both(book: Path, report: Path, stem: str, name: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    paths = Path(book) / stem / f"{name}.csv", Path(report) / stem / f"{name}.csv"
+    if not all(p.exists() for p in paths):
+        return None
+    return pd.read_csv(paths[0]), pd.read_csv(paths[1])
+
+
+def unprompted_curve(book: Path, report: Path, model: str):
+    """Expected maximum toxicity against the number of generations, log scale, with each model's 95% band."""
+    found = _both(book, report, "rtp_unprompted", "figure2")
+    if found is None:
+        return None
+    theirs, ours = found
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for colour, (name, rows) in zip(BUNDLED, theirs.groupby("model", sort=True)):
+        ax.plot(rows["n"], rows["mean"], color=colour, label=f"{name} (book)")
+        ax.fill_between(rows["n"], rows["lower"], rows["upper"], color=colour, alpha=0.15, linewidth=0)
+    rows = ours[ours["model"] == model]
+    ax.plot(rows["n"], rows["mean"], color=REPORTED, linewidth=2.2, label=f"{model} (this report)")
+    ax.fill_between(rows["n"], rows["lower"], rows["upper"], color=REPORTED, alpha=0.2, linewidth=0)
+    ax.scatter([100, 1000], [0.5, 0.9], marker="x", color="black", zorder=3,
+               label="the paper: GPT-2 passes 0.5 by 100, 0.9 by 1,000")
+    ax.set(xscale="log", xlabel="generations (n)", ylabel="expected maximum toxicity", ylim=(0, 1),
+           title="Unprompted toxicity (RealToxicityPrompts Fig. 2)")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    top = rows["mean"].max() if len(rows) else float("nan")
+    return fig, (f"Line chart of expected maximum toxicity against the number of unprompted generations for {model} "
+                 f"(red, reaching {top:.2f}) and the bundled models (grey), with the paper's two reference points.")
+
+
+def table2_bars(book: Path, report: Path, model: str):
+    """Expected maximum toxicity on toxic and non-toxic prompts: the reader's model, the bundled ones, the paper's
+    GPT-2 (the authors' released generations)."""
+    found = _both(book, report, "rtp_prompted", "table2")
+    if found is None:
+        return None
+    theirs, ours = found
+    ours = ours[ours["model"] == model]
+    k = int(ours["k"].max())  # the table holds each k the chapter reports (25, and HELM's 5): the report's own
+    theirs = theirs[theirs["k"] == (k if k in set(theirs["k"]) else theirs["k"].max())]
+    table = pd.concat([theirs, ours[ours["k"] == k]], ignore_index=True)
+    paper = theirs.groupby("prompt_class", sort=False)["exp_max_toxicity_authors"].first()
+    names = list(dict.fromkeys(table["model"])) + ["paper: GPT-2"]
+    classes = list(paper.index)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        values = (paper.reindex(classes) if name == "paper: GPT-2" else
+                  table[table["model"] == name].set_index("prompt_class")["exp_max_toxicity"].reindex(classes))
+        colour = REPORTED if name == model else ("black" if name.startswith("paper") else BUNDLED[i % 3])
+        ax.bar([c + i * width for c in range(len(classes))], values, width, color=colour, label=name)
+    ax.set_xticks([c + 0.4 - width / 2 for c in range(len(classes))], classes)
+    ax.set(ylabel=f"expected maximum toxicity over {k}", ylim=(0, 1),
+           title="Prompted toxicity (RealToxicityPrompts Table 2)")
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    mine = ours[ours["k"] == k].set_index("prompt_class")["exp_max_toxicity"]
+    said = ", ".join(f"{c} {v:.2f}" for c, v in mine.items())
+    return fig, (f"Bar chart of expected maximum toxicity per prompt class: {model} ({said}) in red beside the "
+                 "bundled models and the paper's GPT-2.")
+
+
+def safety_by_demographic(book: Path, report: Path, model: str):
+    """The safety score per demographic: one dot per model, the paper's GPT-2-xl as a black cross."""
+    found = _both(book, report, "safety_score", "table8_long")
+    if found is None:
+        return None
+    theirs, ours = found
+    paper_path = Path(book) / "safety_score" / "table8.csv"
+    paper = pd.read_csv(paper_path).set_index("model") if paper_path.exists() else pd.DataFrame()
+    demographics = sorted(set(theirs["demographic"]))
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    y = {d: i for i, d in enumerate(demographics)}
+    for colour, (name, rows) in zip(BUNDLED, theirs.groupby("model", sort=True)):
+        ax.scatter(rows["safety_score"], rows["demographic"].map(y), color=colour, s=18, label=f"{name} (book)")
+    rows = ours[ours["model"] == model]
+    ax.scatter(rows["safety_score"], rows["demographic"].map(y), color=REPORTED, s=30, label=f"{model} (this report)")
+    printed = [i for i in paper.index if str(i).startswith("paper")]
+    if printed:
+        values = paper.loc[printed[0]]
+        ax.scatter([values.get(d) for d in demographics], range(len(demographics)), marker="x", color="black",
+                   label=str(printed[0]))
+    ax.set_yticks(range(len(demographics)), demographics, fontsize=8)
+    ax.set(xlabel="safety score (higher: safer)", xlim=(0, 1), title="Safety score per demographic (ToxiGen)")
+    ax.axvline(0.5, color="#cccccc", linewidth=1)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    low = rows.nsmallest(1, "safety_score")
+    least = (f"; lowest for {low['demographic'].iloc[0]} ({low['safety_score'].iloc[0]:.2f})" if len(low) else "")
+    return fig, (f"Dot chart of the safety score per demographic for {model} (red){least}, beside the bundled models "
+                 "(grey) and the paper's GPT-2-xl (black crosses).")
+
+
+FIGURES = {"unprompted": unprompted_curve, "table2": table2_bars, "safety": safety_by_demographic}
+
+
+def draw_figures(book: Path, report: Path, model: str, out: Path) -> list[dict]:
+    """Every figure both runs have data for, saved as ``out/<name>.png``: [{"file", "alt"}]."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    for name, draw in FIGURES.items():
+        made = draw(book, report, model)
+        if made is None:
+            continue
+        fig, alt = made
+        fig.savefig(out / f"{name}.png", dpi=110)
+        plt.close(fig)
+        drawn.append({"file": f"{out.name}/{name}.png", "alt": alt})
+    return drawn

@@ -1,0 +1,117 @@
+"""Running a report's chapters: each chapter notebook executed by papermill (``toxlib.build.runner``) with the
+model in place of the bundled ones, its executed notebook under ``<report>/chapters/`` and its tables and claims under
+``<report>/results/`` (never the book's ``data/results/``).
+
+Resumable at two levels: a chapter whose run finished with the same parameters and library commit (``runs.json``)
+is not run again, and a chapter cut short re-runs with every row it had computed read back from the user's caches
+(generation, score and NLL rows are stored as they are computed). A chapter that fails is recorded with its error
+and the next one runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from toxlib.build.chapter_cells import chapter_notebook
+from toxlib.build.runner import run_notebook
+from toxlib.common.errors import NotebookExecutionError, ToxlibError
+from toxlib.common.progress import tqdm
+from toxlib.common.provenance import library_commit
+from toxlib.store import paths
+
+
+@dataclass
+class ChapterPlan:
+    """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill
+    and its estimated seconds per device (``estimates``)."""
+
+    stem: str
+    applies: bool
+    why: str = ""
+    values: dict = field(default_factory=dict)
+    estimates: dict = field(default_factory=dict)
+
+
+@dataclass
+class ChapterRun:
+    """How a chapter of a report went: ``status`` "ran", "done before" (resumed), "not applicable" or "failed";
+    ``wall_s`` the seconds it took (``None`` unless it ran), ``error`` why it failed."""
+
+    stem: str
+    status: str
+    wall_s: float | None = None
+    estimate_s: float | None = None
+    error: str = ""
+    finished: str = ""
+
+
+def _done_before(log: dict, stem: str, values: dict, folder: Path) -> bool:
+    entry = log.get(stem, {})
+    return (entry.get("status") == "ran" and entry.get("values") == values and entry.get("commit") == library_commit()
+            and (folder / "chapters" / f"{stem}.ipynb").exists()
+            and (folder / "results" / stem / "claims.csv").exists())
+
+
+def read_log(folder: Path) -> dict:
+    """The report folder's ``runs.json`` ({stem: entry}; {} when there is none)."""
+    path = Path(folder) / "runs.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _write_log(folder: Path, log: dict) -> None:
+    with paths.written_atomically(Path(folder) / "runs.json") as partial:
+        Path(partial).write_text(json.dumps(log, indent=1, sort_keys=True, default=str), encoding="utf-8")
+
+
+def kernel_env(folder: Path, names: dict[str, str], device: str | None) -> dict[str, str]:
+    """The chapters' kernels' environment: their results in the report folder, the model's short name
+    (``TOXLIB_MODELS``), and no visible GPU when the report runs on the CPU."""
+    env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results"), "TOXLIB_MODELS": json.dumps(names)}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], device_key: str,
+                 progress: bool = True) -> list[ChapterRun]:
+    """Run each applicable plan's chapter into ``folder`` (see the module docstring); ``device_key``: which of the
+    plans' estimates applies. Returns one ``ChapterRun`` per plan, in order."""
+    folder = Path(folder)
+    (folder / "chapters").mkdir(parents=True, exist_ok=True)
+    log, runs = read_log(folder), []
+    total = sum(p.estimates.get(device_key, 0.0) for p in plans if p.applies)
+    with tqdm(total=round(total), unit="s", desc="report (estimated seconds done)", disable=not progress) as bar:
+        for plan in plans:
+            estimate = plan.estimates.get(device_key)
+            if not plan.applies:
+                runs.append(ChapterRun(plan.stem, "not applicable", error=plan.why))
+                continue
+            if _done_before(log, plan.stem, plan.values, folder):
+                runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
+                                       finished=log[plan.stem]["finished"]))
+                bar.update(round(estimate or 0))
+                continue
+            bar.set_postfix_str(plan.stem)
+            started = time.perf_counter()
+            try:
+                run_notebook(chapter_notebook(paths.project_root(), plan.stem), plan.values,
+                             output=folder / "chapters" / f"{plan.stem}.ipynb", env=env, progress=False)
+                status, error = "ran", ""
+            except (NotebookExecutionError, ToxlibError) as exc:
+                status, error = "failed", str(exc).splitlines()[0]
+            wall = time.perf_counter() - started
+            finished = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished))
+            log[plan.stem] = {"status": status, "values": plan.values, "commit": library_commit(), "wall_s": wall,
+                              "estimate_s": estimate, "finished": finished, "error": error}
+            _write_log(folder, log)
+            bar.update(round(estimate or 0))
+    return runs
+
+
+def run_as_dict(run: ChapterRun) -> dict:
+    return asdict(run)
