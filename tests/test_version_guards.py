@@ -29,7 +29,7 @@ GUARDS = {
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.sass.prompt_classifier"], "2e7f79a93c239ac0"),
     "toxlib.scorers.training:RECIPE_VERSION": (
-        "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "578e60d15e458c26"),
+        "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "408e9200c337c493"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
         "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "7bc8572832d637cf"),
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
@@ -37,7 +37,7 @@ GUARDS = {
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "2945b73f74b8f89d"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "921fb58295dae8cb"),
     "toxlib.steer.adapt:RECIPE_VERSION": (
-        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "2efc4600a7bd5ad0"),
+        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "76d6f65a81149a82"),
 }
 
 

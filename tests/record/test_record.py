@@ -368,7 +368,7 @@ def test_a_recorded_trained_file_is_used_instead_of_training_and_write_copies_wh
         lm, folders, monkeypatch):
     """The PPLM discriminator and the vocabulary-shift weights are looked up in the record's artefacts/ by a key of
     their training inputs: a build with the record trains nothing; one without writes its file into the record."""
-    from toxlib.papers.rtp.detox.weights import _cached_weights
+    from toxlib.papers.rtp.detox.weights import trained_once
 
     corpus = pd.DataFrame({"text": ["a text", "another"], "toxic": [1, 0]})
 
@@ -381,7 +381,7 @@ def test_a_recorded_trained_file_is_used_instead_of_training_and_write_copies_wh
         return Saved()
 
     trained = []
-    first = _cached_weights("kind", lm, corpus, train, lambda path: path.read_bytes(), "v1")
+    first = trained_once("kind", lm, corpus, train, lambda path: path.read_bytes(), "v1")
     assert trained == [3] and first == b"trained weights"
     with ScoreStore() as scores:  # the record needs a row to be written at all
         scores.add("scorer@1", [("text", {"toxicity": 0.5}, None)])
@@ -389,10 +389,10 @@ def test_a_recorded_trained_file_is_used_instead_of_training_and_write_copies_wh
     copies = list((folders["record"] / "artefacts" / "detox").glob("kind-*.safetensors"))
     assert [p.read_bytes() for p in copies] == [b"trained weights"]
     monkeypatch.setenv("TOXLIB_CACHE_DIR", str(folders["cache"].parent / "empty-cache"))
-    assert _cached_weights("kind", lm, corpus, train, lambda path: path, "v1") == copies[0]
+    assert trained_once("kind", lm, corpus, train, lambda path: path, "v1") == copies[0]
     assert trained == [3]  # read from the record, not trained again
     monkeypatch.setenv("TOXLIB_RECORD", "off")
-    _cached_weights("kind", lm, corpus, train, lambda path: path, "v1")
+    trained_once("kind", lm, corpus, train, lambda path: path, "v1")
     assert trained == [3, 3]  # with the record off it trains (into the user cache)
 
 

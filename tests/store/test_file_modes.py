@@ -1,5 +1,5 @@
 """Files rewritten through a temporary file keep the mode of the file they replace (a temporary from mkstemp is
-0600), or get the umask's default when new: notebooks run in place, data files, cached tables."""
+0600), or get the umask's default when new: notebooks run in place, fetched data files, cached tables."""
 
 from __future__ import annotations
 
@@ -48,10 +48,13 @@ def test_written_atomically_keeps_the_mode_too(tmp_path):
 
 
 def test_a_notebook_run_in_place_and_a_fetched_data_file_keep_their_mode(tmp_path):
+    import hashlib
+    from dataclasses import replace
+
     import nbformat
 
     from toxlib.build.runner import run_notebook
-    from toxlib.data.sources import _atomic_write
+    from toxlib.data.sources import Registry, fetch, registry
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell("x")]
@@ -61,8 +64,13 @@ def test_a_notebook_run_in_place_and_a_fetched_data_file_keep_their_mode(tmp_pat
     os.chmod(path, 0o644)
     run_notebook(path, {"x": "2"}, progress=False)  # in place, through a mkstemp temporary
     assert _mode(path) == 0o644
-    data = tmp_path / "file.csv"
-    data.write_text("a\n")
-    os.chmod(data, 0o644)
-    _atomic_write(data, b"b\n")
-    assert data.read_text() == "b\n" and _mode(data) == 0o644
+    (tmp_path / "mirror/owner/repo").mkdir(parents=True)
+    (tmp_path / "mirror/owner/repo/file.csv").write_bytes(b"a\n")
+    source = replace(registry()["sass_benchmark"], name="fake", path="owner/repo/file.csv",
+                     sha256=hashlib.sha256(b"a\n").hexdigest())
+    old = os.umask(0o022)
+    try:  # fetched through pooch's temporary file (0600): stored with the umask's default
+        data = fetch("fake", mirror=tmp_path / "mirror", reg=Registry([source]), data_dir=tmp_path / "data")
+    finally:
+        os.umask(old)
+    assert data.read_text() == "a\n" and _mode(data) == 0o644

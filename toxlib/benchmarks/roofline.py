@@ -11,7 +11,6 @@ measured low (another process, a frequency change): the benchmark says so and ex
 
 from __future__ import annotations
 
-import json
 import time
 
 import pandas as pd
@@ -30,8 +29,7 @@ from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, default_batch_tokens, sentence_nll
 from toxlib.report import plots
 from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
-from toxlib.store.keys import stable_hash
-from toxlib.store.paths import cache_dir, written_atomically
+from toxlib.store.artefacts import artefact_json, artefact_name
 
 SQUARE = 2048  # the square shape on a CPU; a GPU needs 8192 to reach its matrix units' rate (``square_size``)
 
@@ -281,22 +279,16 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
 
 
 def cached_measurement(kind: str, key: dict, measure) -> dict:
-    """A timing is a fact about one run: ``measure()`` (returning a JSON-ready dict) runs once per ``key`` (with
-    the machine and the torch version added) and is kept under ``cache_dir()/timings``, with the UTC time it was
-    taken in ``measured``; later calls return it, so a warm re-run of a chapter re-times nothing. Delete the
-    folder (or change a parameter) to measure again."""
+    """A timing is a fact about one run: ``measure()`` (returning a JSON-ready dict) runs once per ``key`` (with the
+    machine and the torch version added) and is kept in the artefact cache (``toxlib.store.artefacts``, kind
+    "timings"), with the UTC time it was taken in ``measured``; later calls return it, so a warm re-run of a chapter
+    re-times nothing. Delete ``cache_dir()/timings`` (or change a parameter) to measure again."""
     import datetime
-
 
     full = {"kind": kind, **key, "machine": machine_description(), "cpu": describe_cpu(),
             "torch": torch.__version__, "threads": torch.get_num_threads()}
-    path = cache_dir() / "timings" / f"{kind}-{stable_hash(full)[:16]}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    result = measure() | {"measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    with written_atomically(path) as partial:
-        partial.write_text(json.dumps(result))
-    return result
+    return artefact_json(artefact_name("timings", kind, full, ".json"), lambda: measure() | {
+        "measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")})
 
 
 def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,

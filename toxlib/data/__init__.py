@@ -1,4 +1,5 @@
-"""Data: the registry of source files (``registry``), fetching (``fetch``) and typed loaders returning DataFrames.
+"""Data: the registry of source files (``sources.registry``), fetching on pooch (``sources.fetch``) and typed loaders
+returning DataFrames.
 May import: common, store.
 """
 

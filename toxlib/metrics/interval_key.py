@@ -1,31 +1,23 @@
-"""A disk memo for bootstrap intervals: the same data and statistic give the same bounds, so compute them once.
+"""The key of a bootstrap interval: the same data and statistic give the same bounds, so they are computed once and
+kept (``toxlib.common.memo``; the metrics know nothing of where).
 
-Why: a bootstrap with 9,999 resamples of a statistic that is not vectorised (a Pearson difference, a calibration
-error over 2,896 texts) takes seconds, and every build re-derives every chapter's claims from cached scores; on a
-warm re-run of the book these intervals were about 15 s of the notebooks' time.
-
-The key (``interval_key``) is a sha256 over everything the bounds depend on: the data arrays' bytes, dtypes and
-shapes; the statistic's fingerprint (``fingerprint``: its code, its closure's values, its defaults, the simple
-values of the globals it names, recursively for the functions it closes over); the bootstrap settings; the
-versions of numpy and scipy; and a digest of toxlib's own source files, so any change to toxlib's code computes
-intervals afresh. A statistic whose fingerprint cannot be taken (it closes over an object of unknown kind, or
-names a global that is neither a module, a function nor a plain value) is not memoised, it is computed each time.
-
-Entries live in ``toxlib.store.paths.cache_dir()/intervals/<key>.json`` ({"low", "high", "method"}), written atomically.
+``interval_key`` is a sha256 over everything the bounds depend on: the data arrays' bytes, dtypes and shapes; the
+statistic's fingerprint (``fingerprint``: its code, its closure's values, its defaults, the simple values of the
+globals it names, recursively for the functions it closes over); the bootstrap settings; the versions of numpy and
+scipy; and a digest of the contents of toxlib's own source files (``toxlib_source_digest``), so any change to
+toxlib's code computes intervals afresh. No module path, qualified name or file path enters it: moving code changes
+no key. A statistic whose fingerprint cannot be taken (it closes over an object of unknown kind, or names a global
+that is neither a module, a function nor a plain value) has no key: its interval is computed each time.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import types
 from pathlib import Path
 
 import numpy as np
-
-from toxlib.store import paths
-from toxlib.store.paths import written_atomically
 
 #: modules whose functions are taken as fixed by their name and the library version in the key
 _STABLE_LIBRARIES = ("numpy", "scipy", "math", "builtins", "pandas", "sklearn", "statistics")
@@ -37,13 +29,11 @@ class Unfingerprintable(Exception):
 
 @functools.lru_cache(maxsize=1)
 def toxlib_source_digest() -> str:
-    """sha256 over toxlib's .py files (relative path and bytes, sorted): changes whenever toxlib's code does."""
+    """sha256 over the contents of toxlib's .py files (each file's sha256, sorted; not their paths): changes whenever
+    toxlib's code does, and not when a file only moves."""
     root = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    files = sorted(hashlib.sha256(path.read_bytes()).hexdigest() for path in root.rglob("*.py"))
+    return hashlib.sha256("\n".join(files).encode()).hexdigest()
 
 
 def fingerprint(obj, _seen: frozenset = frozenset()) -> str:
@@ -69,20 +59,20 @@ def fingerprint(obj, _seen: frozenset = frozenset()) -> str:
         parts = (obj.func, obj.args, obj.keywords)
         return "partial(" + ",".join(fingerprint(part, _seen) for part in parts) + ")"
     module = getattr(obj, "__module__", None) or ""
-    if callable(obj) and module.split(".")[0] in _STABLE_LIBRARIES:
+    if callable(obj) and module.split(".")[0] in _STABLE_LIBRARIES:  # a library's function: by its public name
         return f"library:{module}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
     if isinstance(obj, type) and module.split(".")[0] == "toxlib":  # its code is in the source digest
-        return f"class:{module}.{obj.__qualname__}"
+        return f"class:{obj.__name__}"
     if isinstance(obj, types.FunctionType):
         if id(obj) in _seen:
-            return f"recursion:{obj.__qualname__}"
+            return "recursion"
         seen = _seen | {id(obj)}
         code = obj.__code__
         cells = [c.cell_contents for c in obj.__closure__ or ()]
         named = {n: obj.__globals__[n] for n in _global_names(code) if n in obj.__globals__}
         return "function(" + ";".join([
-            f"{module}.{obj.__qualname__}", _code_digest(code), fingerprint(obj.__defaults__, seen),
-            fingerprint(obj.__kwdefaults__, seen), fingerprint(cells, seen), fingerprint(named, seen)]) + ")"
+            _code_digest(code), fingerprint(obj.__defaults__, seen), fingerprint(obj.__kwdefaults__, seen),
+            fingerprint(cells, seen), fingerprint(named, seen)]) + ")"
     raise Unfingerprintable(f"{type(obj).__qualname__} object")
 
 
@@ -113,22 +103,3 @@ def interval_key(data: tuple, statistic, settings: dict) -> str | None:
         return None
     parts += [np.__version__, scipy.__version__, toxlib_source_digest()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
-
-
-def memoised_bounds(key: str | None, compute) -> tuple[float, float, str]:
-    """``compute()`` -> (low, high, method), read from the memo under ``key`` when there, else computed and stored
-    (key None: computed and not stored)."""
-
-    if key is None:
-        return compute()
-    path = paths.cache_dir() / "intervals" / f"{key}.json"
-    if path.exists():
-        try:
-            entry = json.loads(path.read_text())
-            return float(entry["low"]), float(entry["high"]), str(entry["method"])
-        except (ValueError, KeyError, TypeError):  # a damaged entry: computed again below
-            pass
-    low, high, method = compute()
-    with written_atomically(path) as partial:
-        partial.write_text(json.dumps({"low": low, "high": high, "method": method}))
-    return low, high, method

@@ -1,14 +1,16 @@
-"""The bootstrap-interval memo: same data, statistic and settings read back; anything that changes the bounds
-computes them again."""
+"""Bootstrap intervals kept between runs (``toxlib.metrics.interval_key``, kept through ``toxlib.common.memo`` in the
+store's artefact cache): same data, statistic and settings read back; anything that changes the bounds computes them
+again; moving code changes no key."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import toxlib.store  # noqa: F401  (installs the artefact cache as the memo's keeper)
+from toxlib.metrics import interval_key as interval_cache
 from toxlib.metrics import uncertainty
-from toxlib.store import interval_memo as interval_cache
-from toxlib.store.interval_memo import fingerprint, interval_key
+from toxlib.metrics.interval_key import fingerprint, interval_key
 
 SETTINGS = {"n_resamples": 999}
 THRESHOLD = 0.5
@@ -97,3 +99,12 @@ def test_fingerprints_tell_code_closures_and_arrays_apart():
     assert fingerprint(np.mean) == "library:numpy.mean"
     with pytest.raises(interval_cache.Unfingerprintable):
         fingerprint(object())
+
+
+def test_a_function_moved_to_another_module_keeps_its_fingerprint():
+    def statistic(rows):
+        return float(np.mean(rows > THRESHOLD))
+
+    before = fingerprint(statistic)
+    statistic.__module__, statistic.__qualname__ = "toxlib.elsewhere.module", "renamed"
+    assert fingerprint(statistic) == before
