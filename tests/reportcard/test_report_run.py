@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.models, pytest.mark.data]
 
 def _report(args, out, **kwargs):
     return subprocess.Popen([sys.executable, "-m", "toxlib", "report", *args, "--out", str(out)],
-                            cwd=paths.project_root(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=paths.project_root(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, **kwargs)
 
 
@@ -43,8 +43,8 @@ def test_a_tiny_models_report_estimates_first_resumes_after_a_kill_and_writes_it
     assert json.loads(log.read_text())["rtp_unprompted"]["status"] == "ran"
     assert not (out / "tiny" / "index.html").exists()
     second = _report(args, out)
-    said, _ = second.communicate(timeout=900)
-    assert second.returncode == 0, said
+    said, errors = second.communicate(timeout=900)
+    assert second.returncode == 0, said + errors
     assert said.startswith("tiny: causal LM") and "rtp_unprompted" in said.splitlines()[2]  # the estimate first
     page = (out / "tiny" / "index.html").read_text()
     assert "done before" in page and "Report card: tiny" in page and str(model) not in said.splitlines()[-1]
@@ -60,8 +60,8 @@ def test_a_tiny_models_report_estimates_first_resumes_after_a_kill_and_writes_it
 def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
     stems = ["safety_score", "debias_consistency"]
     done = _report(["--model", "smollm2-135m", "--budget", "decide", "--chapters", *stems], tmp_path)
-    said, _ = done.communicate(timeout=1200)
-    assert done.returncode == 0, said
+    said, errors = done.communicate(timeout=1200)
+    assert done.returncode == 0, said + errors
     rows = pd.read_csv(tmp_path / "smollm2-135m" / "report.csv", keep_default_na=False)
     for stem in stems:
         book = pd.read_csv(paths.results_dir() / stem / "claims.csv", keep_default_na=False)

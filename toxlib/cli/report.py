@@ -4,6 +4,8 @@ the [book] extra). It prints its estimate first."""
 
 from __future__ import annotations
 
+import os
+
 from toxlib.common.errors import ParameterError
 
 
@@ -18,6 +20,12 @@ def short_name(model: str) -> str:
 def _report(args) -> int:
     from pathlib import Path
 
+    # the report's own bars say where it is; the libraries' loading bars would bury its estimate
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Cannot enable progress bars", category=UserWarning)
     from toxlib.models import BUNDLED
     from toxlib.reportcard.card import estimate_text, plan_report, run_report  # optional: the [book] extra
 

@@ -143,7 +143,7 @@ def estimate_text(planned: ReportPlan) -> str:
     """The estimate as the command prints it before running: per chapter, the seconds on each device, or why the
     chapter does not apply."""
     f = planned.facts
-    lines = [f"{f.name}: {f.kind} LM, {f.params / 1e6:,.0f}M parameters ({f.arch.get('model_type')}), "
+    lines = [f"{f.name}: {f.kind} LM, {_millions(f.params)} parameters ({f.arch.get('model_type')}), "
              f"budget {planned.budget} ({BUDGET_NOTES[planned.budget]})"]
     for dev, r in planned.rates.items():
         lines.append(f"  rates on {dev} ({r.how}): {r.gen:,.0f} tokens/s generated, {r.read:,.0f} read, "
@@ -159,6 +159,11 @@ def estimate_text(planned: ReportPlan) -> str:
         total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
         lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record or your cache hold cost nothing)")
     return "\n".join(lines)
+
+
+def _millions(params: int) -> str:
+    """A parameter count as "135M" (one decimal below 10M: "0.1M")."""
+    return f"{params / 1e6:,.0f}M" if params >= 1e7 else f"{params / 1e6:.1f}M"
 
 
 def _minutes(seconds: float) -> str:
@@ -215,7 +220,7 @@ def _context(planned: ReportPlan, runs: list[ChapterRun], domain: DomainCheck | 
               f"{library_commit()} on {machine_description()} ({describe_cpu()}) with {library_versions()}; "
               f"finished {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} in {wall:.0f} s."
               + (f" Estimates against wall time: {timing}." if timing else ""))
-    return {"name": f.name, "target_note": f"{f.kind} LM, {f.params / 1e6:,.0f}M parameters, {target}",
+    return {"name": f.name, "target_note": f"{f.kind} LM, {_millions(f.params)} parameters, {target}",
             "budget": planned.budget, "budget_note": BUDGET_NOTES[planned.budget],
             "when": f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d}", "domain": domain.sentence(f.name) if domain else "",
             "domain_outside": bool(domain and domain.outside), "figures": figures, "chapters": chapters,

@@ -23,6 +23,7 @@ import nbformat
 import torch
 
 from toxlib.benchmarks.roofline import best_matmul_gflops, flops_per_token
+from toxlib.data import load_rtp
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models.perplexity import nll_rows
 from toxlib.reportcard.work import Work
@@ -58,11 +59,13 @@ def _timed(run) -> float:
     return time.perf_counter() - started
 
 
-def scorer_rate(scorer: str = "distilled", n: int = 64) -> float:
-    """Texts/s of ``scorer`` on ``n`` short texts, cache off (one untimed call first: its weights load)."""
-    texts = [f"{p} something happened number {i}." for i, p in enumerate(CALIBRATION_PROMPTS * (n // 16 + 1))][:n]
+def scorer_rate(scorer: str = "distilled", n: int = 256) -> float:
+    """Texts/s of ``scorer`` on ``n`` RealToxicityPrompts continuations (the kind of text and the spread of lengths
+    the chapters score; the distilled scorer batches texts of one length together), cache off, after one untimed
+    call that loads its weights."""
+    texts = [t for t in load_rtp("sample")["continuation_text"].tolist() if isinstance(t, str) and t.strip()][:n]
     get_scorer(scorer).score(texts[:4], cache=False, progress=False)
-    return n / _timed(lambda: get_scorer(scorer).score(texts, cache=False, progress=False))
+    return len(texts) / _timed(lambda: get_scorer(scorer).score(texts, cache=False, progress=False))
 
 
 def measure_rates(lm, scorer: str = "distilled", samples: int = 4, tokens: int = 12) -> Rates:
