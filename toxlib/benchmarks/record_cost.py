@@ -3,8 +3,8 @@ scored sentence tokens, scored texts, read from each key's file) divided by the 
 
 Inputs: a record folder (``data/record``: keys.csv and each key's rows) and the JSON lines that
 ``python -m toxlib bench generate | perplexity | self-debias | score`` print last (one file of them per machine
-and engine, as in ``toxlib/benchmarks/runs/``). Each key is charged at the rate of the benchmark that runs its
-kind of work on its model in its precision:
+and engine, as in ``benchmarks/runs/`` at the repository's root). Each key is charged at the rate of the benchmark
+that runs its kind of work on its model in its precision:
 
 ====================================================  ======================================================
 record key                                            rate (benchmark JSON field)

@@ -3,10 +3,10 @@
 
 The roofline: a path that only did its matmuls, at the best rate this machine's matmul reached, would make
 ``matmul GFLOP/s / flops per token`` tokens/s, with flops per token = 2 x (non-embedding parameters + LM head)
-(``generation_bench.flops_per_token``; attention over these short texts adds about 1%). The rate is the best of
+(``flops_per_token``; attention over these short texts adds about 1%). The rate is the best of
 several repeats at the square 2048 shape and at the workload's own shape (rows x hidden by hidden x MLP width),
 measured before and after the workload; all are reported. A percentage above 100 means the denominator was
-measured low (another process, a frequency change): the benchmark says so and exits non-zero.
+measured low (another process, a frequency change): ``above_roofline`` names it and the command exits non-zero.
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def add_commands(sub) -> None:
                      help="also time single requests against a server that scores each request on its own")
     cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter group at "
                                 "the rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
-    cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. toxlib/benchmarks/runs/*.jsonl); "
+    cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. benchmarks/runs/*.jsonl); "
                       "one column of hours per file")
     cost.add_argument("--record", default=None, help="record folder (default: data/record)")
     dist = bench_sub.add_parser("distributed", help="one generate -> score job locally and on a local Ray cluster")
