@@ -1,7 +1,8 @@
 """The library's import graph, read from the source with ``ast``: no cycle between modules (counting the package
 ``__init__`` a submodule import runs first), no private name imported from another package, toxlib imports at the
-top of a module (inside a function only for an optional dependency, marked with a comment), and a top level that
-holds only ``__init__``, ``__main__`` and the ``cli`` package."""
+top of a module (inside a function only for an optional dependency, marked with a comment), a top level that
+holds only ``__init__``, ``__main__`` and the ``cli`` package, each package's "May import:" line exact, the metrics
+importing nothing from the store, and one folder per paper."""
 
 from __future__ import annotations
 
@@ -194,3 +195,55 @@ def test_each_package_imports_only_what_its_docstring_allows():
                 if other != package and other not in declared | allowed_everywhere:
                     wrong.append(f"{module}:{node.lineno} imports {target}; {package} may import {sorted(declared)}")
     assert wrong == []
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """{package: the other packages its modules import} (the version string's ``toxlib`` left out)."""
+    found = {init.parent.name: set() for init in PACKAGE.glob("*/__init__.py")}
+    for module in MODULES:
+        package = module.split(".")[1] if module.count(".") else None
+        if package not in found:
+            continue
+        for _, target, _, _, _ in _imports(module):
+            other = target.split(".")[1] if "." in target else "toxlib"
+            if other not in (package, "toxlib"):
+                found[package].add(other)
+    return found
+
+
+def test_each_package_declares_only_what_it_imports():
+    """The "May import:" lines are exact: a package that stops importing another says so ("nothing of toxlib" for
+    none)."""
+    unused = {}
+    for package, imported in _package_imports().items():
+        declared = _declared_imports(PACKAGE / package / "__init__.py") - {"nothing of toxlib"}
+        if declared - imported:
+            unused[package] = sorted(declared - imported)
+    assert unused == {}
+
+
+def test_the_metrics_import_nothing_from_the_store():
+    """Intervals are kept through ``toxlib.common.memo``: no module of ``toxlib.metrics`` imports ``toxlib.store``."""
+    assert "store" not in _package_imports()["metrics"]
+    assert "store" not in _declared_imports(PACKAGE / "metrics" / "__init__.py")
+
+
+#: the parts every paper's folder holds (the debiasing paper's printed values and claims live in ``findings``)
+PAPER_PARTS = {"rtp": {"printed", "paper_claims", "prose", "captions"},
+               "sass": {"printed", "paper_claims", "prose", "captions"},
+               "safety": {"printed", "paper_claims", "prose", "captions"},
+               "debias": {"findings", "prose", "captions"}}
+
+
+def test_one_folder_per_paper():
+    papers = PACKAGE / "papers"
+    folders = {p.name for p in papers.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert folders == set(PAPER_PARTS)
+    assert sorted(p.name for p in papers.glob("*.py")) == ["__init__.py", "printed.py"]  # the shared Printed type
+    for paper, parts in PAPER_PARTS.items():
+        modules = {p.stem for p in (papers / paper).glob("*.py")}
+        assert parts <= modules, f"papers/{paper} lacks {sorted(parts - modules)}"
+        for other in set(PAPER_PARTS) - {paper}:  # a paper's code does not reach into another paper's folder
+            reaching = [f"{m}: {t}" for m in MODULES if m.startswith(f"toxlib.papers.{paper}.")
+                        for _, t, _, _, _ in _imports(m) if t.startswith(f"toxlib.papers.{other}")]
+            assert reaching == [], reaching

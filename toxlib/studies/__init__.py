@@ -8,5 +8,5 @@
   ``scorer_fidelity``      the distilled scorer before and after calibration: reliability diagram, agreement table
   ``captions``             the captions each study chapter gives its tables and figures, as templates
 
-May import: common, store, data, metrics, models, generate, steer, scorers, report, papers.
+May import: store, data, metrics, generate, steer, scorers, report, papers.
 """
