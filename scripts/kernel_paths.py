@@ -43,7 +43,7 @@ def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path
     """One setting, one precision: save the logits (and the sampled tokens) under ``out``."""
     import torch
 
-    from toxlib.data.rtp_records import load_rtp_all
+    from toxlib.data.rtp_prompts import load_rtp_all
     from toxlib.generate.nucleus import nucleus_sample
     from toxlib.models import load
 

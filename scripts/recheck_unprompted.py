@@ -17,7 +17,7 @@ import time
 from toxlib.generate import RTP_SAMPLING, generate
 from toxlib.generate.api import run_identity
 from toxlib.models import load
-from toxlib.papers import rtp_detox as detox
+from toxlib.papers.rtp import detox
 from toxlib.steer.adapt import AdaptConfig, adapt
 from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.word_filter import WordFilter

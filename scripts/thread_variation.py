@@ -25,9 +25,9 @@ from scipy.stats import spearmanr
 def main() -> None:
     from toxlib.data import load_rtp, load_toxigen
     from toxlib.generate import RTP_SAMPLING, generate
-    from toxlib.models.perplexity import sentence_nll
     from toxlib.metrics import expected_max_toxicity, toxicity_probability
     from toxlib.models import load
+    from toxlib.models.perplexity import sentence_nll
     from toxlib.scorers import get_scorer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,7 +1,8 @@
 """The library's import graph, read from the source with ``ast``: no cycle between modules (counting the package
 ``__init__`` a submodule import runs first), no private name imported from another package, toxlib imports at the
-top of a module (inside a function only for an optional dependency, marked with a comment), and a top level that
-holds only ``__init__``, ``__main__`` and ``cli``."""
+top of a module (inside a function only for an optional dependency, marked with a comment), a top level that
+holds only ``__init__``, ``__main__`` and the ``cli`` package, each package's "May import:" line exact, the metrics
+importing nothing from the store, and one folder per paper."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "toxlib"
 #: a function-level toxlib import must carry one of these words in a comment on its line, or sit in a ``try``
 #: (code that also runs in a kernel without toxlib, ``toxlib.build.machine``), or be in the CLI, whose
-#: subcommands import what they run (its module docstring says why)
+#: commands import what they run (its package docstring says why)
 LAZY_MARKS = ("# optional", "# heavy")
 
 
@@ -133,7 +134,7 @@ def test_toxlib_imports_sit_at_the_top_unless_marked_optional():
     for module, path in MODULES.items():
         lines = path.read_text().splitlines()
         for node, target, _, in_function, in_try in _imports(module):
-            if not in_function or in_try or module == "toxlib.cli":
+            if not in_function or in_try or module.split(".")[:2] == ["toxlib", "cli"]:
                 continue
             text = "\n".join(lines[node.lineno - 2:node.end_lineno])  # the line above may hold the comment
             if not any(mark in text for mark in LAZY_MARKS):
@@ -143,7 +144,7 @@ def test_toxlib_imports_sit_at_the_top_unless_marked_optional():
 
 def test_the_top_level_holds_only_the_entry_points_and_each_package_says_its_job():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "cli.py"]
+    assert top == ["__init__.py", "__main__.py"] and (PACKAGE / "cli" / "__init__.py").is_file()
     for init in sorted(PACKAGE.glob("*/__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text()))
         assert doc and "May import:" in doc, f"{init.parent.name}/__init__.py: say its job and what it may import"
@@ -194,3 +195,55 @@ def test_each_package_imports_only_what_its_docstring_allows():
                 if other != package and other not in declared | allowed_everywhere:
                     wrong.append(f"{module}:{node.lineno} imports {target}; {package} may import {sorted(declared)}")
     assert wrong == []
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """{package: the other packages its modules import} (the version string's ``toxlib`` left out)."""
+    found = {init.parent.name: set() for init in PACKAGE.glob("*/__init__.py")}
+    for module in MODULES:
+        package = module.split(".")[1] if module.count(".") else None
+        if package not in found:
+            continue
+        for _, target, _, _, _ in _imports(module):
+            other = target.split(".")[1] if "." in target else "toxlib"
+            if other not in (package, "toxlib"):
+                found[package].add(other)
+    return found
+
+
+def test_each_package_declares_only_what_it_imports():
+    """The "May import:" lines are exact: a package that stops importing another says so ("nothing of toxlib" for
+    none)."""
+    unused = {}
+    for package, imported in _package_imports().items():
+        declared = _declared_imports(PACKAGE / package / "__init__.py") - {"nothing of toxlib"}
+        if declared - imported:
+            unused[package] = sorted(declared - imported)
+    assert unused == {}
+
+
+def test_the_metrics_import_nothing_from_the_store():
+    """Intervals are kept through ``toxlib.common.memo``: no module of ``toxlib.metrics`` imports ``toxlib.store``."""
+    assert "store" not in _package_imports()["metrics"]
+    assert "store" not in _declared_imports(PACKAGE / "metrics" / "__init__.py")
+
+
+#: the parts every paper's folder holds (the debiasing paper's printed values and claims live in ``findings``)
+PAPER_PARTS = {"rtp": {"printed", "paper_claims", "prose", "captions"},
+               "sass": {"printed", "paper_claims", "prose", "captions"},
+               "safety": {"printed", "paper_claims", "prose", "captions"},
+               "debias": {"findings", "prose", "captions"}}
+
+
+def test_one_folder_per_paper():
+    papers = PACKAGE / "papers"
+    folders = {p.name for p in papers.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert folders == set(PAPER_PARTS)
+    assert sorted(p.name for p in papers.glob("*.py")) == ["__init__.py", "printed.py"]  # the shared Printed type
+    for paper, parts in PAPER_PARTS.items():
+        modules = {p.stem for p in (papers / paper).glob("*.py")}
+        assert parts <= modules, f"papers/{paper} lacks {sorted(parts - modules)}"
+        for other in set(PAPER_PARTS) - {paper}:  # a paper's code does not reach into another paper's folder
+            reaching = [f"{m}: {t}" for m in MODULES if m.startswith(f"toxlib.papers.{paper}.")
+                        for _, t, _, _, _ in _imports(m) if t.startswith(f"toxlib.papers.{other}")]
+            assert reaching == [], reaching

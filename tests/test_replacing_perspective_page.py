@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "replacing_perspective.md"
 TRAINING = ROOT / "toxlib" / "scorers" / "weights" / "distilled-minilm" / "training.json"
-RUNS = ROOT / "toxlib" / "benchmarks" / "runs"
+RUNS = ROOT / "benchmarks" / "runs"
 
 
 def table_rows(text: str, first_header: str) -> list[list[str]]:

@@ -8,13 +8,16 @@ Where things live (each package's docstring says what it may import; ``tests/tes
                 toxlib.scorers     toxicity scorers behind one protocol, and the local Perspective endpoint (serve)
                 toxlib.executors   where heavy stages run: this process or a Ray cluster
   the science   toxlib.metrics     classification, agreement, toxicity metrics, intervals and verdicts
-                toxlib.papers      one home per paper: printed values, analysis and the claims its chapters check
+                toxlib.papers      one folder per paper: printed values, analysis, claims, prose, captions
                 toxlib.studies     chapter-only studies: datasets, generation diagnostics, scorer comparison
   around them   toxlib.store       where and under which keys things are kept: caches and memos
                 toxlib.report      what a chapter shows and writes: tables, figures, claims, the scorecard
                 toxlib.common      errors and progress bars
-  tooling       toxlib.build       the book build: papermill runner, kernels, run records (the [book] extra)
-                toxlib.benchmarks  speed measurements (python -m toxlib bench ...)
+                toxlib.chapters    each chapter's parameters, profiles and checks, declared once
+  tooling       toxlib.build       the book build: papermill runner, kernels, chapter runs (the [book] extra)
+                toxlib.record      the sample record's tools: write, status, audit
+                toxlib.benchmarks  speed measurements
+                toxlib.cli         the command line (python -m toxlib ...): parses, calls the library, prints
 """
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toxlib.benchmarks.equal_work import SHAPES, UnequalWork, Work, compare, shape
-from toxlib.benchmarks.generation import bench_generate
+from toxlib.benchmarks.generation_speed import bench_generate
 from toxlib.benchmarks.roofline import bench_perplexity, bench_self_debias
 
 

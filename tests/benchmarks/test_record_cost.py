@@ -9,7 +9,8 @@ import math
 
 import pytest
 
-from toxlib.benchmarks.record_cost import cpu_hours, main_record_cost, per_chapter, read_rates, record_work
+from toxlib.benchmarks.record_cost import cpu_hours, per_chapter, read_rates, record_cost, record_work
+from toxlib.cli import main
 from toxlib.store.record import COLUMNS, KEY_COLUMNS, file_of, record_dir, write_csv_gz, write_sums
 
 WEIGHTS = "sha256:" + "ab" * 32
@@ -98,10 +99,12 @@ def test_the_command_prints_hours_per_file_and_json_last(tmp_path, capsys):
     for label, rate in (("after", 0.002), ("before", 0.001)):  # 30 tokens: 4.167 and 8.333 hours
         (tmp_path / f"{label}.jsonl").write_text(json.dumps({"model": "smollm2-135m", "toxlib_tok_s": rate}) + "\n")
 
-    class Args:
-        record, runs = tmp_path, [tmp_path / "after.jsonl", tmp_path / "before.jsonl"]
-
-    assert main_record_cost(Args) == 0
+    runs = [tmp_path / "after.jsonl", tmp_path / "before.jsonl"]
+    cost = record_cost(runs, tmp_path)
+    assert list(cost.hours.columns) == ["after (h)", "before (h)"]
+    assert int(cost.uncharged["after"]["keys"].sum()) == cost.summary["after"]["keys"] - cost.summary["after"][
+        "keys_charged"]
+    assert main(["bench", "record-cost", *map(str, runs), "--record", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     result = json.loads(out.strip().splitlines()[-1])
     group = "generation; rtp_unprompted"

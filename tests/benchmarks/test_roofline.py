@@ -26,9 +26,13 @@ def test_denominator_keeps_the_best_rate_at_either_shape_and_either_time(monkeyp
 
 
 def test_a_percentage_above_100_fails_the_benchmark(capsys):
-    assert roofline.finish({"roofline_pct": 99.9}) == 0
+    from toxlib.cli.bench import _finish
+
+    assert roofline.above_roofline({"roofline_pct": 99.9}) == []
     both = ("roofline_pct", "bf16_roofline_pct")
-    assert roofline.finish({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == 1
+    assert roofline.above_roofline({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == ["roofline_pct"]
+    assert _finish({"roofline_pct": 99.9}) == 0
+    assert _finish({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == 1
     out = capsys.readouterr().out
     assert json.loads(out.splitlines()[0]) == {"roofline_pct": 99.9}
     assert "error: roofline_pct above 100%" in out

@@ -1,4 +1,5 @@
-"""The data registry: pinned entries, mirror copies, downloads over HTTP (a local server), and every failure path."""
+"""The data registry and fetching on pooch: pinned entries, mirror copies, downloads over HTTP (a local server), a
+stored file checked before every use, and every failure path."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def test_every_entry_is_pinned_and_checksummed():
         assert s.commit in s.url, f"{name}: URL not pinned to its commit"
         assert re.fullmatch(r"[0-9a-f]{64}", s.sha256), name
         assert s.license and s.citation, name
+        assert bool(s.drop_columns) == bool(s.stored_sha256), f"{name}: columns dropped need the stored sha256"
 
 
 @pytest.mark.data
@@ -49,6 +51,16 @@ def test_fetch_from_mirror_writes_verified_copy(tmp_path, mirror):
     path = fetch("sass_benchmark", mirror=mirror, data_dir=tmp_path)
     assert path == tmp_path / registry()["sass_benchmark"].path
     assert hashlib.sha256(path.read_bytes()).hexdigest() == registry()["sass_benchmark"].sha256
+
+
+@pytest.mark.data
+def test_a_file_stored_with_columns_dropped_has_the_registrys_stored_sha256(tmp_path, mirror):
+    leaky = [name for name in registry().names() if registry()[name].drop_columns]
+    assert leaky
+    for name in leaky:
+        stored = fetch(name, mirror=mirror, data_dir=tmp_path)
+        assert hashlib.sha256(stored.read_bytes()).hexdigest() == registry()[name].stored_sha256
+        assert not set(registry()[name].drop_columns) & set(stored.read_text().splitlines()[0].split(","))
 
 
 def _fake_registry(tmp_path: Path, data: bytes, url: str = "http://127.0.0.1:9/x.csv", **extra) -> Registry:
@@ -153,8 +165,10 @@ def test_download_of_leaky_file_drops_the_credential_column(tmp_path, monkeypatc
     upstream = out.getvalue().encode()
     server = _Server([(200, upstream)])
     try:
+        scrubbed = b'id,text\n1,"hi, there"\n2,x\n'
         reg = _fake_registry(tmp_path, b"mirror copy", url=server.url,
-                             upstream_sha256=hashlib.sha256(upstream).hexdigest(), drop_columns=("perspective_error",))
+                             upstream_sha256=hashlib.sha256(upstream).hexdigest(), drop_columns=("perspective_error",),
+                             stored_sha256=hashlib.sha256(scrubbed).hexdigest())
         stored = fetch("fake", reg=reg, data_dir=tmp_path / "data").read_text()
     finally:
         server.close()
@@ -183,15 +197,15 @@ def test_cli_fetch_from_mirror_and_unknown_name(tmp_path, mirror):
 def test_a_present_file_is_hashed_before_every_use(tmp_path, mirror, monkeypatch):
     import os
 
-    from toxlib.data import sources
+    import pooch
 
     path = fetch("sass_benchmark", mirror=mirror, data_dir=tmp_path)
     hashed = []
-    real = sources.sha256_of_file
-    monkeypatch.setattr(sources, "sha256_of_file", lambda p: hashed.append(p) or real(p))
-    assert fetch("sass_benchmark", data_dir=tmp_path) == path and hashed == [path]
+    real = pooch.core.hash_matches
+    monkeypatch.setattr(pooch.core, "hash_matches", lambda p, *a, **k: hashed.append(p) or real(p, *a, **k))
+    assert fetch("sass_benchmark", data_dir=tmp_path) == path and hashed == [str(path)]
     fetch("sass_benchmark", data_dir=tmp_path)
-    assert hashed == [path, path]
+    assert hashed == [str(path), str(path)]
 
     # an edit that keeps the size, with the modification time put back (touch -r): still refused
     st = path.stat()

@@ -207,7 +207,7 @@ def test_perplexity_does_not_depend_on_the_other_sentences(lm):
 
 
 def test_next_token_reading_does_not_depend_on_the_other_comments(lm):
-    from toxlib.papers.prompt_classifier import build_prompts, next_token_probabilities, template_prefix
+    from toxlib.papers.sass.prompt_classifier import build_prompts, next_token_probabilities, template_prefix
 
     prompts = build_prompts([p + " today" for p in PROMPTS], "few")
     prefix = template_prefix(lm, "few")

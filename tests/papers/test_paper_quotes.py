@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toxlib.papers import PAPER_MODULES, claim_rules, rtp_detox
+from toxlib.papers import PAPER_MODULES, claim_rules, rtp, safety, sass
 from toxlib.papers.printed import Printed, Rule
+from toxlib.papers.rtp.detox import paper_claims as rtp_detox_claims
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 #: paper -> its text file in ../shared/papers (see its README.md)
@@ -67,7 +68,7 @@ def _numbers(value) -> list[float]:
 def _printed_values():
     for paper, module in PAPER_MODULES.items():
         for name, printed in module.PAPER.items():
-            yield pytest.param(paper, printed, id=f"{module.__name__.rsplit('.', 1)[-1]}.{name}")
+            yield pytest.param(paper, printed, id=f"{module.__name__.split('.')[2]}.{name}")
 
 
 @pytest.mark.data
@@ -110,7 +111,8 @@ def test_every_rule_reads_a_printed_value_of_its_own_module():
     assert table["reading"].str.len().min() > 0 and table["quote"].str.len().min() > 0
 
 
-@pytest.mark.parametrize("module", [*PAPER_MODULES.values(), rtp_detox], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [*PAPER_MODULES.values(), rtp.paper_claims, rtp_detox_claims, sass.paper_claims,
+                                    sass.local_systems, safety.paper_claims], ids=lambda m: m.__name__)
 def test_no_claims_function_types_its_own_cutoff(module):
     """A threshold passed to ``claim`` comes from RULES (``**RULES[...].test()``), never a number in the code."""
     typed = []

@@ -50,7 +50,7 @@ def test_headline_counts_each_papers_verdicts_and_marks():
 def test_the_page_shows_model_text_as_text_and_fits_a_laptop_and_a_phone(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from tests.test_book import CHROMIUM_ARGS, _chromium
+    from tests.build.test_book import CHROMIUM_ARGS, _chromium
 
     name = "<b>mine</b>"
     page_path = write_report(tmp_path, _context(name), _rows())

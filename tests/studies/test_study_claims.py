@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.studies import datasets, generation, scorer_comparison
+from toxlib.studies import datasets, scorer_comparison
+from toxlib.studies import nucleus_diagnostics as generation
 
 
 def test_datasets_claims():
@@ -228,7 +229,7 @@ def test_datasets_prose_fills_every_key_when_the_run_loads_fewer_subsets():
 
 
 def test_generation_prose_counts_nucleus_sizes_and_openings_by_hand():
-    from toxlib.studies import generation
+    from toxlib.studies import nucleus_diagnostics as generation
 
     nucleus = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 2, "step": 0, "nucleus_size": [1, 300, 53, 2000, 10, 257],
                             "same_as_transformers": [True] * 5 + [False]})
@@ -249,7 +250,7 @@ def test_generation_prose_counts_nucleus_sizes_and_openings_by_hand():
 
 
 def test_generation_prose_fills_every_key_when_no_step_is_inspected():
-    from toxlib.studies import generation
+    from toxlib.studies import nucleus_diagnostics as generation
 
     empty = pd.DataFrame(columns=["model", "step", "nucleus_size", "same_as_transformers"])
     gens = pd.DataFrame({"model": "a", "prompt_id": [1, 1], "continuation": ["u v", "w"]})

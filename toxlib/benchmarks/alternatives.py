@@ -5,7 +5,7 @@ Per workload, two ways of doing the same work without toxlib's engine:
   * transformers' best batched path: the same calls on whole batches of left-padded prompts (or right-padded
     sentences), ``batch_rows`` rows per call, with the key/value cache implementation that was fastest here
     (dynamic or static; ``torch.compile`` is not tried on a CPU: transformers' ``generate`` skips compilation there,
-    "unable to meet the criteria", measured with transformers 5.x on 2026-11-26).
+    "unable to meet the criteria").
 Each returns (tokens, seconds), tokens counted as toxlib counts them: new tokens up to and including a stop token
 (generation; with ``toxlib.benchmarks.equal_work.stops_off`` there is none, transformers gets no end-of-sequence
 id, and every row counts ``max_new_tokens``), or scored tokens (perplexity). Self-Debiasing follows the reference

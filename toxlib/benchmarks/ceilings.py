@@ -27,10 +27,7 @@ from toxlib.benchmarks.equal_work import stops_off
 from toxlib.benchmarks.roofline import (
     WARM_UP_TOKENS,
     Denominator,
-    bench_model,
     bench_prompts,
-    finish,
-    named,
     percent,
     toxlib_generate,
     warms_up_whole,
@@ -137,8 +134,3 @@ def generation_ceilings(model: str = "smollm2-135m", quick: bool = False, n_prom
         + "; ".join(f"{name} {result[f'{name}_tok_s']} tok/s ({result[f'{name}_roofline_pct']}%)" for name in VARIANTS)
         + f"; roofline {result['roofline_tok_s']} tok/s at {result['matmul_gflops']} GFLOP/s")
     return result
-
-
-def main_ceilings(args) -> int:
-    result = named(generation_ceilings(bench_model(args), quick=args.quick, n_prompts=args.prompts), args)
-    return finish(result, tuple(f"{name}_roofline_pct" for name in VARIANTS))

@@ -14,7 +14,6 @@ apart (``cluster_start_s``). The last line printed is one JSON object.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -84,11 +83,3 @@ def bench_distributed(quick: bool = False, workers: int = 2) -> dict:
             "samples": config.num_samples, "max_new_tokens": config.max_new_tokens, "rows": len(remote),
             "identical": bool(local.equals(remote)), "local_s": round(local_s, 2), "ray_s": round(ray_s, 2),
             "cluster_start_s": round(cluster_start_s, 2), "quick": quick}
-
-
-def main_distributed(args) -> int:
-    result = bench_distributed(quick=args.quick, workers=args.workers)
-    print(f"{result['rows']} rows generated and scored locally in {result['local_s']} s and on Ray with "
-          f"{result['workers']} workers in {result['ray_s']} s; identical: {str(result['identical']).lower()}")
-    print(json.dumps(result))
-    return 0 if result["identical"] else 1

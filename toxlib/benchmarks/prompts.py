@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toxlib.data.rtp_records import load_rtp
+from toxlib.data.rtp_prompts import load_rtp
 from toxlib.data.toxigen import load_toxigen
 
 

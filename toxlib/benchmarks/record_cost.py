@@ -3,8 +3,8 @@ scored sentence tokens, scored texts, read from each key's file) divided by the 
 
 Inputs: a record folder (``data/record``: keys.csv and each key's rows) and the JSON lines that
 ``python -m toxlib bench generate | perplexity | self-debias | score`` print last (one file of them per machine
-and engine, as in ``toxlib/benchmarks/runs/``). Each key is charged at the rate of the benchmark that runs its
-kind of work on its model in its precision:
+and engine, as in ``benchmarks/runs/`` at the repository's root). Each key is charged at the rate of the benchmark
+that runs its kind of work on its model in its precision:
 
 ====================================================  ======================================================
 record key                                            rate (benchmark JSON field)
@@ -33,6 +33,7 @@ Why by hand: no library knows the record's layout or which benchmark measures wh
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -138,29 +139,35 @@ def per_chapter(costs: pd.DataFrame) -> pd.DataFrame:
             .reset_index())
 
 
-def main_record_cost(args) -> int:
-    """``bench record-cost RUNS.jsonl [RUNS.jsonl ...]``: CPU-hours per chapter group for each file of rates, side
-    by side, then for each file the keys it cannot charge, by reason; last line: one JSON object (unknown hours as
-    null)."""
-    work = record_work(args.record)
-    paths = [Path(p) for p in args.runs]
+@dataclass
+class RecordCost:
+    """What ``record_cost`` finds. hours: one row per chapter group, one column of hours per file of rates
+    ("<label> (h)"; NaN where no key of the group is charged); uncharged: {label: the keys that file cannot charge,
+    grouped by reason, chapters and units, with keys and work}; summary: {label: per_chapter_group_hours (None for
+    unknown), charged_hours, keys_charged, keys}, the command's JSON object."""
+
+    hours: pd.DataFrame
+    uncharged: dict[str, pd.DataFrame]
+    summary: dict[str, dict]
+
+
+def record_cost(runs: list[str | Path], record: str | Path | None = None) -> RecordCost:
+    """The sample record's CPU-hours per chapter group at the rates of each file of benchmark JSON lines in ``runs``
+    (a file is labelled by its stem, or its path where two stems are the same); ``record``: the record folder
+    (None: ``data/record``)."""
+    work = record_work(record)
+    paths = [Path(p) for p in runs]
     stems = [p.stem for p in paths]
     labels = [stem if stems.count(stem) == 1 else str(p) for stem, p in zip(stems, paths)]
-    tables, result, missing = [], {}, {}
+    tables, summary, uncharged = [], {}, {}
     for label, path in zip(labels, paths):
         costs = cpu_hours(work, read_rates(path))
         table = per_chapter(costs).set_index("chapters")
         tables.append(table["hours"].rename(f"{label} (h)"))
         hours = {c: (None if pd.isna(h) else round(float(h), 3)) for c, h in table["hours"].items()}
-        result[label] = {"per_chapter_group_hours": hours, "charged_hours": round(float(costs["hours"].sum()), 3),
-                         "keys_charged": int(costs["hours"].notna().sum()), "keys": len(costs)}
-        missing[label] = costs[costs["hours"].isna()]
-    with pd.option_context("display.width", 200, "display.max_colwidth", 80):
-        print(pd.concat(tables, axis=1).round(2).to_string())
-        for label, part in missing.items():
-            if len(part):
-                print(f"\n{len(part)} keys not charged ({label}), by reason:")
-                print(part.groupby(["reason", "chapters", "units"]).agg(keys=("key", "size"), work=("work", "sum"))
-                      .reset_index().to_string(index=False))
-    print(json.dumps(result))
-    return 0
+        summary[label] = {"per_chapter_group_hours": hours, "charged_hours": round(float(costs["hours"].sum()), 3),
+                          "keys_charged": int(costs["hours"].notna().sum()), "keys": len(costs)}
+        part = costs[costs["hours"].isna()]
+        uncharged[label] = (part.groupby(["reason", "chapters", "units"])
+                            .agg(keys=("key", "size"), work=("work", "sum")).reset_index())
+    return RecordCost(pd.concat(tables, axis=1), uncharged, summary)

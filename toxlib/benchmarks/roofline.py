@@ -3,15 +3,14 @@
 
 The roofline: a path that only did its matmuls, at the best rate this machine's matmul reached, would make
 ``matmul GFLOP/s / flops per token`` tokens/s, with flops per token = 2 x (non-embedding parameters + LM head)
-(``generation_bench.flops_per_token``; attention over these short texts adds about 1%). The rate is the best of
+(``flops_per_token``; attention over these short texts adds about 1%). The rate is the best of
 several repeats at the square 2048 shape and at the workload's own shape (rows x hidden by hidden x MLP width),
 measured before and after the workload; all are reported. A percentage above 100 means the denominator was
-measured low (another process, a frequency change): the benchmark says so and exits non-zero.
+measured low (another process, a frequency change): ``above_roofline`` names it and the command exits non-zero.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 import pandas as pd
@@ -22,19 +21,18 @@ from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
 from toxlib.benchmarks.prompts import bench_prompts, toxigen_sentences
 from toxlib.benchmarks.random_weights import random_weights_folder
 from toxlib.build.machine import machine_description
-from toxlib.data.rtp_records import load_debias_prompts
+from toxlib.data.rtp_prompts import load_debias_prompts
 from toxlib.generate import RTP_SAMPLING, DecodingConfig, NucleusStats, generate
 from toxlib.generate.api import default_batch_rows, encode_prompt
 from toxlib.generate.config import ENGINE_TIMING_REVISION
 from toxlib.generate.static_decode import graphs_wanted, release
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.device import tf32, tf32_enabled
+from toxlib.models.device import tf32_enabled
 from toxlib.models.perplexity import METHOD_VERSIONS, SENTENCE_BATCH_TOKENS, sentence_nll
 from toxlib.report import plots
 from toxlib.steer.self_debias import DEBIASING_PREFIXES, PREFIX_LAYOUT, SelfDebiasing
-from toxlib.store.keys import stable_hash
-from toxlib.store.paths import cache_dir, written_atomically
+from toxlib.store.artefacts import artefact_json, artefact_name
 
 SQUARE = 2048  # the square shape on a CPU; a GPU needs 8192 to reach its matrix units' rate (``square_size``)
 
@@ -138,11 +136,6 @@ def device_facts(device) -> dict:
         return {"device": str(device)}
     return {"device": str(device), "gpu": torch.cuda.get_device_name(device), "tf32": tf32_enabled(),
             "cuda_graphs": graphs_wanted(device)}
-
-
-def set_precision(args) -> None:
-    """TF32 matmuls for this run when ``--tf32`` was given (opt-in; off by default, as PyTorch leaves it)."""
-    tf32(bool(getattr(args, "tf32", False)))
 
 
 def toxlib_generate(lm, prompts: list[str], config: DecodingConfig, stats: NucleusStats | None = None,
@@ -345,22 +338,16 @@ def bench_self_debias(model: str = "smollm2-135m", quick: bool = False, dtype: s
 
 
 def cached_measurement(kind: str, key: dict, measure) -> dict:
-    """A timing is a fact about one run: ``measure()`` (returning a JSON-ready dict) runs once per ``key`` (with
-    the machine and the torch version added) and is kept under ``cache_dir()/timings``, with the UTC time it was
-    taken in ``measured``; later calls return it, so a warm re-run of a chapter re-times nothing. Delete the
-    folder (or change a parameter) to measure again."""
+    """A timing is a fact about one run: ``measure()`` (returning a JSON-ready dict) runs once per ``key`` (with the
+    machine and the torch version added) and is kept in the artefact cache (``toxlib.store.artefacts``, kind
+    "timings"), with the UTC time it was taken in ``measured``; later calls return it, so a warm re-run of a chapter
+    re-times nothing. Delete ``cache_dir()/timings`` (or change a parameter) to measure again."""
     import datetime
-
 
     full = {"kind": kind, **key, "machine": machine_description(), "cpu": describe_cpu(),
             "torch": torch.__version__, "threads": torch.get_num_threads()}
-    path = cache_dir() / "timings" / f"{kind}-{stable_hash(full)[:16]}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    result = measure() | {"measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    with written_atomically(path) as partial:
-        partial.write_text(json.dumps(result))
-    return result
+    return artefact_json(artefact_name("timings", kind, full, ".json"), lambda: measure() | {
+        "measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")})
 
 
 def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
@@ -419,38 +406,17 @@ def _bench_quietly(bench, name: str, **sizes) -> dict:
     return bench(name, log=lambda *_: None, **sizes)
 
 
-def finish(result: dict, pct_keys: tuple[str, ...] = ("roofline_pct", "work_roofline_pct")) -> int:
-    """Print the JSON line; exit status 1 (with the reason) if a roofline percentage is above 100."""
-    print(json.dumps(result))
-    over = [k for k in pct_keys if result.get(k) is not None and result[k] > 100]
-    if over:
-        print(f"error: {', '.join(over)} above 100%: the matmul rate was measured low (another process, a frequency "
-              "change); re-run on a quiet machine")
-        return 1
-    return 0
+#: the roofline percentages a benchmark's result may hold
+PERCENT_KEYS = ("roofline_pct", "work_roofline_pct")
 
 
-def bench_model(args) -> str:
-    """The model a benchmark loads: ``args.model``, or with ``--random-weights`` a folder with its architecture and
-    random weights (``toxlib.benchmarks.random_weights``)."""
-    if not getattr(args, "random_weights", False):
-        return args.model
-
-    return str(random_weights_folder(args.model))
+def above_roofline(result: dict, pct_keys: tuple[str, ...] = PERCENT_KEYS) -> list[str]:
+    """The keys of ``pct_keys`` whose percentage in ``result`` is above 100: a measurement error (the matmul rate
+    was measured low: another process, a frequency change), never a speed."""
+    return [k for k in pct_keys if result.get(k) is not None and result[k] > 100]
 
 
-def named(result: dict, args) -> dict:
-    """The result under the model's given name, with ``weights``: "random" or "trained"."""
-    return {**result, "model": args.model, "weights": "random" if getattr(args, "random_weights", False) else "trained"}
-
-
-def main_perplexity(args) -> int:
-    set_precision(args)
-    return finish(named(bench_perplexity(bench_model(args), quick=args.quick, dtype=args.dtype,
-                                         shape_name=args.shape), args))
-
-
-def main_self_debias(args) -> int:
-    set_precision(args)
-    return finish(named(bench_self_debias(bench_model(args), quick=args.quick, dtype=args.dtype,
-                                          shape_name=args.shape), args))
+def bench_model(model: str, random_weights: bool = False) -> str:
+    """The model a benchmark loads: ``model``, or with ``random_weights`` a folder with its architecture and random
+    weights (``toxlib.benchmarks.random_weights``)."""
+    return str(random_weights_folder(model)) if random_weights else model

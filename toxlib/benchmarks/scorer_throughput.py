@@ -7,14 +7,12 @@ batching and the model; not loading). The last line printed is one JSON object.
 
 from __future__ import annotations
 
-import json
 import time
-from functools import partial
 
 import torch
 
 from toxlib.benchmarks.roofline import cached_measurement
-from toxlib.data.rtp_records import load_rtp
+from toxlib.data.rtp_prompts import load_rtp
 from toxlib.scorers import get_scorer
 from toxlib.store.keys import stable_hash
 
@@ -75,10 +73,10 @@ def throughput_rows(names, texts: list[str], warmup: list[str], cached: bool = F
     return rows
 
 
-def main_score(args) -> int:
-    """The ``bench score`` command: one line of texts/s per scorer, then one JSON object with every figure."""
-    n = 500 if args.quick else 4000
+def bench_score(scorers=OFFLINE_SCORERS, quick: bool = False, log=lambda line: None) -> dict:
+    """``bench score``: texts/s of each of ``scorers`` on 4,000 RealToxicityPrompts texts (500 with ``quick``), after
+    a warm-up on 64 others, cache off. Returns {"texts": n, "results": ``throughput_rows``}; log gets one line per
+    scorer."""
+    n = 500 if quick else 4000
     texts = bench_texts(n + 64)
-    results = throughput_rows(args.scorers or OFFLINE_SCORERS, texts[64:], texts[:64], log=partial(print, flush=True))
-    print(json.dumps({"texts": n, "results": results}))
-    return 0
+    return {"texts": n, "results": throughput_rows(scorers, texts[64:], texts[:64], log=log)}

@@ -156,7 +156,7 @@ def run_cell(port: int, mode: str, clients: int, seconds: float, batch: int, att
 
 
 def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], seconds: float, batch: int,
-            coalesce: bool, texts: list[str], log=print) -> list[dict]:
+            coalesce: bool, texts: list[str], log=lambda line: None) -> list[dict]:
     """Every (mode, clients) cell against one server, requesting ``attribute``; each row also names ``coalesce``."""
     port = free_port()
     server = start_server(port, scorer, coalesce)
@@ -180,27 +180,24 @@ def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], s
             server.kill()
 
 
-def main_serve(args) -> int:
-    """The ``bench serve`` command: one line per cell, then one JSON object."""
+def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 5.0, batch: int = 25,
+                compare_coalescing: bool = False, log=lambda line: None) -> dict:
+    """``bench serve``: every (kind of request, clients) cell against a server of ``scorer`` (see the module doc).
+    Returns the JSON object of the command (bench, scorer, cpu, load_average_1min, attribute, results: one row per
+    cell with texts_per_s, requests_per_s, p50_ms, p99_ms, failed_parts, coalesce); log gets a first line naming
+    the setting, then one line per cell. A row with failed_parts > 0 measured no capacity."""
     texts = bench_texts(4000)
-    loaded = get_scorer(args.scorer)  # the scorer the server will load (its weights are read, not its network)
+    loaded = get_scorer(scorer)  # the scorer the server will load (its weights are read, not its network)
     version, attribute = loaded.version, ("toxicity" if "toxicity" in loaded.attributes else loaded.attributes[0])
-    print(f"toxlib serve with {args.scorer}@{version} on 127.0.0.1, {args.seconds:g} s per cell, {describe_cpu()}",
-          flush=True)
+    log(f"toxlib serve with {scorer}@{version} on 127.0.0.1, {seconds:g} s per cell, {describe_cpu()}")
     attribute = attribute.upper()
     load_before = os.getloadavg()[0]  # other work on the machine takes cores from both sides: say how much
-    rows = measure(args.scorer, attribute, args.clients, ["single", "batch"], args.seconds, args.batch, True, texts)
-    if args.compare_coalescing:
-        rows += measure(args.scorer, attribute, [n for n in args.clients if n > 1], ["single"], args.seconds,
-                        args.batch, False, texts)
-    print(json.dumps({"bench": "serve", "scorer": f"{args.scorer}@{version}", "cpu": describe_cpu(),
-                      "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                      "seconds_per_cell": args.seconds, "perspective_default_qps": PERSPECTIVE_DEFAULT_QPS,
-                      "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-                      "attribute": attribute, "results": rows}))
-    failed = sum(row["failed_parts"] for row in rows)
-    if failed:
-        print(f"error: {failed} request part(s) were not answered 200; the figures above do not measure capacity "
-              "(run toxlib serve with the same scorer and send one request to see why)", file=sys.stderr)
-        return 1
-    return 0
+    rows = measure(scorer, attribute, list(clients), ["single", "batch"], seconds, batch, True, texts, log=log)
+    if compare_coalescing:
+        rows += measure(scorer, attribute, [n for n in clients if n > 1], ["single"], seconds, batch, False, texts,
+                        log=log)
+    return {"bench": "serve", "scorer": f"{scorer}@{version}", "cpu": describe_cpu(), "cpu_count": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "seconds_per_cell": seconds,
+            "perspective_default_qps": PERSPECTIVE_DEFAULT_QPS,
+            "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)], "attribute": attribute,
+            "results": rows}

@@ -1,4 +1,5 @@
 """How the book is built: one notebook run by papermill with checked parameters (``runner``), the whole book
-(``book``), pre-started kernels (``kernels``), run records (``run_records``) and the machine they name (``machine``).
-May import: common, store, chapters, models, scorers (and the [book] extra: papermill, nbformat, jupyter-book).
+(``book``), pre-started kernels (``kernels``), chapter runs (``chapter_runs``: what each executed notebook keeps of
+its last run) and the machine they name (``machine``).
+May import: common, store, chapters, models (and the [book] extra: papermill, nbformat, jupyter-book).
 """

@@ -1,4 +1,4 @@
-"""Execute one notebook with papermill: parameters checked against its chapter's declaration, a run record appended.
+"""Execute one notebook with papermill: parameters checked against its chapter's declaration, its chapter run appended.
 
 A chapter of the book names its declaration in its metadata (``toxlib.chapter``): its parameters, their checks and
 its profiles live in ``toxlib.chapters.<stem>`` (``default``: the parameters' defaults; ``smoke``: tiny CI
@@ -8,7 +8,7 @@ Explicit parameters override a profile's. A smoke run writes a copy
 under _build/smoke (notebook and results); a paper run is a real run: like a default run it executes in place and
 writes the committed data/results/ unless given an output (``-o``) and TOXLIB_RESULTS_DIR. Execution writes to a
 temporary file beside the output and replaces the output only when the run has finished, so an interrupted or killed
-run leaves the previous notebook as it was. The run record's toxlib version and commit are read inside the kernel
+run leaves the previous notebook as it was. The chapter run's toxlib version and commit are read inside the kernel
 (the toxlib the notebook imported), by a cell appended for the run and removed from the output.
 """
 
@@ -28,6 +28,7 @@ import nbformat
 import papermill
 
 import toxlib
+from toxlib.build.chapter_runs import CHAPTER_RUN_TAG
 from toxlib.build.kernels import shutdown
 from toxlib.build.machine import (
     DECIDING_PATHS,
@@ -256,25 +257,25 @@ def environment(overrides: dict[str, str]):
                 os.environ[key] = old
 
 
-def _run_record_cell(record: dict) -> nbformat.NotebookNode:
-    params = record["parameters"]
+def _chapter_run_cell(run: dict) -> nbformat.NotebookNode:
+    params = run["parameters"]
     shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items()) if params else "the defaults in the parameters cell"
-    profile = record.get("profile", "default")
+    profile = run.get("profile", "default")
     which = "" if profile == "default" else f" with the {profile} profile,"
-    libraries = f" with {record['libraries']}" if record.get("libraries") else ""
-    cpu = f" ({record['cpu']})" if record.get("cpu") else ""
-    samples = f" Rows: {record['samples']}." if record.get("samples") else ""
-    changed = record.get("uncommitted") or []
+    libraries = f" with {run['libraries']}" if run.get("libraries") else ""
+    cpu = f" ({run['cpu']})" if run.get("cpu") else ""
+    samples = f" Rows: {run['samples']}." if run.get("samples") else ""
+    changed = run.get("uncommitted") or []
     dirty = (f" Uncommitted changes to what decides the numbers: {', '.join(f'`{f}`' for f in changed[:8])}"
              + (f" and {len(changed) - 8} more" if len(changed) > 8 else "") + "." if changed else "")
     text = (
         "```{admonition} Run record\n:class: note\n"
-        f"Executed{which} with {shown} by toxlib {record['toxlib_version']} (commit `{record['commit']}`, "
-        f"imported from `{record.get('toxlib_path', 'toxlib')}`) on {record['machine']}{cpu}{libraries}, "
-        f"finished {record['finished']} in {record['wall_s']:.1f} s.{dirty}{samples}\n```"
+        f"Executed{which} with {shown} by toxlib {run['toxlib_version']} (commit `{run['commit']}`, "
+        f"imported from `{run.get('toxlib_path', 'toxlib')}`) on {run['machine']}{cpu}{libraries}, "
+        f"finished {run['finished']} in {run['wall_s']:.1f} s.{dirty}{samples}\n```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
-    cell.metadata["tags"] = ["toxlib-run-record"]
+    cell.metadata["tags"] = [CHAPTER_RUN_TAG]
     return cell
 
 
@@ -310,7 +311,7 @@ def run_notebook(
     ``env`` and the notebook's folder as cwd); it is used and shut down here. None: papermill starts one.
     The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
     fails is written to ``output`` when one was given, else beside it as <stem>.failed.ipynb.
-    Returns the run record (also stored in the output's metadata under "toxlib" and shown as its last cell).
+    Returns the chapter run (also stored in the output's metadata under "toxlib" and shown as its last cell).
     """
     try:
         return _run(path, parameters, output, env, progress, profile or "default", kernel)
@@ -366,9 +367,9 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
             raise
     nb = nbformat.read(str(partial), as_version=4)
     _drop_progress(nb)
-    facts = _pop_kernel_facts(nb) or {"toxlib_version": toxlib.__version__, "commit": "unknown (no kernel record)",
+    facts = _pop_kernel_facts(nb) or {"toxlib_version": toxlib.__version__, "commit": "unknown (no kernel facts)",
                                       "machine": machine_description(), "libraries": library_versions()}
-    record = {
+    run = {
         "notebook": path.name,
         "parameters": checked,
         "profile": profile,
@@ -384,15 +385,15 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
     }
-    note_build(path.stem, {k: record[k] for k in ("commit", "machine", "cpu", "libraries", "toxlib_version")}
-               | {"date": record["finished"][:10]})  # the record's provenance, when a usage log is kept
-    nb.cells = [c for c in nb.cells if "toxlib-run-record" not in c.metadata.get("tags", [])]
-    nb.cells.append(_run_record_cell(record))
-    nb.metadata.setdefault("toxlib", {})["last_run"] = record
+    note_build(path.stem, {k: run[k] for k in ("commit", "machine", "cpu", "libraries", "toxlib_version")}
+               | {"date": run["finished"][:10]})  # the record's provenance, when a usage log is kept
+    nb.cells = [c for c in nb.cells if CHAPTER_RUN_TAG not in c.metadata.get("tags", [])]
+    nb.cells.append(_chapter_run_cell(run))
+    nb.metadata.setdefault("toxlib", {})["last_run"] = run
     _set_papermill_paths(nb, path, output)
     nbformat.write(nb, str(partial))
     paths.replace_keeping_mode(partial, output)
-    return record
+    return run
 
 
 def _set_papermill_paths(nb: nbformat.NotebookNode, path: Path, output: Path) -> None:

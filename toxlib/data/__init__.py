@@ -1,8 +1,9 @@
-"""Data: the registry of source files (``registry``), fetching (``fetch``) and typed loaders returning DataFrames.
+"""Data: the registry of source files (``sources.registry``), fetching on pooch (``sources.fetch``) and typed loaders
+returning DataFrames.
 May import: common, store.
 """
 
-from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES, load_debias_prompts, load_rtp, load_rtp_all
+from toxlib.data.rtp_prompts import PERSPECTIVE_ATTRIBUTES, load_debias_prompts, load_rtp, load_rtp_all
 from toxlib.data.sass_benchmark import (
     load_sass_benchmark,
     load_sass_human_scores,

@@ -1,11 +1,16 @@
-"""The data registry (data/sources.yaml) and fetching: download by URL or copy from a mirror, verify sha256.
+"""The data registry (data/sources.yaml) and fetching, on pooch: a file is fetched once into the local data directory
+(``toxlib.store.paths.data_dir()``; ``TOXLIB_DATA_DIR`` moves it) under its mirror path ``owner/repo/path``.
 
-A file is fetched once into the local data directory (``toxlib.store.paths.data_dir()``) under its mirror path
-``owner/repo/path``. Loaders call :func:`ensure`, which fetches lazily on first use. A file already present is
-hashed before every use and refused when its checksum differs (a download cut short, an edit, even one whose size and
-modification time were put back with ``touch -r``): all 30 files of the mirror, 12.6 MB, hash in 0.03 s. A stamp
-beside each file (``.<name>.verified.json``) keeps the sha256 of the bytes that were verified, the reference for a
-file stored with columns dropped (whose bytes differ from the registry's by design).
+``fetch`` hands pooch (``pooch.create``) the registry's sha256 of the file as stored; pooch checks a fetched file
+against it before moving it into place and hashes a present file before every use (all 30 files, 12.6 MB, hash in
+about 0.03 s), refusing one that changed (a download cut short, an edit, even one whose size and modification time
+were put back) with ``ChecksumMismatchError`` instead of fetching it again behind the reader's back. Where the bytes
+come from is ``Origin``, the downloader pooch calls: a copy from a mirror laid out as ``owner/repo/path``
+(``--mirror`` or ``TOXLIB_DATA_MIRROR``), or the pinned URL read with requests and urllib3 retries. For a file whose
+upstream bytes carry credentials (``drop_columns``) the origin's bytes are checked first (the mirror's against
+``sha256``, the URL's against ``upstream_sha256``) and the columns dropped before anything is written, so the file
+stored is ``stored_sha256``'s, whichever the origin. ``tests/data/test_registry.py`` tries each case offline (a
+local mirror, a local HTTP server).
 """
 
 from __future__ import annotations
@@ -13,12 +18,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pooch
 import requests
 import yaml
 from requests.adapters import HTTPAdapter
@@ -26,6 +30,8 @@ from urllib3.util.retry import Retry
 
 from toxlib.common.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
 from toxlib.store import paths
+
+pooch.get_logger().setLevel("WARNING")  # no line per fetch in a chapter's output; errors are raised, not logged
 
 FETCH_HINT = (
     "Fetch it with `python -m toxlib data fetch {name}` while online, or copy it from a local mirror laid out as "
@@ -38,8 +44,9 @@ class Source:
     """One data file of the registry.
 
     path: location under a mirror or the local data dir, ``owner/repo/path``.
-    sha256: checksum of accepted bytes; upstream_sha256: the URL's bytes where a mirror copy was scrubbed.
-    drop_columns: CSV columns removed before storing (upstream credential leaks).
+    sha256: checksum of the accepted bytes (a mirror's, or the URL's when upstream_sha256 is absent);
+    upstream_sha256: the URL's bytes where a mirror copy was scrubbed; drop_columns: CSV columns removed before
+    storing (upstream credential leaks); stored_sha256: the stored file's bytes when columns are dropped.
     """
 
     name: str
@@ -54,10 +61,16 @@ class Source:
     citation: str
     upstream_sha256: str | None = None
     drop_columns: tuple[str, ...] = field(default_factory=tuple)
+    stored_sha256: str | None = None
 
     @property
     def url_sha256(self) -> str:
         return self.upstream_sha256 or self.sha256
+
+    @property
+    def kept_sha256(self) -> str:
+        """The sha256 of the file as stored in the data directory."""
+        return self.stored_sha256 or self.sha256
 
 
 class Registry:
@@ -104,47 +117,6 @@ def sha256_of_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def stamp_path(dest: Path) -> Path:
-    """The verified-file stamp of a data file: a hidden JSON file beside it."""
-    return dest.with_name(f".{dest.name}.verified.json")
-
-
-def _write_stamp(dest: Path, source: Source, stored_sha256: str) -> None:
-    """Record that ``dest`` (as it is now on disk) holds verified bytes of ``source``."""
-    st = dest.stat()
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": stored_sha256, "registry_sha256": source.sha256}
-    _atomic_write(stamp_path(dest), json.dumps(stamp).encode())
-
-
-def verify_present(source: Source, dest: Path) -> None:
-    """Check a data file already in the data dir before it is used.
-
-    The file is hashed every time (size and modification time can be restored after an edit; the files are small):
-    a match is stamped and accepted; a mismatch raises ChecksumMismatchError naming the file and the command that
-    replaces it. A file stored with columns dropped (its bytes differ from the registry's by design) is checked
-    against its own stamp.
-    """
-    try:
-        stamp = json.loads(stamp_path(dest).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stamp = None
-    if not isinstance(stamp, dict) or stamp.get("registry_sha256") != source.sha256:
-        stamp = None
-    expected = stamp.get("sha256") if (stamp and source.drop_columns) else (None if source.drop_columns else
-                                                                             source.sha256)
-    actual = sha256_of_file(dest)
-    if actual == expected and stamp and stamp.get("sha256") == actual:
-        return  # verified as stamped: nothing to write
-    if actual != expected:
-        raise ChecksumMismatchError(
-            f"{dest} changed since it was fetched: its sha256 is {actual}, expected "
-            f"{expected or 'unknown (no stamp)'} for {source.name!r}. The file is truncated, edited or not the pinned "
-            "version; replace it with "
-            f"`python -m toxlib data fetch {source.name} --force` (add --mirror DIR offline)."
-        )
-    _write_stamp(dest, source, actual)
 
 
 def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
@@ -194,16 +166,40 @@ def drop_csv_columns(data: bytes, columns: tuple[str, ...]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def _atomic_write(dest: Path, data: bytes) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        paths.replace_keeping_mode(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+class Origin:
+    """The downloader pooch calls for ``source``: the accepted bytes from ``mirror`` (a folder laid out as
+    owner/repo/path) when given, else from the pinned URL (``retries`` HTTP retries with exponential back-off from
+    ``backoff`` seconds), checked against the registry, with ``drop_columns`` dropped, written at pooch's temporary
+    path with the mode a new file gets (the umask's default, not the temporary's 0600)."""
+
+    def __init__(self, source: Source, mirror: Path | None, retries: int = 3, backoff: float = 0.5):
+        self.source, self.mirror, self.retries, self.backoff = source, mirror, retries, backoff
+
+    def __call__(self, url: str, output_file: str, _pooch) -> None:
+        source = self.source
+        if self.mirror is not None:
+            origin = self.mirror / source.path
+            if not origin.exists():
+                raise DataUnavailableError(
+                    f"{source.name!r} is not in the mirror {self.mirror} (looked for {origin}). "
+                    "Point --mirror / TOXLIB_DATA_MIRROR at a directory laid out as owner/repo/path, "
+                    "or unset it to download from the pinned URL."
+                )
+            data, expected, where = origin.read_bytes(), source.sha256, str(origin)
+        else:
+            data, expected, where = download(source, retries=self.retries, backoff=self.backoff), \
+                source.url_sha256, url
+        actual = sha256_of(data)
+        if actual != expected:
+            raise ChecksumMismatchError(
+                f"checksum mismatch for {source.name!r} ({source.path}) from {where}: expected sha256 {expected}, "
+                f"got {actual}. The copy is corrupt or not the pinned version; fetch it again from the pinned URL "
+                "or a clean mirror. Nothing was written."
+            )
+        if source.drop_columns:
+            data = drop_csv_columns(data, source.drop_columns)
+        Path(output_file).write_bytes(data)
+        os.chmod(output_file, paths.new_file_mode())
 
 
 def fetch(
@@ -215,42 +211,39 @@ def fetch(
     retries: int = 3,
     backoff: float = 0.5,
 ) -> Path:
-    """Make one source present in the local data dir and return its path.
+    """Make one source present in the local data dir (``data_dir``, default ``paths.data_dir()``) and return its
+    path.
 
-    Copies from ``mirror`` (or $TOXLIB_DATA_MIRROR) when given, else downloads the pinned URL.
-    The bytes are checked against the registry's sha256 before anything is written; a file already present is
-    checked by ``verify_present`` (ChecksumMismatchError when it changed). retries/backoff: HTTP retries on
-    connection errors, 429 and 5xx, with exponential back-off starting at ``backoff`` seconds.
+    Copies from ``mirror`` (or $TOXLIB_DATA_MIRROR) when given, else downloads the pinned URL (``Origin``); pooch
+    checks the stored bytes against the registry before they are moved into place, so nothing that differs is ever
+    written. A file already present is hashed and refused with ChecksumMismatchError when it changed; ``force``
+    fetches it again. retries/backoff: HTTP retries on connection errors, 429 and 5xx, with exponential back-off
+    starting at ``backoff`` seconds.
     """
     source = (reg or registry())[name]
-    dest = (data_dir or paths.data_dir()) / source.path
-    if dest.exists() and not force:
-        verify_present(source, dest)
-        return dest
+    root = Path(data_dir) if data_dir else paths.data_dir()
+    dest = root / source.path
+    if force:
+        dest.unlink(missing_ok=True)
     mirror_root = Path(mirror).expanduser() if mirror else paths.mirror_dir()
-    if mirror_root is not None:
-        origin = mirror_root / source.path
-        if not origin.exists():
-            raise DataUnavailableError(
-                f"{source.name!r} is not in the mirror {mirror_root} (looked for {origin}). "
-                "Point --mirror / TOXLIB_DATA_MIRROR at a directory laid out as owner/repo/path, "
-                "or unset it to download from the pinned URL."
-            )
-        data, expected, where = origin.read_bytes(), source.sha256, str(origin)
-    else:
-        data, expected, where = download(source, retries=retries, backoff=backoff), source.url_sha256, source.url
-    actual = sha256_of(data)
-    if actual != expected:
+    store = pooch.create(path=root, base_url="", registry={source.path: f"sha256:{source.kept_sha256}"},
+                         urls={source.path: source.url}, allow_updates=False)
+    present = dest.exists()
+    try:
+        return Path(store.fetch(source.path, downloader=Origin(source, mirror_root, retries, backoff)))
+    except ValueError:  # pooch: the stored bytes are not the registry's
+        if present:
+            raise ChecksumMismatchError(
+                f"{dest} changed since it was fetched: its sha256 is {sha256_of_file(dest)}, expected "
+                f"{source.kept_sha256} for {source.name!r}. The file is truncated, edited or not the pinned "
+                f"version; replace it with `python -m toxlib data fetch {source.name} --force` (add --mirror DIR "
+                "offline)."
+            ) from None
         raise ChecksumMismatchError(
-            f"checksum mismatch for {source.name!r} ({source.path}) from {where}: expected sha256 {expected}, "
-            f"got {actual}. The copy is corrupt or not the pinned version; fetch it again from the pinned URL "
-            "or a clean mirror. Nothing was written."
-        )
-    if source.drop_columns:
-        data = drop_csv_columns(data, source.drop_columns)
-    _atomic_write(dest, data)
-    _write_stamp(dest, source, sha256_of(data))
-    return dest
+            f"the file stored for {source.name!r} ({source.path}) with columns {list(source.drop_columns)} dropped "
+            f"is not the registry's (stored_sha256 {source.kept_sha256}); the upstream file's layout changed. "
+            "Nothing was written."
+        ) from None
 
 
 def ensure(name: str) -> Path:

@@ -70,21 +70,14 @@ class DecodingConfig:
 RTP_SAMPLING = DecodingConfig(mode="sample", num_samples=25, max_new_tokens=20, top_p=0.9)
 
 
-# 2: batches of equal-length prompts, no padding, no shared prefix; 3: row-wise vocabulary sums; 4: prompts padded
-# to a width fixed by their own length (toxlib.models.batching.bucket_width), never a one-row decoding step;
-# 5: no forward pass of fewer than MIN_ROWS (4) rows (float32 matmuls of 1-3 rows differ on an AMD EPYC), and
-# the number of samples left out of the key (sample i is the same row in a run of any size). Rows of 5 made before
-# 78a2c2c (2026-11-26) may have had a prefill of 1-3 prompts, whose one-row-per-prompt LM head took other kernels
-# (step-0 logits ~2e-5 apart); kept under 5, since only step 0's token can move. Measured on the sample record
-# (AMD EPYC, 2026-11-26): 0 of 10,000 prompted rows checked, and 2 of 20,410 unprompted rows (always a one-row
-# prefill), SmolLM2's plain pool and its VOCAB-SHIFT groups, now decode another first token; the adapters' 600
-# unprompted rows were not checked. PPLM, which amplifies step 0, was re-keyed (pplm-past-v2) and recomputed.
+#: The generation scheme every cached and recorded text is keyed by (``run_key``): batches of prompts padded to a width
+#: fixed by their own length (``toxlib.models.batching.bucket_width``), no forward pass or LM-head chunk of fewer
+#: than ``MIN_ROWS`` rows, row-wise vocabulary sums, and sample i of a prompt the same row in a run of any size. Bump
+#: it when a change can move a generated token (``tests/test_version_guards.py`` holds it to the engine's code);
+#: what each version changed is in CHANGELOG.md.
 ENGINE_VERSION = 5
-#: the engine's revision for timing caches: it changes when the code gets faster without changing a single text
-#: (so cached texts stay valid and only the timings are taken again). 4.1: preallocated KV cache (kv_cache.py).
-#: 4.2: freed memory kept in the process (models/allocator.py), which speeds up perplexity scoring too.
-#: 4.3: perplexity's LM head and log-sum-exp in cache-sized chunks (lm_score.head_nll); benchmarks warm up on
-#: every prompt (studies/roofline.WARM_UP_TOKENS). 4.4: the float32 LM head in vocabulary slices (models/lm_head.py).
+#: The engine's revision for timing caches: it changes when the code gets faster without changing a single text, so
+#: cached texts stay valid and only the timings are taken again (CHANGELOG.md lists the revisions).
 ENGINE_TIMING_REVISION = "4.4"
 
 

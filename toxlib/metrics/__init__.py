@@ -1,9 +1,10 @@
 """Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
 ``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
 ``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve), ``uncertainty`` (intervals,
-verdicts and the sample size that would decide a claim).
+verdicts and the sample size that would decide a claim; ``interval_key``: the key its bootstrap bounds are kept
+under).
 
-May import: store.
+May import: common (never store: intervals are kept through ``toxlib.common.memo``).
 """
 
 from toxlib.metrics.agreement import agreement, calibration_bins

@@ -42,8 +42,8 @@ def calibration_error(reference, score, bins: int = 10) -> float:
     Definition: sort the pairs by ``score`` (ties keep their input order), cut them into ``bins`` consecutive
     groups of equal count (deciles for bins=10; ``np.array_split``, so sizes differ by at most one), and average
     |mean score - mean reference| over the groups, each group counting equally. 0 when, in every tenth of the
-    texts ranked by score, the scores average what the reference averages (a calibrated emulator); the issue's
-    target for the distilled scorer is <= 0.02. Returns NaN when there are fewer pairs than bins.
+    texts ranked by score, the scores average what the reference averages (a calibrated emulator; the distilled
+    scorer aims at <= 0.02). Returns NaN when there are fewer pairs than bins.
     """
     ref, pred = np.asarray(reference, dtype=float), np.asarray(score, dtype=float)
     if ref.shape != pred.shape:

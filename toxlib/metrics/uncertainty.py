@@ -37,7 +37,8 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-from toxlib.store.interval_memo import interval_key, memoised_bounds
+from toxlib.common.memo import kept
+from toxlib.metrics.interval_key import interval_key
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 9999
@@ -78,12 +79,17 @@ def _batch(n_units: int) -> int:
 
 
 def _bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> tuple[float, float, str]:
-    """scipy.stats.bootstrap with the module's settings; BCa, or percentile where BCa gives NaN. The bounds are
-    memoised on disk by data, statistic and settings (``toxlib.store.interval_memo``)."""
+    """scipy.stats.bootstrap with the module's settings; BCa, or percentile where BCa gives NaN. The bounds are kept
+    between runs under a key of data, statistic and settings (``interval_key``, ``toxlib.common.memo``); a statistic
+    without a key is bootstrapped each time."""
     settings = {"paired": paired, "vectorized": vectorized, "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE,
                 "method": METHOD, "seed": SEED, "batch": _batch(len(data[0]))}
-    return memoised_bounds(interval_key(data, statistic, settings),
-                           lambda: _scipy_bootstrap(data, statistic, paired, vectorized))
+    key = interval_key(data, statistic, settings)
+    if key is None:
+        return _scipy_bootstrap(data, statistic, paired, vectorized)
+    low, high, method = kept(f"intervals/{key}.json", lambda: list(_scipy_bootstrap(data, statistic, paired,
+                                                                                    vectorized)))
+    return float(low), float(high), str(method)
 
 
 def _scipy_bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> tuple[float, float, str]:

@@ -4,7 +4,7 @@ Why: a decoding step makes tensors of (rows x vocabulary) logits, in bf16 and ag
 39 MB and 78 MB; Gemma: 210 MB and 420 MB), and Self-Debiasing six times as many rows of them. glibc's malloc
 serves any block over its mmap threshold (at most 32 MB) with a fresh ``mmap`` and gives it back with ``munmap``
 when the tensor is freed, so each step touches new pages and the kernel faults and zeroes every one of them again.
-Measured on a 2-core AMD EPYC, bf16 (toxlib/benchmarks/README.md has the table): SmolLM2 generation, 16 prompts x
+Measured on a 2-core AMD EPYC, bf16 (benchmarks/README.md has the table): SmolLM2 generation, 16 prompts x
 25 samples, 768 -> 1,164 tokens/s (536,000 -> 223,000 minor page faults); Gemma perplexity 746 -> 955 tokens/s
 (14.4 million -> 394,000 faults); Self-Debiasing 605 -> 708 row-tokens/s.
 

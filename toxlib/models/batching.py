@@ -24,10 +24,10 @@ WIDTH_STEP = 16
 
 #: The fewest rows a matmul of the engine's may have: from this many rows up, a row's bits do not depend on how many
 #: rows share the matmul, on every CPU measured. Measured with ``tests/models/test_cpu_kernels.py`` (linear layers of
-#: both bundled models, 1-300 rows against 512): on an AMD EPYC (AVX-512, AVX512-BF16, no AMX; torch 2.13.0+cpu,
-#: 2 cores, 2026-11-25) float32 rows differ at 1, 2 and 3 rows and agree from 4, in MKL's strict mode or not; an
-#: Intel Xeon with AMX gave the same float32 split (issue 29: 1-3 rows differ, 5, 8, 15 agree); an Intel Xeon
-#: without AMX, in MKL's strict mode, agreed from 1 row in float32 and differed at 1 row in bf16. Generation,
+#: both bundled models, 1-300 rows against 512): on an AMD EPYC (AVX-512, AVX512-BF16, no AMX) float32 rows differ
+#: at 1, 2 and 3 rows and agree from 4, in MKL's strict mode or not; an Intel Xeon with AMX gave the same float32
+#: split (1-3 rows differ, 5, 8, 15 agree); an Intel Xeon without AMX, in MKL's strict mode, agreed from 1 row in
+#: float32 and differed at 1 row in bf16. Generation,
 #: beam search and sentence scoring add companion rows (copies of their own rows, dropped afterwards) so no
 #: forward pass, and no LM-head chunk, has fewer. The test fails on a CPU that needs more.
 MIN_ROWS = 4

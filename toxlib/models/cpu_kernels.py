@@ -2,7 +2,7 @@
 
 Why a mode at all. PyTorch's x86 builds run float32 ``linear`` through Intel MKL's sgemm, and MKL picks its kernel
 (and whether the two threads split the inner dimension) by the number of rows. Measured on an Intel Xeon with
-AVX-512 (2 cores, torch 2.13.0, MKL 2024.2, 2026-11-25): a row's output bits differ between a matmul of 1 row, of
+AVX-512 (2 cores, torch 2.13.0, MKL 2024.2): a row's output bits differ between a matmul of 1 row, of
 2-15 rows and of 16 or more; for SmolLM2's MLP down projection (1536 -> 576) also between 16-56, 57-192 and 193+
 rows, and for Gemma's (2048 -> 640) between 16-56, 57-256 and 257+. So no minimum row count (companion rows) makes a
 decoding step's rows independent of how many rows share it. MKL's *strict conditional numerical reproducibility*

@@ -1,4 +1,4 @@
-"""float64 throughout: a loaded float64 model's RMSNorms and rotary embeddings computed in float64 too (issue 30).
+"""float64 throughout: a loaded float64 model's RMSNorms and rotary embeddings computed in float64 too.
 
 Why: a row made on one CPU is recomputed on another by other kernels (MKL picks its code branch by the instruction
 set, ATen its vector width). In float32 those kernels round differently, so most next-token logits move in their

@@ -27,8 +27,8 @@ from toxlib.models.float64 import float64_throughout
 from toxlib.models.lm_head import slice_lm_head
 from toxlib.models.random_weights import LOGIT_SCALE_FILE, apply_fit
 from toxlib.store import paths
+from toxlib.store.artefacts import artefact_file, artefact_json, artefact_name
 from toxlib.store.keys import stable_hash
-from toxlib.store.paths import written_atomically
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -361,29 +361,32 @@ def _tokenizer(name: str, folder: Path):
 
 
 def local_tokenizer(folder: Path):
-    """``AutoTokenizer.from_pretrained(folder)``, kept as a pickle under ``model_cache_dir()/tokenizers`` keyed by
-    the folder's non-weight files (names, sizes, modification times) and the transformers version, and read from
-    there afterwards. Why: transformers rebuilds a tokenizer from tokenizer.json in Python, which takes about 3 s
-    for Gemma's 262k-entry vocabulary on this book's machine, against under 1 s from the pickle; every chapter
-    loads its models once per run. The pickle holds the tokenizer as loaded (before ``_prepare_tokenizer``); an
-    unreadable one is rebuilt."""
+    """``AutoTokenizer.from_pretrained(folder)``, kept as a pickle in the artefact cache under
+    ``model_cache_dir()`` (kind "tokenizers"), keyed by the folder's non-weight files (names, sizes, modification
+    times) and the transformers version, and read from there afterwards. Why: transformers rebuilds a tokenizer
+    from tokenizer.json in Python, which takes about 3 s for Gemma's 262k-entry vocabulary, against under 1 s from
+    the pickle; every chapter loads its models once per run. The pickle holds the tokenizer as loaded (before
+    ``_prepare_tokenizer``); an unreadable one is rebuilt."""
     import pickle
 
     import transformers
 
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in WEIGHT_SUFFIXES)
-    stamp = json.dumps([transformers.__version__, str(folder)]
-                       + [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files])
-    path = paths.model_cache_dir() / "tokenizers" / f"{hashlib.sha256(stamp.encode()).hexdigest()[:24]}.pkl"
-    if path.exists():
-        try:
-            return pickle.loads(path.read_bytes())
-        except Exception:  # a pickle from a broken write or another library build: rebuild it below
-            pass
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-    with written_atomically(path) as partial:
-        partial.write_bytes(pickle.dumps(tokenizer))
-    return tokenizer
+    stamp = [transformers.__version__, str(folder)] + [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+    built = []
+
+    def make(partial: Path) -> None:
+        built.append(transformers.AutoTokenizer.from_pretrained(folder))
+        partial.write_bytes(pickle.dumps(built[0]))
+
+    path = artefact_file(artefact_name("tokenizers", folder.name, stamp, ".pkl"), make, root=paths.model_cache_dir())
+    if built:
+        return built[0]
+    try:
+        return pickle.loads(path.read_bytes())
+    except Exception:  # a pickle from a broken write or another library build: made again
+        path.unlink(missing_ok=True)
+        return local_tokenizer(folder)
 
 
 def _hub_endpoint() -> str:
@@ -457,24 +460,22 @@ def folder_weights_id(folder: Path) -> str:
 
 
 def weights_sha256(folder: Path) -> str:
-    """sha256 over a folder's weight files (names and bytes, sorted by name), memoised by (path, size, mtime)."""
+    """sha256 over a folder's weight files (names relative to it and bytes, sorted by name), kept in the artefact
+    cache under ``model_cache_dir()`` (kind "digests") by the files' paths, sizes and modification times, so a folder
+    is hashed again only when one of its weight files changes."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
     if not files:
         raise ModelUnavailableError(f"{folder} holds no weight files ({', '.join(WEIGHT_SUFFIXES)})")
-    stamp = json.dumps([[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
-    memo_file = paths.model_cache_dir() / "weights-sha256.json"
-    memo = json.loads(memo_file.read_text()) if memo_file.exists() else {}
-    key = hashlib.sha256(stamp.encode()).hexdigest()
-    if key not in memo:
-        digest = hashlib.sha256()
+    stamp = [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+
+    def digest() -> dict:
+        hashed = hashlib.sha256()
         for p in files:
-            digest.update(p.relative_to(folder).as_posix().encode())
+            hashed.update(p.relative_to(folder).as_posix().encode())
             with open(p, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-        memo[key] = digest.hexdigest()
-        memo_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo))
-        os.replace(tmp, memo_file)
-    return memo[key]
+                    hashed.update(block)
+        return {"sha256": hashed.hexdigest()}
+
+    name = artefact_name("digests", "weights", stamp, ".json")
+    return artefact_json(name, digest, root=paths.model_cache_dir())["sha256"]

@@ -1,37 +1,36 @@
-"""The four papers, one home each: the paper's printed values, its analysis functions and the claims its chapters
-check (``claims*`` functions return the rows of a chapter's claims.csv).
+"""The four papers, one folder each: the paper's printed values, its analysis (split by job), the claims its chapters
+check, the prose its exercise solutions quote and its chapters' captions.
 
-  paper                                                   module                 sections -> chapter
-  RealToxicityPrompts (Gehman et al. 2020)                ``rtp``                §3 Fig. 2 -> rtp_unprompted;
-                                                                                 §4 Table 2 -> rtp_prompted
-                                                          ``rtp_detox``          §5 Table 3, App. Table 10 -> rtp_detox
-  SASS benchmark (seed paper 002)                         ``sass``               Tables 3, 5, 6, 7 -> sass
-                                                          ``prompt_classifier``  §4 zero/one/few-shot prompts -> sass
-  Debiasing should be Good and Bad (Morabito et al. 2023) ``debias`` (package)   §3-§6, Tables 3-5, 12
-                                                                                 -> debias_consistency
-  The safety score (seed paper 004)                       ``safety``             Tables 4, 8, 9, 10, 13 -> safety_score
+  paper                                                   folder             chapters
+  RealToxicityPrompts (Gehman et al. 2020)                ``rtp/``           rtp_unprompted (§3, Figure 2),
+                                                                             rtp_prompted (§4, Table 2),
+                                                          ``rtp/detox/``     rtp_detox (§5, Table 3; Table 10)
+  SASS benchmark (seed paper 002)                         ``sass/``          sass (Tables 3, 5, 6, 7), scorers
+  Debiasing should be Good and Bad (Morabito et al. 2023) ``debias/``        debias_consistency (§3-§6, Tables 3-5, 12)
+  The safety score (seed paper 004)                       ``safety/``        safety_score (Tables 4, 8, 9, 10, 13)
 
-Printed values have one format everywhere: each paper module's ``PAPER`` maps a name to a ``printed.Printed`` (the
-value as printed, a number, the paper's words or a table, the table or section it comes from, and the paper's own
-words or how the value was read off it); claims quote these, never a number typed into a notebook. Beside
-``PAPER``, each module's ``RULES`` holds the cut-off that turns each claim in the paper's words into a test on a
-number (``printed.Rule``); ``claim_rules()`` lists them all.
+Every folder has the same parts: ``printed`` (or ``debias.findings``) holds ``PAPER``, each value the chapters use as
+a ``printed.Printed`` (the value as printed, the table or section it comes from, and the paper's words or how the
+value was read off it), and ``RULES``, the cut-off that turns each claim in the paper's words into a test on a
+number (``printed.Rule``); ``paper_claims`` (``debias.findings``) computes the claims rows of the chapter's
+claims.csv; ``prose`` what the exercise solutions quote; ``captions`` the chapter's ``CAPTIONS``. Printed tables
+are data files in the folder, read by pandas. Claims quote printed values, never a number typed into a notebook;
+``claim_rules()`` lists every rule. Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
 
-The captions a paper chapter gives its tables and figures are templates in ``toxlib.papers.captions.<chapter>``.
-Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
-
-May import: common, store, data, metrics, executors, models, generate, steer, scorers, report.
+May import: common, store, data, metrics, models, generate, steer, scorers, report.
 """
 
 
 import pandas as pd  # noqa: E402  (below the docstring's table of modules)
 
-from toxlib.papers import rtp, safety, sass  # noqa: E402
 from toxlib.papers.debias import findings  # noqa: E402
+from toxlib.papers.rtp import printed as rtp_printed  # noqa: E402
+from toxlib.papers.safety import printed as safety_printed  # noqa: E402
+from toxlib.papers.sass import printed as sass_printed  # noqa: E402
 
 #: paper -> its module holding PAPER and RULES
-PAPER_MODULES = {"RealToxicityPrompts": rtp, "SASS": sass, "Debiasing should be Good and Bad": findings,
-                 "The safety score": safety}
+PAPER_MODULES = {"RealToxicityPrompts": rtp_printed, "SASS": sass_printed, "Debiasing should be Good and Bad": findings,
+                 "The safety score": safety_printed}
 
 
 def claim_rules() -> pd.DataFrame:

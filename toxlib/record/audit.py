@@ -47,7 +47,7 @@ from toxlib.generate.steered_nll import steered_nll, steered_nll_key
 from toxlib.generate.steering import PromptTemplate, Steering
 from toxlib.models import load
 from toxlib.models.perplexity import METHOD_VERSIONS, model_key, nll_rows
-from toxlib.papers.prompt_classifier import (
+from toxlib.papers.sass.prompt_classifier import (
     NEXT_TOKEN_VERSION,
     next_token_probabilities,
     prompt_setting,

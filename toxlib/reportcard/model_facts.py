@@ -19,7 +19,7 @@ from toxlib.models import load
 from toxlib.models.bundled import BUNDLED
 from toxlib.models.device import pick_device
 from toxlib.models.loading import named_models
-from toxlib.papers.prompt_classifier import ANSWERS
+from toxlib.papers.sass.prompt_classifier import ANSWERS
 from toxlib.reportcard.budgets import MODEL_CHAPTERS
 
 #: the weights' bytes times this is the memory a chapter needs (activations, the KV cache, a second copy while

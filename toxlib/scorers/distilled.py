@@ -24,7 +24,7 @@ from torch import nn
 
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.common.progress import quiet_peft
-from toxlib.data.rtp_records import PERSPECTIVE_ATTRIBUTES
+from toxlib.data.rtp_prompts import PERSPECTIVE_ATTRIBUTES
 from toxlib.models.batching import tokenized_batches
 from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device
 from toxlib.scorers.base import BatchScores, Scorer

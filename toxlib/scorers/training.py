@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from toxlib.common.progress import quiet_peft, tqdm
-from toxlib.data.rtp_records import load_rtp_all
+from toxlib.data.rtp_prompts import load_rtp_all
 from toxlib.metrics.agreement import agreement
 from toxlib.models.batching import bucketed_batches
 from toxlib.models.device import configure_cpu_threads

@@ -21,15 +21,15 @@ so the saved folder is a plain transformers model that ``toxlib.models.load(fold
 pretraining GPT-2 on about 150K documents; on CPU the budget (``max_steps`` x ``batch_size`` x ``max_tokens``) is
 a parameter and goes into the metadata.
 
-Storage: ``toxlib.store.paths.cache_dir()/adapted/<slug>-<key>/`` where the key hashes the base model's weights_id, the
-method, the corpus (texts and labels, in order) and the config. ``training.json`` is written last into a temporary
-folder that is then renamed, so only finished trainings are ever found and reused.
+Storage: the artefact cache (``toxlib.store.artefacts``), folder "adapted/<slug>-<method>-<key>" where the key hashes
+the base model's weights_id, the method, the corpus (texts and labels, in order) and the config. ``training.json``
+is written last into a temporary folder that is then renamed, so only finished trainings are ever found and reused.
 
 Training waits until the weights are needed (``adapt``): the adapted model's rows are keyed by the training's
 inputs, not its bytes, so a build whose rows of it all come from the sample record or the caches never trains.
-Its tokenizer needs no training (``adapted_tokenizer``). The training's metadata (losses, steps, time) comes from
-the sample record's copy when it holds one (``artefacts/adapted/<folder name>.json``, ``training_metadata``), so
-every machine shows the same training table: retrained on another CPU, the losses differ in their fifth digit.
+Its tokenizer needs no training (``adapted_tokenizer``). The training's metadata (losses, steps, time) is the
+recorded artefact "adapted/<folder name>.json" (``training_metadata``), so every machine shows the book's training
+table where the book holds one: retrained on another CPU, the losses differ in their fifth digit.
 """
 
 from __future__ import annotations
@@ -39,10 +39,8 @@ import copy
 import hashlib
 import json
 import math
-import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -59,9 +57,8 @@ from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device, pick_dtype
 from toxlib.models.loading import TRAINING_FILE, adapted_weights_id, folder_model
 from toxlib.models.schedule import linear_warmup_decay
-from toxlib.store import paths
+from toxlib.store.artefacts import artefact_file, artefact_folder, cache_path
 from toxlib.store.keys import stable_hash
-from toxlib.store.record import note_artefact, recorded_artefact
 
 #: Bump when the recipe (document layout, loss, optimiser) changes: it is part of every cache key.
 RECIPE_VERSION = "adapt-1"
@@ -147,11 +144,16 @@ def default_name(lm, corpus: pd.DataFrame, config: AdaptConfig) -> str:
     return f"{lm.name}+dapt-{ {frozenset({0}): 'nontoxic', frozenset({1}): 'toxic'}.get(frozenset(labels), 'mixed')}"
 
 
-def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> Path:
-    """The cache folder of this adaptation: ``cache_dir()/adapted/<base slug>-<method>-<key sha256[:16]>``
-    (it exists, with ``training.json`` inside, once training has finished)."""
+def adapted_name(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> str:
+    """The artefact name of this adaptation's folder: "adapted/<base slug>-<method>-<key sha256[:16]>"."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(lm.name).name or "model")[:40]
-    return paths.cache_dir() / "adapted" / f"{slug}-{config.method}-{adaptation_sha(lm, corpus, config, device)[:16]}"
+    return f"adapted/{slug}-{config.method}-{adaptation_sha(lm, corpus, config, device)[:16]}"
+
+
+def adapted_dir(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> Path:
+    """The cache folder of this adaptation (``adapted_name``; it exists, with ``training.json`` inside, once
+    training has finished)."""
+    return cache_path(adapted_name(lm, corpus, config, device))
 
 
 def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | torch.device | None = None) -> str:
@@ -162,19 +164,17 @@ def adaptation_sha(lm, corpus: pd.DataFrame, config: AdaptConfig, device: str | 
 
 def training_metadata(lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool = True,
                       threads: int | None = None, device: str | torch.device | None = None) -> dict:
-    """The ``training.json`` of an adaptation (see ``adapt``): the sample record's copy when the record holds one
-    (``artefacts/adapted/<folder name>.json``), else the cache folder's, training first (on ``threads``) when
-    neither exists. The record's copy comes first so that every machine shows the same training for the recipe:
-    retrained on another CPU, the losses differ in their fifth digit. (Rows a chapter computes beyond the record
-    come from the local training.) Named in the build's usage log (``toxlib.store.record.note_artefact``), so
-    ``record write`` keeps it."""
-    folder = adapted_dir(lm, corpus, config, device)
-    name = f"adapted/{folder.name}.json"
-    path = recorded_artefact(name)
-    if path is None:
-        path = _trained(folder, lm, corpus, config, progress, threads, device) / META_FILE
-    note_artefact(name, path)
-    return json.loads(path.read_text())
+    """The ``training.json`` of an adaptation (see ``adapt``), the recorded artefact "<adapted_name>.json"
+    (``toxlib.store.artefacts``): the book's copy where it holds one, so every machine shows the same training for
+    the recipe (retrained on another CPU, the losses differ in their fifth digit), else a copy of the trained
+    folder's, training first (on ``threads``, on ``device``) when there is none. Rows a chapter computes beyond the
+    book's come from the local training."""
+    name = adapted_name(lm, corpus, config, device)
+
+    def copy_of_trained(partial: Path) -> None:
+        shutil.copyfile(_trained(name, lm, corpus, config, progress, threads, device) / META_FILE, partial)
+
+    return json.loads(artefact_file(f"{name}.json", copy_of_trained, recorded=True).read_text())
 
 
 def adapted_tokenizer(lm, method: str):
@@ -213,12 +213,12 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
     _check_corpus(corpus)
     corpus = corpus.copy()  # trained later: what the key names must be what is trained, whatever the caller does
     key = adaptation_key(lm, corpus, config, device)
-    folder = adapted_dir(lm, corpus, config, device)
+    artefact = adapted_name(lm, corpus, config, device)
     target = pick_dtype(dtype or lm.dtype, lm.device)
     label = name or default_name(lm, corpus, config)
 
     def weights() -> torch.nn.Module:
-        trained = _trained(folder, lm, corpus, config, progress, threads, device)
+        trained = _trained(artefact, lm, corpus, config, progress, threads, device)
         with _quiet_transformers():
             return folder_model(label, trained, target, "causal")
 
@@ -234,14 +234,15 @@ def adapt(lm, corpus: pd.DataFrame, config: AdaptConfig = AdaptConfig(), name: s
 _TRAINING = threading.Lock()  # one training at a time per process: two models of one recipe share its folder
 
 
-def _trained(folder: Path, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool,
+def _trained(name: str, lm, corpus: pd.DataFrame, config: AdaptConfig, progress: bool,
              threads: int | None, device: str | torch.device | None = None) -> Path:
-    """``folder``, with a finished training in it (trained now unless one is there)."""
+    """The cache folder of artefact ``name`` with a finished training in it (trained now unless one is there)."""
+    def train_into(folder: Path) -> None:
+        with _quiet_transformers():
+            _train_into(folder, lm, corpus, config, progress, threads, device)
+
     with _TRAINING:
-        if not (folder / META_FILE).exists():
-            with _quiet_transformers():
-                _train_into(folder, lm, corpus, config, progress, threads, device)
-    return folder
+        return artefact_folder(name, train_into, done_file=META_FILE)
 
 
 @contextlib.contextmanager
@@ -262,25 +263,13 @@ def _quiet_transformers():
 
 
 def _train_into(folder: Path, lm, corpus, config, progress, threads, device=None) -> None:
-    """Train and save into a temporary sibling of ``folder``, then rename it into place (``training.json`` is
-    the last file written, so a folder without it is never a finished run)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    if folder.exists():  # left by something other than this module's rename: not trusted
-        shutil.rmtree(folder)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-training-"))
-    try:
-        model, tokenizer, meta = train(lm, corpus, config, progress, threads, device)
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        meta["key"] = adaptation_key(lm, corpus, config, device)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=1))
-        try:
-            os.replace(tmp, folder)
-        except OSError:
-            if not (folder / META_FILE).exists():  # not a concurrent run that finished first
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Train (on ``device``) and save the model, its tokenizer and, last, ``training.json`` into ``folder`` (a
+    temporary folder the artefact cache renames into place)."""
+    model, tokenizer, meta = train(lm, corpus, config, progress, threads, device)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    meta["key"] = adaptation_key(lm, corpus, config, device)
+    (folder / META_FILE).write_text(json.dumps(meta, indent=1))
 
 
 def document_ids(tokenizer, start_id: int, text: str, attribute: str | None, max_tokens: int) -> tuple[list[int], int]:

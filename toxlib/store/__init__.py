@@ -1,4 +1,11 @@
 """How toxlib keeps things on disk: where (``paths``), under which keys (``keys.stable_hash``), the append-only
-SQLite caches of generations, scores and NLLs (``cache``) and the memo of bootstrap intervals (``interval_memo``).
+SQLite caches of generations, scores and NLLs (``cache``), the sample record read in front of them (``record``),
+and the one cache of every other computed thing (``artefacts``: trained files, timings, bootstrap bounds, file
+digests), which importing this package installs as the keeper of ``toxlib.common.memo``.
 May import: common.
 """
+
+from toxlib.common import memo
+from toxlib.store.artefacts import artefact_json
+
+memo.keep_with(artefact_json)

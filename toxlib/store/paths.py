@@ -74,17 +74,22 @@ def smoke_results_dir() -> Path:
     return smoke_dir() / "src" / "data" / "results"
 
 
+def new_file_mode() -> int:
+    """The permission bits a new file gets: 0o666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def replace_keeping_mode(partial: str | Path, target: str | Path) -> None:
     """``os.replace(partial, target)`` (atomic), giving ``partial`` first the permission bits of the file it
-    replaces, or for a new file the umask's default (0o666 less the umask). A temporary file from
+    replaces, or for a new file the umask's default (``new_file_mode``). A temporary file from
     ``tempfile.mkstemp`` is 0600, so without this a rewritten notebook or data file would lose group and other
     read access."""
     try:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        mode = new_file_mode()
     os.chmod(partial, mode)
     os.replace(partial, target)
 

@@ -312,7 +312,7 @@ def served_summary() -> str:
 def last_audit(folder: str | Path, chapters: set | None = None) -> str:
     """The record's latest audit as a phrase for a run record, from the last line of ``<folder>/audits.csv``
     (written by ``python -m toxlib record audit --history``) whose scope covers one of ``chapters`` (any line when
-    None): "the record's last audit (2026-11-26, AMD EPYC; ..., slice 10 per key): 1,200 of 1,204 recomputed rows
+    None): "the record's last audit (<date>, AMD EPYC; ..., slice 10 per key): 1,200 of 1,204 recomputed rows
     identical", with its scope where it covered only some chapters or kinds and the bf16 rows (not counted) where
     it had any; "" when the folder holds no such audit."""
     path = Path(folder) / "audits.csv"

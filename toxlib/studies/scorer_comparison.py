@@ -7,7 +7,7 @@ import pandas as pd
 
 from toxlib.metrics.agreement import agreement, calibration_error
 from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval, unit_interval
-from toxlib.papers.sass import PAPER_TABLE3, PAPER_TABLE5
+from toxlib.papers.sass.printed import PAPER_TABLE3, PAPER_TABLE5
 from toxlib.report.claims import claim, fact
 from toxlib.scorers.base import attribute_columns, headline
 from toxlib.scorers.distilled import DistilledScorer

@@ -3,8 +3,8 @@
 Table 3 is Self-Debiasing on GPT-2 Large at λ = 100; Table 4 is Instructive Debiasing on GPT-3 (text-davinci-003);
 both scored by Perspective on the paper's 1,199 adversarial and 1,199 neutral prompts. The values are transcribed
 from the plain-text extraction of the paper (``../shared/papers/003_af3f8ca5a0a64616.txt``, lines 144-174, copied
-verbatim in ``sources/debias_tables_3_4.txt``); ``tests/papers/test_debias_printed.py`` checks every value and star
-against that copy. Each cell is (relative change %, probability %, significant) as printed:
+verbatim in ``sources/debias_tables_3_4.txt``); ``tests/papers/debias/test_debias_printed.py`` checks every value
+and star against that copy. Each cell is (relative change %, probability %, significant) as printed:
 
 - the change is the signed number the paper prints, (default - condition) / default x 100, the same convention as
   ``attribute_table``'s change_pct (positive: less of the attribute). The extraction displaced the arrows, and a
@@ -103,7 +103,7 @@ PRINTED = {
 
 def source_text() -> str:
     """The verbatim copy of the two tables (``SOURCE_FILE``)."""
-    return resources.files("toxlib.papers").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
+    return resources.files("toxlib.papers.debias").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
 
 
 def printed_long() -> pd.DataFrame:

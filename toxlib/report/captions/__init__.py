@@ -14,11 +14,12 @@ items joined by ", " (a chapter's ``models``). Python's ``string.Formatter`` doe
 the checks a reader of a broken chapter needs: an unknown caption name, a field without a value, or a value the
 template does not use is an error that names the template and the values it was given.
 
-The templates live beside the code a chapter's numbers come from: ``toxlib.papers.captions.<chapter>`` for the
-paper chapters, ``toxlib.studies.captions.<chapter>`` for the studies, ``toxlib.report.captions.scorecard`` for
-the scorecard page. A few library functions that show several tables or figures at once write their own captions
-in their module (``toxlib.papers.debias.findings.show_attribute_tables``, ``toxlib.studies.scorer_fidelity``'s
-``publish_*``, the scorecard's forest plots); a chapter passes them its bound caption's text where it adds to them.
+The templates live beside the code a chapter's numbers come from: ``toxlib.papers.<paper>.captions`` for the
+paper chapters (``rtp.captions`` holds two, ``rtp.detox.captions`` one), ``toxlib.studies.captions.<chapter>`` for
+the studies, ``toxlib.report.captions.scorecard`` for the scorecard page. A few library functions that show
+several tables or figures at once write their own captions in their module
+(``toxlib.papers.debias.findings.show_attribute_tables``, ``toxlib.studies.scorer_fidelity``'s ``publish_*``, the
+scorecard's forest plots); a chapter passes them its bound caption's text where it adds to them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""The artefact cache (``toxlib.store.artefacts``): the sample record's copy first, then the user's cache, else
+made once into a temporary file or folder renamed into place; a failed make leaves nothing; names come from what
+decides the artefact. Trained files with a real record: tests/record/test_record.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import pytest
+
+from toxlib.common import memo
+from toxlib.store import artefacts
+from toxlib.store.keys import stable_hash
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOXLIB_RECORD_DIR", str(tmp_path / "record"))
+    monkeypatch.delenv("TOXLIB_RECORD_USAGE", raising=False)
+    monkeypatch.delenv("TOXLIB_RECORD", raising=False)
+    return tmp_path / "cache"
+
+
+def test_a_name_is_kind_label_and_the_keys_hash():
+    key = {"weights": "sha256:ab", "settings": {"steps": 3}}
+    assert artefacts.artefact_name("detox", "vocab-shift", key, ".safetensors") == \
+        f"detox/vocab-shift-{stable_hash(key)[:16]}.safetensors"
+
+
+def test_a_file_is_made_once_then_read(cache):
+    made = []
+
+    def make(partial):
+        made.append(partial)
+        partial.write_text("v")
+
+    first = artefacts.artefact_file("kind/x.txt", make)
+    assert first == cache / "kind/x.txt" and first.read_text() == "v"
+    assert artefacts.artefact_file("kind/x.txt", make) == first and len(made) == 1
+    assert made[0] != first  # written beside it, then renamed
+
+
+def test_a_failed_make_leaves_nothing(cache):
+    def broken(partial):
+        partial.write_text("half")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        artefacts.artefact_file("kind/y.txt", broken)
+    assert not (cache / "kind").exists() or list((cache / "kind").iterdir()) == []
+
+
+def test_a_recorded_artefact_comes_from_the_record_and_is_named_in_the_usage_log(cache, tmp_path, monkeypatch):
+    record = tmp_path / "record"
+    (record / "artefacts/kind").mkdir(parents=True)
+    (record / "artefacts/kind/z.bin").write_bytes(b"the book's")
+    digest = hashlib.sha256(b"the book's").hexdigest()
+    (record / "SHA256SUMS").write_text(f"{digest}  artefacts/kind/z.bin\n")
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(tmp_path / "usage.sqlite"))
+    path = artefacts.artefact_file("kind/z.bin", lambda p: pytest.fail("made although the record holds it"),
+                                   recorded=True)
+    assert path == record / "artefacts/kind/z.bin"
+    used = sqlite3.connect(tmp_path / "usage.sqlite").execute("SELECT name FROM artefacts").fetchall()
+    assert used == [("kind/z.bin",)]
+    assert artefacts.artefact_file("kind/z.bin", lambda p: p.write_bytes(b"mine")).read_bytes() == b"mine"  # not
+    # asked for as recorded: the cache's
+
+
+def test_json_values_are_kept_and_a_damaged_one_computed_again(cache):
+    calls = []
+    assert artefacts.artefact_json("kind/v.json", lambda: calls.append(1) or {"a": 0.1}) == {"a": 0.1}
+    assert artefacts.artefact_json("kind/v.json", lambda: calls.append(1) or {"a": 2}) == {"a": 0.1}
+    (cache / "kind/v.json").write_text("{not json")
+    assert artefacts.artefact_json("kind/v.json", lambda: calls.append(1) or {"a": 3}) == {"a": 3}
+    assert len(calls) == 2
+
+
+def test_a_folder_counts_as_made_only_with_its_done_file(cache):
+    def make(folder):
+        (folder / "weights").write_text("w")
+        (folder / "done.json").write_text(json.dumps({"ok": True}))
+
+    (cache / "models/m").mkdir(parents=True)  # left by something else: not trusted
+    (cache / "models/m/stray").write_text("?")
+    folder = artefacts.artefact_folder("models/m", make, done_file="done.json")
+    assert sorted(p.name for p in folder.iterdir()) == ["done.json", "weights"]
+    assert artefacts.artefact_folder("models/m", lambda f: pytest.fail("made twice"), done_file="done.json") == folder
+    assert [p.name for p in folder.parent.iterdir()] == ["m"]  # no temporary folder left
+
+
+def test_importing_the_store_makes_it_the_memos_keeper(cache):
+    assert memo.kept("kind/memo.json", lambda: [1, 2]) == [1, 2]
+    assert json.loads((cache / "kind/memo.json").read_text()) == [1, 2]

@@ -1,0 +1,57 @@
+"""Command line: ``python -m toxlib {data,chapters,run,book,report,score,train-scorer,serve,bench,record} ...``
+(see each ``--help``). The library's functions take arguments and return values; the modules here parse the command
+line, call them and print.
+
+  module       commands
+  ``data``     data list, data fetch
+  ``book``     chapters, run, book
+  ``report``   report (a model's report card)
+  ``scorers``  score, train-scorer, serve
+  ``bench``    bench generate|ceilings|perplexity|self-debias|score|serve|record-cost|distributed
+  ``record``   record status|write|audit
+
+Each command imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without torch,
+and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve`` ([serve])
+need.
+
+May import: common, data, store, chapters, build, models, scorers, benchmarks, record, reportcard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from toxlib.cli import bench, book, data, record, report, scorers
+from toxlib.cli.scorers import CLOSED_PIPE_EXIT
+from toxlib.common.errors import ToxlibError
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand per command of the modules above, each with its ``func``."""
+    top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__.split("\n\n")[0])
+    sub = top.add_subparsers(dest="command", required=True)
+    for module in (data, book, report, scorers, bench, record):
+        module.add_commands(sub)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "device", None) and args.command in ("run", "book"):
+        os.environ["TOXLIB_DEVICE"] = args.device  # every stage of every chapter's kernel
+    if getattr(args, "no_record", False):
+        os.environ["TOXLIB_RECORD"] = "off"  # before any kernel starts, so the notebooks' kernels inherit it
+    try:
+        return args.func(args)
+    except ToxlibError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader of the output has gone (| head): quiet, as Unix tools are
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE_EXIT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The SASS tables with local systems beside the recorded ones: small causal LMs asked the paper's prompts
+(``prompt_classifier``) and toxlib's scorers at a threshold, on the comments and on the TweetEval tweets.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from toxlib.metrics import prf_table
+from toxlib.papers.sass.prompt_classifier import next_token_reading, sampled_reading
+from toxlib.papers.sass.tables import table3, with_scorer_columns
+from toxlib.scorers import get_scorer
+from toxlib.scorers.base import score_all
+
+
+def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), readings=("next-token", "sampled"),
+                         progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Ask each LM ({name: LanguageModel}) the paper's prompts (``prompt_classifier``) about every text.
+
+    Returns (labels, systems): labels has one column per system "<name> <SETTING> (<reading>)" with 0/1/NaN per
+    text (rows aligned with ``texts``); systems has one row per system with columns system, model, setting,
+    reading, n_unparsed_replies (sampled replies that parsed to no answer), n_unparsed_labels (texts whose
+    majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")).
+    """
+
+    labels, rows = {}, []
+    for name, lm in lms.items():
+        for setting in settings:
+            for reading in readings:
+                system = f"{name} {setting.upper()} ({reading})"
+                if reading == "next-token":
+                    out = next_token_reading(lm, texts, setting, progress=progress)
+                    extra = {"answer_mass": out["answer_mass"].mean()}
+                elif reading == "sampled":
+                    out = sampled_reading(lm, texts, setting, progress=progress)
+                    extra = {"n_unparsed_replies": int(out["n_unparsed"].sum()),
+                             "n_unparsed_labels": int(out["label"].isna().sum())}
+                else:
+                    raise ValueError(f"unknown reading {reading!r}; known: next-token, sampled")
+                labels[system] = out["label"].to_numpy(dtype=float)
+                rows.append({"system": system, "model": name, "setting": setting, "reading": reading, **extra})
+    return pd.DataFrame(labels), pd.DataFrame(rows)
+
+
+def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 for every system, with what each system is: one row per system with columns system, setting,
+    precision, recall, f1, kind ("recorded", "local LM" or "local scorer"), model, reading, n, n_missing,
+    n_pred_pos, and for local LMs n_unparsed_replies / n_unparsed_labels (sampled) or answer_mass (next-token).
+
+    pred: SASS predictions with a label column per system (``systems``: {system: column}); lm_systems: the second
+    frame of ``lm_classifier_labels``. Systems that are neither recorded nor LMs are local scorers; their setting
+    (and Perspective's) reads "threshold": the thresholds are the ones ``relabel`` and ``with_scorer_columns`` used."""
+    table = table3(pred, systems)
+    recorded = {"PERSPECTIVE": "threshold", "GPT-3-ZERO": "zero", "GPT-3-ONE": "one", "GPT-3-FEW": "few"}
+    meta = []
+    for system in table["system"]:
+        if system in recorded:
+            meta.append({"system": system, "kind": "recorded", "setting": recorded[system],
+                         "model": "Perspective" if system == "PERSPECTIVE" else "GPT-3 (text-davinci-001)",
+                         "reading": "recorded"})
+        elif system in set(lm_systems["system"]):
+            meta.append({"kind": "local LM"} | lm_systems.set_index("system").loc[system].to_dict()
+                        | {"system": system})
+        else:
+            meta.append({"system": system, "kind": "local scorer", "setting": "threshold",
+                         "model": system, "reading": "score"})
+    merged = table.merge(pd.DataFrame(meta), on="system", how="left", validate="one_to_one")
+    first = ["system", "setting", "precision", "recall", "f1", "kind", "model", "reading"]
+    return merged[first + [c for c in merged.columns if c not in first and c != "n_true_pos"]]
+
+
+def best_lm_system(classifiers: pd.DataFrame, reading: str | None = None) -> pd.Series | None:
+    """The local-LM row of ``classifiers`` (:func:`classifier_table`) with the highest F1, among those read with
+    ``reading`` when given; None when there is none."""
+    rows = classifiers[classifiers["kind"] == "local LM"]
+    if reading is not None:
+        rows = rows[rows["reading"] == reading]
+    return rows.sort_values("f1", ascending=False).iloc[0] if len(rows) else None
+
+
+def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, scorers: list[str],
+                 threshold: float = 0.5) -> pd.DataFrame:
+    """Table 7 with local systems: precision/recall/F1 against ``tweets``' hate labels for the recorded Perspective
+    and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
+    setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``."""
+
+    best = best_lm_system(classifiers, "next-token")
+    labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
+                                   ["next-token"])[0] if best is not None else pd.DataFrame(index=tweets.index))
+    scored, systems = with_local_systems(tweets, labels, scorers, threshold,
+                                         {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few"})
+    return prf_table(scored["label"], {name: scored[col] for name, col in systems.items()})
+
+
+def with_local_systems(frame: pd.DataFrame, lm_labels: pd.DataFrame, scorers: list[str], threshold: float,
+                       recorded: dict[str, str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``frame`` (SASS comments or tweets, a ``text`` column) with the local systems beside its recorded ones: the
+    LM systems' labels (``lm_labels``, one column per system, rows aligned) and, per scorer of ``scorers``, its
+    toxicity and its label at > ``threshold`` (``with_scorer_columns``). Returns (frame, {system: label column}),
+    the recorded systems first, then the LM systems, then the scorers."""
+    scores = score_all({name: get_scorer(name) for name in scorers}, frame["text"])
+    scored, scorer_systems = with_scorer_columns(frame, scores, threshold)
+    scored = pd.concat([scored, lm_labels], axis=1)
+    return scored, {**recorded, **{s: s for s in lm_labels.columns}, **scorer_systems}

@@ -1,0 +1,97 @@
+"""The one cache of computed things kept between runs, besides the SQLite stores of rows: trained files (the
+vocabulary shift's weights, PPLM's discriminator, an adapted model's folder and training metadata), timings,
+bootstrap bounds, digests of model files and loaded tokenizers.
+
+An artefact is named "<kind>/<file name>" (``artefact_name``: "<kind>/<label>-<stable_hash(key)[:16]><suffix>",
+where ``key`` holds everything that decides the artefact and never where the code that makes it lives). A name is
+looked up in order:
+
+  1. the sample record's copy (``data/record/artefacts/<name>``), for artefacts asked for with ``recorded=True``:
+     trained files whose last bits differ between CPUs, so every machine uses the same ones (checked against the
+     record's SHA256SUMS; ``toxlib.store.record``);
+  2. the user's cache: ``<root>/<name>``, root ``toxlib.store.paths.cache_dir()`` unless given
+     (``model_cache_dir()`` for what belongs with the converted models);
+  3. made by the caller's function into a temporary file or folder beside it, then renamed into place, so a run
+     killed mid-way leaves nothing that looks finished (``tests/store/test_artefacts.py``).
+
+A recorded artefact a build used is named in its usage log, so ``python -m toxlib record write`` copies it into the
+record. Callers say which artefact they need and how to make it; none of them reads the record itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from toxlib.store import paths
+from toxlib.store.keys import stable_hash
+from toxlib.store.paths import written_atomically
+from toxlib.store.record import note_artefact, recorded_artefact
+
+
+def artefact_name(kind: str, label: str, key, suffix: str = "") -> str:
+    """"<kind>/<label>-<first 16 hex digits of stable_hash(key)><suffix>": the name of the artefact ``key`` decides."""
+    return f"{kind}/{label}-{stable_hash(key)[:16]}{suffix}"
+
+
+def cache_path(name: str, root: Path | None = None) -> Path:
+    """Where the user's cache keeps artefact ``name``: ``<root>/<name>`` (root: ``cache_dir()``)."""
+    return (root or paths.cache_dir()) / name
+
+
+def artefact_file(name: str, make: Callable[[Path], None], recorded: bool = False, root: Path | None = None) -> Path:
+    """The file of artefact ``name``: the record's copy when ``recorded`` and the record holds one, else the cache's,
+    made first when the cache has none by ``make(partial)``, which writes the file at ``partial`` (renamed into
+    place when it returns; removed when it raises). With ``recorded`` the file is named in the usage log."""
+    path = (recorded_artefact(name) if recorded else None) or cache_path(name, root)
+    if not path.exists():
+        with written_atomically(path) as partial:
+            make(partial)
+    if recorded:
+        note_artefact(name, path)
+    return path
+
+
+def artefact_json(name: str, compute: Callable[[], object], recorded: bool = False, root: Path | None = None):
+    """``compute()``'s JSON-ready value, kept as the file of artefact ``name`` (``artefact_file``): computed once,
+    read afterwards. A cached file that does not parse (a damaged disk) is computed again and replaced."""
+    def make(partial: Path) -> None:
+        partial.write_text(json.dumps(compute()))
+
+    path = artefact_file(name, make, recorded, root)
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        if path != cache_path(name, root):  # the record's copy: checked against its sums, never replaced here
+            raise
+        path.unlink(missing_ok=True)
+        return json.loads(artefact_file(name, make, recorded, root).read_text())
+
+
+def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | None = None,
+                    root: Path | None = None) -> Path:
+    """The folder of artefact ``name`` in the cache, made first when it has none by ``make(folder)`` in a temporary
+    folder beside it that is then renamed into place. With ``done_file`` a folder counts as made only when it holds
+    that file (a folder without it, left by other means, is removed and made again). Two processes making the same
+    folder at once both succeed: the first rename wins and the other's copy is dropped."""
+    folder = cache_path(name, root)
+    if (folder / done_file).exists() if done_file else folder.is_dir():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-making-"))
+    try:
+        make(tmp)
+        try:
+            os.replace(tmp, folder)
+        except OSError:
+            if not ((folder / done_file).exists() if done_file else folder.is_dir()):  # not a concurrent maker
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
