@@ -92,7 +92,7 @@ def test_a_measurement_of_the_machine_is_shown_but_counted_with_no_claim():
 
     base = {"chapter": ["a"] * 3, "claim": ["x", "y", "speed"], "paper_value": ["1", "2", ">= 300"],
             "shown": ["1", "2", "293.7"], "ci_low": [None] * 3, "ci_high": [None] * 3,
-            "kind": ["our models", "our models", "this machine"]}
+            "kind": ["our models", "our models", "machine speed"]}
     slow = pd.DataFrame({**base, "verdict": ["holds", "fails", "fails"]})
     fast = pd.DataFrame({**base, "verdict": ["holds", "fails", "holds"]})
     for claims in (slow, fast):
@@ -100,6 +100,6 @@ def test_a_measurement_of_the_machine_is_shown_but_counted_with_no_claim():
         by_chapter = claims_summary(claims).iloc[0]
         assert (by_chapter["total"], by_chapter["holds"], by_chapter["fails"]) == (2, 1, 1)
         assert findings_markdown(claims).startswith("Of this chapter's 2 claims, 1 holds, 1 fails")
-        assert "measurement of this machine, not counted" in findings_markdown(claims)
+        assert "speed of the machine that built the page, not counted" in findings_markdown(claims)
     assert "Measuring the machine that built this page" in scorecard.headline(slow)
     assert "0 of 1 targets met" in scorecard.headline(slow) and "1 of 1 targets met" in scorecard.headline(fast)

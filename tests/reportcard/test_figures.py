@@ -24,3 +24,12 @@ def test_each_table_both_runs_wrote_gives_a_figure_with_its_alt_text(tmp_path):
     assert all("<i>mine</i>" in d["alt"] for d in drawn)
     (report / "safety_score" / "table8_long.csv").unlink()
     assert len(draw_figures(paths.results_dir(), report, "<i>mine</i>", tmp_path / "again")) == 2
+
+
+def test_a_bundled_models_report_draws_its_rows_once(tmp_path):
+    report = tmp_path / "results"
+    for stem, name in TABLES.items():
+        (report / stem).mkdir(parents=True)
+        pd.read_csv(paths.results_dir() / stem / f"{name}.csv").to_csv(report / stem / f"{name}.csv", index=False)
+    drawn = draw_figures(paths.results_dir(), report, "smollm2-135m", tmp_path / "figures")
+    assert len(drawn) == 3 and all("smollm2-135m" in d["alt"] for d in drawn)

@@ -5,7 +5,7 @@ Claims contract (the scorecard and later chapters rely on it): claims.csv has th
 claim, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
 ``kind`` is the evidence the verdict rests on (``KINDS``): "our models" (an analogue run here, on other models, data
 or scale), "recorded predictions" (the authors' stored outputs, re-scored), "paper arithmetic" (recomputed from the
-paper's own printed numbers) or "this machine" (a measurement of the machine that ran the chapter, such as a speed
+paper's own printed numbers) or "machine speed" (a measurement of the machine that ran the chapter, such as a speed
 target: shown, never counted with the others, ``MACHINE_KINDS``). ``our_value`` is the number (empty when the value
 is not a number) and ``shown`` its text as the reader sees it. ``verdict`` is one of holds / fails / undecided / not
 judged (toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval; ci_low and ci_high are the 95%
@@ -29,10 +29,10 @@ from toxlib.store import paths
 CLAIM_COLUMNS = ["claim", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n", "verdict", "note",
                  "n_to_decide", "threshold"]
 #: the evidence a claim's verdict rests on, in the order the scorecard reports them
-KINDS = ("our models", "recorded predictions", "paper arithmetic", "this machine")
+KINDS = ("our models", "recorded predictions", "paper arithmetic", "machine speed")
 #: kinds that measure the machine that ran the chapter (a speed target), not a model or a paper: shown in their own
 #: line, never counted with the claims (a reader's build on a slower CPU must not move the book's totals)
-MACHINE_KINDS = ("this machine",)
+MACHINE_KINDS = ("machine speed",)
 
 
 def within(paper_value: float, our_value: float, tolerance: float) -> bool:

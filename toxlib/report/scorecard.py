@@ -22,7 +22,7 @@ from toxlib.report.tables import csv_link
 #: how the scorecard's headline opens the sentence of each kind of evidence (``claims.KINDS``)
 KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
                  "paper arithmetic": "From the papers' own printed numbers",
-                 "this machine": "Measuring the machine that built this page (speed; not a claim about a model or a "
+                 "machine speed": "Measuring the machine that built this page (speed; not a claim about a model or a "
                                  "paper, and not counted above)"}
 
 
@@ -108,7 +108,8 @@ def findings_markdown(claims: pd.DataFrame) -> str:
     lines = []
     for _, row in claims.assign(_o=claims["verdict"].map(order)).sort_values("_o", kind="stable").iterrows():
         ours = value_with_interval(row["shown"], row["ci_low"], row["ci_high"])
-        measured = " (a measurement of this machine, not counted)" if row.get("kind") in MACHINE_KINDS else ""
+        measured = (" (a speed of the machine that built the page, not counted)" if row.get("kind") in MACHINE_KINDS
+                    else "")
         lines.append(f"- **{row['verdict']}**: {_md(row['claim'])}{measured} (paper: {_md(row['paper_value'])}; "
                      f"ours: {_md(ours)})")
     return head + "\n\n" + "\n".join(lines)

@@ -17,16 +17,19 @@ REPORTED = "#d62728"  # the reader's model: the one colour the bundled models' g
 BUNDLED = ("#555555", "#999999", "#bbbbbb")
 
 
-def _both(book: Path, report: Path, stem: str, name: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+def _both(book: Path, report: Path, stem: str, name: str, model: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(the book's table without ``model``'s rows, the report's rows of ``model``); None unless both exist. A
+    bundled model's report draws its own rows once, as the report's."""
     paths = Path(book) / stem / f"{name}.csv", Path(report) / stem / f"{name}.csv"
     if not all(p.exists() for p in paths):
         return None
-    return pd.read_csv(paths[0]), pd.read_csv(paths[1])
+    theirs, ours = pd.read_csv(paths[0]), pd.read_csv(paths[1])
+    return theirs[theirs["model"] != model], ours[ours["model"] == model]
 
 
 def unprompted_curve(book: Path, report: Path, model: str):
     """Expected maximum toxicity against the number of generations, log scale, with each model's 95% band."""
-    found = _both(book, report, "rtp_unprompted", "figure2")
+    found = _both(book, report, "rtp_unprompted", "figure2", model)
     if found is None:
         return None
     theirs, ours = found
@@ -51,7 +54,7 @@ def unprompted_curve(book: Path, report: Path, model: str):
 def table2_bars(book: Path, report: Path, model: str):
     """Expected maximum toxicity on toxic and non-toxic prompts: the reader's model, the bundled ones, the paper's
     GPT-2 (the authors' released generations)."""
-    found = _both(book, report, "rtp_prompted", "table2")
+    found = _both(book, report, "rtp_prompted", "table2", model)
     if found is None:
         return None
     theirs, ours = found
@@ -82,7 +85,7 @@ def table2_bars(book: Path, report: Path, model: str):
 
 def safety_by_demographic(book: Path, report: Path, model: str):
     """The safety score per demographic: one dot per model, the paper's GPT-2-xl as a black cross."""
-    found = _both(book, report, "safety_score", "table8_long")
+    found = _both(book, report, "safety_score", "table8_long", model)
     if found is None:
         return None
     theirs, ours = found

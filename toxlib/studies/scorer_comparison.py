@@ -96,7 +96,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement of the machine that ran this chapter, not of the scorer alone: "
                        f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, {precision}",
-                  kind="this machine"),
+                  kind="machine speed"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",

@@ -145,3 +145,18 @@ def test_the_bootstrap_f1_is_scikit_learns_with_nan_where_undefined():
         assert _f1(labels, predicted) == pytest.approx(f1_score(labels, predicted, zero_division=np.nan))
     empty = np.zeros(5, dtype=int)
     assert np.isnan(_f1(empty, empty)) and np.isnan(f1_score(empty, empty, zero_division=np.nan))
+
+
+def test_a_model_whose_every_reply_went_unparsed_is_not_judged_not_a_crash():
+    """A model that never answers True or False (gibberish) leaves no comment to compare: the claims say "not
+    judged" (it failed with "no units to resample" in the chapter)."""
+    human = np.arange(30) % 2
+    comments = pd.DataFrame({"human_label": human, "persp": human, "few": np.nan, "zero": np.nan, "one": np.nan})
+    systems = {"PERSPECTIVE": "persp", "m FEW (next-token)": "few", "m ZERO (next-token)": "zero",
+               "m ONE (next-token)": "one"}
+    rows = sass.claims(*_recorded_tables(), *_local_tables(), 30, 40, 0.5, comments, systems)
+    by_claim = {r["claim"]: r for r in rows}
+    best = by_claim["A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system"]
+    few = by_claim["Few-shot prompting beats zero- and one-shot (F1); here: m, next-token reading"]
+    assert best["verdict"] == few["verdict"] == "not judged" and "no comment" in best["note"]
+    assert sass.f1_difference(comments, "few", ["persp"]) is None

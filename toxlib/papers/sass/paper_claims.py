@@ -112,9 +112,12 @@ def _share(ci) -> dict:
 def f1_difference(comments: pd.DataFrame, first: str, others: list[str]):
     """95% interval of F1(first) - max F1(others) against human_label, resampling comments with every system's
     predictions kept together (``uncertainty.unit_interval`` over rows); comments where any of these systems has
-    no prediction are left out. Columns are those of ``comments``."""
+    no prediction are left out. Columns are those of ``comments``. None when fewer than two comments have a
+    prediction from every system (a model whose every reply went unparsed): nothing to compare."""
 
     rows = comments[["human_label", first, *others]].dropna().astype(float).to_numpy()
+    if len(rows) < 2:
+        return None
 
     def gap(r):
         return _f1(r[:, 0], r[:, 1]) - max(_f1(r[:, 0], r[:, j]) for j in range(2, r.shape[1]))
@@ -134,8 +137,11 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     persp_f1 = local_f1["PERSPECTIVE"]
     paired = comments is not None and systems is not None
     text = f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}"
-    if paired:
-        ci = f1_difference(comments, systems[best_lm], [systems["PERSPECTIVE"]])
+    ci = f1_difference(comments, systems[best_lm], [systems["PERSPECTIVE"]]) if paired else None
+    if paired and ci is None:
+        best = dict(our_value=float("nan"), verdict="not judged",
+                    note=f"{text}; no comment has both a parsed answer from {best_lm} and Perspective's score")
+    elif paired:
         best = dict(our_value=round(ci.value, 3), interval=ci, **RULES["beats_in_f1"].test(),
                     note=f"F1 difference, {text}; {ci.n} comments resampled, paired; Perspective on the same comments")
     else:
@@ -149,8 +155,11 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
             names = [f"{m} {s.upper()} (next-token)" for s in ("few", "zero", "one")]
             f = [lm_rows.loc[n, "f1"] for n in names]
             text = f"{f[0]:.2f} vs {f[1]:.2f} / {f[2]:.2f}"
-            if paired:
-                ci = f1_difference(comments, systems[names[0]], [systems[n] for n in names[1:]])
+            ci = f1_difference(comments, systems[names[0]], [systems[n] for n in names[1:]]) if paired else None
+            if paired and ci is None:
+                few = dict(our_value=float("nan"), verdict="not judged",
+                           note=f"{text}; no comment has a parsed answer in all three settings")
+            elif paired:
                 few = dict(our_value=round(ci.value, 3), interval=ci, **RULES["beats_in_f1"].test(),
                            note=f"F1(few) - max F1(zero, one): {text}; {ci.n} comments resampled, paired")
             else:
