@@ -92,11 +92,11 @@ def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uu
     key = {c: frame.columns[position[c]] for c in position}
     styles = [{"selector": f"td.col{position[c]}", "props": "text-align: right; white-space: nowrap;"}
               for c in numbers]
-    # a short text (a label, "17.0%* (↓ 38%)") stays on one line; a long one (a generated continuation, a
-    # description) wraps in a column wide enough to read it
+    # a long text (a generated continuation, a description) wraps in a column wide enough to read it; a short one
+    # (a label, "17.0%* (↓ 38%)") takes the width it needs, and wraps only where the page is too narrow for it
     short = {c for c in texts if frame[frame.columns[position[c]]].astype(str).str.len().max() <= SHORT_TEXT}
-    styles += [{"selector": f"td.col{position[c]}",
-                "props": "text-align: left; " + ("white-space: nowrap;" if c in short else "min-width: 7em;")}
+    styles += [{"selector": f"td.col{position[c]}", "props": "text-align: left;" + ("" if c in short else
+                                                                                     " min-width: 7em;")}
                for c in texts]
     return (
         frame.style.hide(axis="index")
