@@ -1,4 +1,5 @@
 """How the book is built: one notebook run by papermill with checked parameters (``runner``), the whole book
-(``book``), pre-started kernels (``kernels``), run records (``run_records``) and the machine they name (``machine``).
+(``book``), pre-started kernels (``kernels``), run records (``run_records``) and the machine they name (``machine``),
+the repository the pages' buttons link to (``repository``) and the book's own Sphinx extension (``sphinx_book``).
 May import: common, store, chapters, models, scorers (and the [book] extra: papermill, nbformat, jupyter-book).
 """

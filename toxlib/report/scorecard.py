@@ -131,9 +131,10 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
 
     shown = table[[c for c in ("chapter", "claim", "our value [95% CI]", "n", "verdict") if c in table.columns]]
     shown = shown.map(escape.html).assign(claim=table.apply(claim_cell, axis=1))
-    if "chapter" in shown.columns:
+    if "chapter" in shown.columns:  # the chapter's title on its first row only: its claims follow it
+        first = table["chapter"].ne(table["chapter"].shift())
         shown["chapter"] = [f'<a href="{pages.chapter_href(c)}#claims">{escape.html(pages.chapter_title(c))}</a>'
-                            for c in table["chapter"]]
+                            if new else "" for c, new in zip(table["chapter"], first)]
     widths = {"chapter": "15%", "claim": "45%", "our value [95% CI]": "19%", "n": "8%", "verdict": "13%"}
     if "chapter" not in shown.columns:
         widths["claim"] = "60%"
