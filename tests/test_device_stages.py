@@ -112,7 +112,10 @@ def test_adaptation_trains_where_it_is_told_and_keys_a_gpus_training_apart(tiny_
     assert "training_kernels" not in cpu_key and adaptation_key(tiny_lm, corpus, config, device="cpu") == cpu_key
 
 
-def test_a_gpu_training_is_keyed_apart(tiny_lm):
+def test_a_gpu_training_is_keyed_apart(tiny_lm, monkeypatch):
+    """The key names a GPU's training apart from a CPU's; keyed as on a machine with a GPU (pick_device answers
+    cuda), so it runs where there is none."""
+    monkeypatch.setattr(adapt_module, "pick_device", lambda device=None: torch.device("cuda"))
     corpus = pd.DataFrame({"text": CORPUS, "toxic": [0] * len(CORPUS)})
     key = adaptation_key(tiny_lm, corpus, AdaptConfig(), device="cuda")
     assert key["training_kernels"] == "cuda"

@@ -23,21 +23,21 @@ import pytest
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
         5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "5b4c0a90764eef6d"),
+        "fb0fbc817bcc7433"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
-        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "7fd9424f6813bf16"),
+        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6e8a90fd827605e6"),
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.sass.prompt_classifier"], "2e7f79a93c239ac0"),
     "toxlib.scorers.training:RECIPE_VERSION": (
         "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "408e9200c337c493"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
-        "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "7bc8572832d637cf"),
+        "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "e893d85754ef2b99"),
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "bb15cbbdaf3fc021"),
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "2945b73f74b8f89d"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "921fb58295dae8cb"),
     "toxlib.steer.adapt:RECIPE_VERSION": (
-        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "76d6f65a81149a82"),
+        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "2dd8fa9470ee72c8"),
 }
 
 

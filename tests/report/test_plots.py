@@ -47,11 +47,10 @@ def test_grouped_bars_marks_the_papers_value_on_the_bar_it_belongs_to_and_keeps_
     assert len(marks) == 3  # NaN references draw nothing
     centre = lambda bar: bar.get_y() + bar.get_height() / 2  # noqa: E731
     assert marks == [(0.75, centre(emt_bars[0])), (0.68, centre(emt_bars[1])), (0.87, centre(prob_bars[0]))]
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["EMT", "probability", "paper"]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["EMT", "probability", "paper"]
     fig.canvas.draw()
-    legend = ax.get_legend().get_window_extent()
-    assert legend.x0 >= ax.get_window_extent().x1  # outside the axes, right of every bar
+    assert legend.get_window_extent().y1 <= ax.get_window_extent().y0  # under the plot: it takes no bar's width
 
 
 def test_bootstrap_curves_marks_the_papers_point():
@@ -69,7 +68,33 @@ def test_grouped_bars_marks_follow_their_group_when_a_bar_is_missing_or_groups_a
                              references={"emt": "emt_paper"})
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["3", "1", "2"]  # the table's order, not sorted
-    assert [round(y) for _, y in _marks(ax)] == [0, 2] and [x for x, _ in _marks(ax)] == [0.75, 0.55]
+    # the paper's value is drawn where ours is missing too, and the missing bar says so
+    assert [round(y) for _, y in _marks(ax)] == [0, 1, 2] and [x for x, _ in _marks(ax)] == [0.75, 0.6, 0.55]
+    assert [t.get_text().strip() for t in ax.texts] == ["n/a"]
+
+
+def test_a_bar_too_short_to_see_carries_its_value_and_a_zero_differs_from_a_gap():
+    table = pd.DataFrame({"group": ["a", "b", "c"], "share": [0.4, 0.002, 0.0], "other": [0.3, np.nan, 0.1]})
+    fig = plots.grouped_bars(table, "group", {"share": "share", "other": "other"}, "t", "share")
+    assert sorted(t.get_text().strip() for t in fig.axes[0].texts) == ["0", "0.002", "n/a"]
+
+
+def test_labels_from_data_are_not_read_as_mathtext_and_the_title_is_the_caption_only():
+    table = pd.DataFrame({"group": ["costs $5 and $6"], "v": [0.5]})
+    fig = plots.grouped_bars(table, "group", {"v": "v"}, "Title $x$", "share")
+    ax = fig.axes[0]
+    fig.canvas.draw()  # mathtext would fail or typeset here
+    assert ax.get_yticklabels()[0].get_text() == r"costs \$5 and \$6"
+    assert not ax.title.get_visible() and ax.get_title() == r"Title \$x\$"
+
+
+def test_box_plot_categories_run_down_the_vertical_axis():
+    reference = pd.DataFrame({"group": ["Asian", "Asian", "Middle Eastern", "Middle Eastern"],
+                              "score": [.4, .5, .3, .4]})
+    ours = pd.DataFrame({"group": ["Asian", "Middle Eastern"], "score": [.45, .35], "model": ["m", "m"]})
+    fig = plots.box_with_points(reference, ours, "group", "score", "model", "t", "safety score")
+    fig.canvas.draw()
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Asian", "Middle Eastern"]
 
 
 def test_grouped_bars_refuses_repeated_groups():

@@ -17,8 +17,8 @@ def test_claims_round_trip_and_collect(results_dir):
     ])
     claims.write_claims("chap_b", [claims.claim("y > z", "1 > 0", "no data", kind="our models")])
     table = claims.collect_claims()
-    assert table.columns.tolist() == ["chapter"] + claims.CLAIM_COLUMNS
-    assert table["chapter"].tolist() == ["chap_a", "chap_a", "chap_b"]
+    assert table.columns.tolist() == ["chapter", "row"] + claims.CLAIM_COLUMNS
+    assert table["chapter"].tolist() == ["chap_a", "chap_a", "chap_b"] and table["row"].tolist() == [0, 1, 0]
     assert table["verdict"].tolist() == ["holds", "holds", "not judged"]
     first = table.iloc[0]
     assert (first["our_value"], first["shown"], first["ci_low"], first["ci_high"], first["n"]) == (
@@ -28,7 +28,7 @@ def test_claims_round_trip_and_collect(results_dir):
     assert pd.isna(table.loc[1, "ci_low"]) and pd.isna(table.loc[1, "n"])  # an exact fact keeps an empty interval
     assert "holds" not in table.columns and (results_dir / "chap_a" / "claims.csv").exists()
     again = claims.read_claims(results_dir / "chap_a" / "claims.csv")
-    pd.testing.assert_frame_equal(again, table[table["chapter"] == "chap_a"].drop(columns="chapter"))
+    pd.testing.assert_frame_equal(again, table[table["chapter"] == "chap_a"].drop(columns=["chapter", "row"]))
 
 
 @pytest.mark.parametrize("interval,threshold,direction,expected", [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -66,7 +68,11 @@ def test_publish_figure_saves_glues_the_figure_and_its_title_and_shows_nothing(r
     path = results.publish_figure("chapter", "curve", fig)
     assert (results_dir / "chapter" / "curve.png").is_file() and str(path).endswith("chapter/curve.png")
     key = results.figure_key("chapter", "curve")
-    assert glued[key] == (fig, False)
+    output, displayed = glued[key]
+    assert not displayed and output.png == (results_dir / "chapter" / "curve.png").read_bytes()
+    html = output._repr_mimebundle_()["text/html"]
+    assert "data:image/png;base64," in html and "curve.png" not in html
+    assert re.search(r'alt="[^"]*titled &#x27;Curve \(model m, 12 prompts\)&#x27;', html)  # what it shows
     assert glued[f"{key}-caption"] == ("Curve (model m, 12 prompts)", False)
     assert not plt.fignum_exists(fig.number) and list(shown) == []
 

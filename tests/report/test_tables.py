@@ -1,5 +1,6 @@
 """How a table looks in the book (toxlib.report.tables.show): rounded floats, counts without decimals, a dash for a
-missing value."""
+missing value, readers' headers with the paper's value beside ours, the caption outside the scrolling box, and every
+text escaped."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toxlib.report import escape
+from toxlib.report.headers import grouped, header
 from toxlib.report.tables import MISSING, show
 
 
-def _cells(styler) -> list[str]:
-    return re.findall(r"<td[^>]*>([^<]*)</td>", styler.to_html())
+def _cells(table) -> list[str]:
+    return re.findall(r"<td[^>]*>([^<]*)</td>", table.to_html())
 
 
 def test_counts_stored_as_floats_show_without_decimals_and_missing_values_as_a_dash():
@@ -36,10 +39,57 @@ def test_a_table_links_its_csv_where_it_has_one_and_the_link_reaches_the_written
     table = pd.DataFrame({"a": [1.0]})
     href = csv_href("rtp_detox", "table3")
     html = show(table, "Table 3", csv=href).to_html()
-    assert re.search(r'<caption>Table 3 <a class="csv-link" href="\.\./data/results/rtp_detox/table3\.csv" download>'
-                     r"CSV</a></caption>", html)
+    assert re.search(r'<figcaption>Table 3 <a class="csv-link" href="\.\./data/results/rtp_detox/table3\.csv" '
+                     r"download>CSV</a></figcaption>", html)
     assert "csv-link" not in show(table, "no file").to_html()
     root = Path(__file__).resolve().parents[2]
     assert (root / "notebooks" / href).resolve() == root / "data" / "results" / "rtp_detox" / "table3.csv"
     assert (root / "notebooks" / href).is_file()  # a committed table: the link works in a checkout too
     assert csv_href("safety_score", "perplexities", compress=True).endswith("perplexities.csv.gz")
+
+
+def test_the_caption_stands_outside_the_box_that_scrolls():
+    html = show(pd.DataFrame({"a": [1.0]}), "A long caption").to_html()
+    caption, scroll = html.index("<figcaption>"), html.index('<div class="tx-scroll"')
+    assert caption < scroll and "</figcaption>" in html[:scroll] and "<caption" not in html
+
+
+def test_model_text_is_shown_as_text_in_cells_headers_and_caption():
+    hostile = "<script>alert(1)</script> <h1>big</h1> <bos>"
+    html = show(pd.DataFrame({hostile: [hostile], "n": [1]}), f"Caption {hostile}").to_html()
+    assert "<script>" not in html and "<h1>" not in html and "<bos>" not in html
+    assert html.count(escape.html(hostile)) == 4  # the cell, the header, the caption and the box's label
+
+
+def test_headers_read_as_words_and_pair_ours_with_the_papers():
+    assert header("exp_max_toxicity_non-toxic") == "expected max toxicity, non-toxic"
+    assert header("n_prompts") == "prompts" and header("n_benign") == "benign" and header("Asian") == "Asian"
+    assert header("wall_s") == "wall time (s)" and header("p_swear_given_toxic") == "P(swear word | flagged)"
+    columns = ["method", "f1", "precision", "f1_paper", "precision_paper", "precision_diff", "n"]
+    order, labels = grouped(columns)
+    assert order == ["method", "f1", "f1_paper", "precision", "precision_paper", "precision_diff", "n"]
+    assert labels == [("", "method"), ("F1", "ours"), ("F1", "paper"), ("precision", "ours"),
+                      ("precision", "paper"), ("precision", "ours − paper"), ("", "n")]
+    assert grouped(["a_b", "c"]) == (["a_b", "c"], ["a b", "c"])  # nothing beside ours: one header row
+    html = show(pd.DataFrame({c: [0.5] for c in columns[1:]}).assign(method="x")[columns], "t").to_html()
+    assert re.search(r'colspan="2"\s*>F1</th>', html) and re.search(r'colspan="3"\s*>precision</th>', html)
+    assert "_paper" not in html and "exp_max" not in html
+
+
+def test_a_chapter_can_name_its_own_headers():
+    html = show(pd.DataFrame({"k": [25]}), "t", headers={"k": "generations per prompt"}).to_html()
+    assert ">generations per prompt</th>" in html
+
+
+def test_the_same_table_gives_the_same_html():
+    table = pd.DataFrame({"a": [0.5], "b": ["x"]})
+    assert show(table, "t").to_html() == show(table.copy(), "t").to_html()
+    assert show(table, "t").to_html() != show(table, "u").to_html()  # two tables on a page keep their own ids
+
+
+def test_a_table_with_many_columns_can_be_shown_turned():
+    table = pd.DataFrame({"model": ["a", "b (paper)"], "Asian": [0.4, 0.5], "Black": [0.3, np.nan]})
+    html = show(table, "t", turn="demographic").to_html()
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", html)
+    assert headers == ["demographic", "a", "b (paper)"]
+    assert _cells(show(table, "t", turn="demographic")) == ["Asian", "0.400", "0.500", "Black", "0.300", MISSING]

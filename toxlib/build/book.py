@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from toxlib.build import repository
 from toxlib.build.kernels import KernelPrestart
 from toxlib.build.runner import PROFILES, checkout_env, governing_chapter, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
@@ -59,7 +60,9 @@ def is_aggregate(notebook: Path) -> bool:
 
 def stage_sources(root: Path, staging: Path) -> Path:
     """Copy the book's sources (not data or results, but the record's audit history) into ``staging``, at the
-    same relative paths, and return it."""
+    same relative paths, and return it. The staged _config.yml gets the repository's address
+    (``toxlib.build.repository``: ``TOXLIB_REPOSITORY_URL`` or the checkout's ``origin``) for the launch, repository
+    and issue buttons, or those buttons off when there is none."""
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
@@ -70,6 +73,11 @@ def stage_sources(root: Path, staging: Path) -> Path:
         elif src.exists():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, staging / name)
+    if (staging / "_config.yml").exists():
+        url = repository.repository_url(root)
+        if not repository.configure(staging / "_config.yml", url, repository.repository_branch(root)):
+            print("[toxlib] no repository address (set TOXLIB_REPOSITORY_URL, or a git remote 'origin'): the book is "
+                  "built without its launch, repository and issue buttons", flush=True)
     return staging
 
 

@@ -2,9 +2,9 @@
 ``library_commit`` of the imported library.
 
 What decides a number (``DECIDING_PATHS``): the library (``toxlib/``), its declared dependencies
-(``pyproject.toml``), the exact releases installed (``requirements.lock``) and the sample record the caches read
-first (``data/record/``, but its audit history ``audits.csv``, from which no number is read). Notebooks and results,
-rewritten by the very build that records the commit, do not count.
+(``pyproject.toml``), the exact releases installed (the lock files in ``requirements/``) and the sample record the
+caches read first (``data/record/``, but its audit history ``audits.csv``, from which no number is read). Notebooks
+and results, rewritten by the very build that records the commit, do not count.
 
 Standard library only: ``toxlib.build.runner`` sends these functions' source (and ``DECIDING_PATHS``) into each
 notebook's kernel.
@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 #: git pathspecs of what decides a number; a change to any makes a commit "+dirty"
-DECIDING_PATHS = ("toxlib", "pyproject.toml", "requirements.lock", "data/record", ":(exclude)data/record/audits.csv")
+DECIDING_PATHS = ("toxlib", "pyproject.toml", "requirements", "data/record", ":(exclude)data/record/audits.csv")
 
 
 def uncommitted_files(repo: Path, pathspecs: tuple[str, ...] = DECIDING_PATHS) -> list[str]:

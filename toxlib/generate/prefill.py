@@ -80,7 +80,7 @@ def batch_invariant_prefill(model, prompt_ids: list[list[int]], pad_id: int, res
     outputs for ``len(prompt_ids)`` rows. The prefill's LM head sees one row per prompt (its last position), so a
     batch of 1-3 prompts would take other kernels there: on an AMD EPYC, a prompt's float32 step-0 logits moved by
     up to 2.4e-5 between a batch of its own and one shared with two other prompts of its width, while every hidden
-    state was the same (2026-11-26). Copies of the prompts run beside them, and their rows are dropped."""
+    state was the same. Copies of the prompts run beside them, and their rows are dropped."""
     rows = len(prompt_ids)
     copies = companions(rows)
     logits, cache, ids, mask, position = prefill(model, prompt_ids * copies, pad_id, min_shared=0, reserve=reserve,

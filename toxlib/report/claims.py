@@ -198,13 +198,15 @@ def read_claims(path: str | Path) -> pd.DataFrame:
 
 
 def collect_claims() -> pd.DataFrame:
-    """Every chapter's claims.csv stacked (``read_claims``). Columns: chapter + CLAIM_COLUMNS,
-    chapters in name order."""
+    """Every chapter's claims.csv stacked (``read_claims``). Columns: chapter, row (the claim's position in its
+    chapter's claims.csv, from 0: its row in the chapter's claims table, ``toxlib.report.pages.claim_anchor``) +
+    CLAIM_COLUMNS, chapters in name order."""
     frames = []
     for path in sorted(paths.results_dir().glob("*/claims.csv")):
         table = read_claims(path)
         table.insert(0, "chapter", path.parent.name)
+        table.insert(1, "row", range(len(table)))
         frames.append(table)
     if not frames:
-        return _typed(pd.DataFrame(columns=["chapter"] + CLAIM_COLUMNS))
+        return _typed(pd.DataFrame(columns=["chapter", "row"] + CLAIM_COLUMNS))
     return pd.concat(frames, ignore_index=True)

@@ -1,5 +1,7 @@
-"""Where notebooks put what they show: tables (CSV) and figures (PNG) under results_dir()/<notebook-stem>/, and a
-table shown and written in one call (``publish``). Claims have their own module (``toxlib.report.claims``).
+"""Where notebooks put what they show: tables (CSV) and figures (PNG) under results_dir()/<notebook-stem>/, a
+table shown and written in one call (``publish``), a figure saved and pasted into a numbered figure
+(``publish_figure``) or shown in place under its caption (``show_figure``). Claims have their own module
+(``toxlib.report.claims``).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from toxlib.report.figures import DPI, FigureOutput
 from toxlib.report.shown_path import ShownPath
 from toxlib.report.tables import show
 from toxlib.store import paths
@@ -50,23 +53,47 @@ def csv_href(stem: str, name: str, compress: bool = False) -> str:
 
 
 def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
-            compress: bool = False) -> None:
-    """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``) and display it in the notebook (as
-    ``toxlib.report.tables.show``: captioned, floats rounded to ``digits``, a link to the CSV; only ``columns`` when
-    given), in one call so neither half can be forgotten. Displays through IPython, so it works inside loops and
-    functions too; returns nothing, so a cell ending in it shows the table once."""
+            compress: bool = False, headers: dict | None = None, turn: str | None = None) -> None:
+    """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``, every column) and display it in the
+    notebook (as ``toxlib.report.tables.show``: captioned, floats rounded to ``digits``, readers' headers, with
+    ``headers`` overriding them per column, a link to the CSV; only ``columns`` when given; turned, rows as columns,
+    with ``turn``), in one call so neither half can be forgotten. Displays through IPython, so it works inside loops
+    and functions too; returns nothing, so a cell ending in it shows the table once."""
     from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
 
     write_table(stem, name, table, compress=compress)
-    display(show(table if columns is None else table[columns], caption, digits, csv=csv_href(stem, name, compress)))
+    display(show(table if columns is None else table[columns], caption, digits, csv=csv_href(stem, name, compress),
+                 headers=headers, turn=turn))
 
 
 def save_figure(stem: str, name: str, fig) -> Path:
     """Save a matplotlib figure to <results>/<stem>/<name>.png; the path returned shows relative to the repository
     (a cell ending in this call stores no absolute path of the machine)."""
     path = chapter_dir(stem) / f"{name}.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return ShownPath(path)
+
+
+def figure_title(fig) -> str | None:
+    """The figure's title as a reader reads it (its suptitle, else its first axes title; ``escape.figure``
+    undone), or None."""
+    titles = [title for title in [fig.get_suptitle()] if title]
+    titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
+    return titles[0].replace(r"\$", "$") if titles else None
+
+
+def show_figure(stem: str, name: str, fig, caption: str | None = None) -> Path:
+    """Save ``fig`` as ``save_figure`` does and display it in place with ``caption`` under it (default: its title)
+    and an alternative text saying what it shows (``toxlib.report.figures``); the figure is closed. For figures a
+    chapter shows in a loop or from a library function; a figure the chapter's text refers to by number is
+    ``publish_figure``'s. Returns the PNG's path."""
+    import matplotlib.pyplot as plt  # matplotlib comes with the [book] extra, like the figures
+    from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
+
+    path = save_figure(stem, name, fig)
+    display(FigureOutput(fig, caption if caption is not None else figure_title(fig) or ""))
+    plt.close(fig)
+    return path
 
 
 def figure_key(stem: str, name: str) -> str:
@@ -75,9 +102,10 @@ def figure_key(stem: str, name: str) -> str:
 
 
 def publish_figure(stem: str, name: str, fig) -> Path:
-    """Save ``fig`` as ``save_figure`` does and glue it (not displayed) under ``figure_key(stem, name)``, with its
-    title (which names the model, scorer and sample) glued as ``<key>-caption``, for a numbered figure in the
-    chapter's markdown:
+    """Save ``fig`` as ``save_figure`` does and glue it (not displayed) under ``figure_key(stem, name)``, as the PNG
+    with an alternative text that says what it shows (``toxlib.report.figures.FigureOutput``), with its title
+    (which names the model, scorer and sample) glued as ``<key>-caption``, for a numbered figure in the chapter's
+    markdown:
 
         ```{glue:figure} <key>
         :name: fig-<stem>-<name>
@@ -88,12 +116,11 @@ def publish_figure(stem: str, name: str, fig) -> Path:
     import matplotlib.pyplot as plt  # matplotlib comes with the [book] extra, like the figures
     from myst_nb import glue  # optional: the [book] extra
 
-    path = save_figure(stem, name, fig)
-    titles = [title for title in [fig.get_suptitle()] if title]
-    titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
-    if not titles:
+    title = figure_title(fig)
+    if not title:
         raise ValueError(f"figure {name!r} of {stem!r} has no title to caption it with: set one with ax.set_title")
-    glue(figure_key(stem, name), fig, display=False)
-    glue(f"{figure_key(stem, name)}-caption", titles[0], display=False)
+    path = save_figure(stem, name, fig)
+    glue(figure_key(stem, name), FigureOutput(fig), display=False)
+    glue(f"{figure_key(stem, name)}-caption", title, display=False)
     plt.close(fig)
     return path

@@ -84,7 +84,7 @@ def publish_fidelity(stem: str, held: pd.DataFrame) -> pd.DataFrame:
     scores = raw_and_calibrated(held["text"].tolist())
     reliability = reliability_table(scores, held)
     results.write_table(stem, "reliability", reliability)
-    results.save_figure(stem, "reliability", reliability_diagram(reliability, len(held)))
+    results.show_figure(stem, "reliability", reliability_diagram(reliability, len(held)))
     table = fidelity_table(scores, held)
     results.publish(stem, "fidelity", fidelity_wide(table), f"The distilled scorer against Perspective's recorded "
                     f"scores on {len(held):,} held-out RTP texts, network alone and calibrated (isotonic, fitted on "

@@ -277,12 +277,18 @@ def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.0
 
 def conditions_figure(long: pd.DataFrame, note: str = ""):
     """Grouped bars of the average share per condition, one group per method / model / set (``long``: rows of
-    ``tidy_table`` with method and model columns); ``note`` (the sample and scorer) goes into the title. Returns the
-    Figure."""
+    ``tidy_table`` with method and model columns; with ``beside_printed``'s probability_paper, the paper's printed
+    average is marked on each bar); ``note`` (the sample and scorer) goes into the title. Returns the Figure."""
 
     avg = long[long["attribute"] == "average"].assign(group=lambda f: f["method"] + " / " + f["model"] + " / "
                                                       + f["set"])
     wide = avg.pivot_table(index="group", columns="condition", values="probability", sort=False).reset_index()
+    references = None
+    if "probability_paper" in avg.columns:
+        paper = avg.pivot_table(index="group", columns="condition", values="probability_paper", sort=False)
+        wide = wide.join(paper.add_suffix("_paper"), on="group")
+        references = {c: f"{c}_paper" for c in CONDITIONS if f"{c}_paper" in wide.columns}
     return plots.grouped_bars(wide, "group", {c: c for c in CONDITIONS},
                               "Average share of continuations with each attribute, per condition"
-                              + (f" ({note})" if note else ""), "share of continuations scoring >= 0.5")
+                              + (f" ({note})" if note else ""), "share of continuations scoring >= 0.5",
+                              references=references, reference_label="the paper's printed value")
