@@ -152,15 +152,16 @@ def stage_table(logits: torch.Tensor, scales: np.ndarray, top_p: float, ladder: 
     resolved at k when its nucleus has at most k tokens."""
     names = stages(logits.shape[-1], top_p, ladder)
     limits = torch.tensor([k for k in names if k != "sort"], dtype=torch.long)
-    ordered = logits.double().sort(-1, descending=True).values
     out = np.empty((len(logits), len(scales)), dtype=np.int64)
-    for j, scale in enumerate(scales):
-        scaled = ordered * scale
-        if softcap is not None:
-            scaled = torch.tanh(scaled / softcap) * softcap
-        probs = scaled.softmax(-1)
-        size = ((probs.cumsum(-1) - probs) < top_p).sum(-1)
-        out[:, j] = (size[:, None] > limits[None, :]).sum(-1).numpy()
+    for start in range(0, len(logits), TABLE_ROWS):  # float64 copies of a few rows at a time
+        ordered = logits[start:start + TABLE_ROWS].double().sort(-1, descending=True).values
+        for j, scale in enumerate(scales):
+            scaled = ordered * scale
+            if softcap is not None:
+                scaled = torch.tanh(scaled / softcap) * softcap
+            probs = scaled.softmax(-1)
+            size = ((probs.cumsum(-1) - probs) < top_p).sum(-1)
+            out[start:start + len(ordered), j] = (size[:, None] > limits[None, :]).sum(-1).numpy()
     return out
 
 
@@ -218,6 +219,8 @@ def measured_shares(folder: Path, prompts: list[str]) -> dict:
 
 #: generations of the fitted copy whose contexts the fit reads after its first fit on the prompts
 FIT_ROUNDS = 5
+#: contexts of each generation that join the calibration rows (a seeded sample), and rows ``stage_table`` sorts at once
+ROUND_ROWS, TABLE_ROWS = 1000, 256
 
 
 def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check_prompts: int = CHECK_PROMPTS,
@@ -228,10 +231,10 @@ def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check
     First ``fit_logit_scale`` on the hidden states of ``fit_prompts`` prompts. A generation's contexts are not a
     prompt's: the copy reads its own samples (with tied embeddings, a sampled token makes the next row peak on
     itself), and which it samples depends on the scale. So ``rounds`` times the copy generates (``check_prompts``
-    prompts x 25 samples) with the fit so far, the contexts it sampled from join the calibration rows, and the fit
-    is redone on all of them and averaged with the one before (a and b; a damped fixed point, since each fit moves
-    the contexts). The generation closest to ``target`` (summed absolute share differences) is kept, with its
-    ``measured_shares``; ``rounds_measured`` lists every round's. Returns the fit."""
+    prompts x 25 samples) with the fit so far, ``ROUND_ROWS`` of the contexts it sampled from join the calibration
+    rows, and the fit is redone on all of them and averaged with the one before (a and b; a damped fixed point,
+    since each fit moves the contexts). The generation closest to ``target`` (summed absolute share differences)
+    is kept, with its ``measured_shares``; ``rounds_measured`` lists every round's. Returns the fit."""
     import transformers
 
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
@@ -249,7 +252,8 @@ def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check
         if best is None or distance < best[0]:
             best = (distance, {**fit, "measured_shares": shares, "measured_distance": distance})
         more_y, more_logits = calibration_rows(model, sequences, firsts)
-        y, logits = torch.cat([y, more_y]), torch.cat([logits, more_logits])
+        kept = torch.randperm(len(more_y), generator=torch.Generator().manual_seed(len(history)))[:ROUND_ROWS]
+        y, logits = torch.cat([y, more_y[kept]]), torch.cat([logits, more_logits[kept]])
         new = fit_logit_scale(model, y, logits, target)
         fit = {**new, "a": (fit["a"] + new["a"]) / 2, "b": (fit["b"] + new["b"]) / 2}
     fit = {**best[1], "measured_on": f"{check_prompts} prompts x 25 samples x 20 new tokens, CPU, float32",
