@@ -79,8 +79,15 @@ def test_publish_workflow_builds_committed_notebooks_without_executing_and_deplo
     assert installed, runs
     for name, spec in installed.items():
         assert pins.get(name) == spec, f"{name}{spec} in publish.yml, {name}{pins.get(name)} in pyproject.toml"
+    build = next(step for step in steps if "jupyter-book build" in step.get("run", ""))
     for extension in config["sphinx"]["extra_extensions"]:
-        assert _pin(extension)[0] in installed, f"publish.yml does not install the extension {extension}"
+        if extension.startswith("toxlib."):  # the book's own extension, imported from the checkout
+            assert (ROOT / (extension.replace(".", "/") + ".py")).is_file(), extension
+            assert build.get("env", {}).get("PYTHONPATH") == "${{ github.workspace }}", \
+                f"the build step cannot import {extension}: it needs PYTHONPATH set to the checkout"
+        else:
+            assert _pin(extension)[0] in installed, f"publish.yml does not install the extension {extension}"
+    assert "python -m toxlib.build.repository _config.yml" in runs  # the buttons link to the published repository
 
 
 def test_pull_request_workflow_runs_the_readme_test_command():
@@ -150,12 +157,14 @@ def test_every_cited_key_is_in_references_bib_and_the_four_papers_are_cited():
     assert four <= cited
 
 
-def test_config_serves_mathjax_with_the_book_and_names_no_repository():
+def test_config_serves_mathjax_with_the_book_and_leaves_the_repository_address_to_the_build():
+    """The committed _config.yml names no repository (a fork publishes links to itself): the build writes the
+    address in (toxlib.build.repository), or switches the buttons off where there is none."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "sphinx-mathjax-offline" in config["sphinx"]["extra_extensions"]
     assert "mathjax_path" not in config["sphinx"].get("config", {}), "mathjax_path would override the local copy"
-    has_repository = bool(config.get("repository", {}).get("url"))
-    assert config["html"]["use_repository_button"] is has_repository
+    assert not config.get("repository", {}).get("url")
+    assert config["html"]["use_repository_button"] is True and config["html"]["use_issues_button"] is True
 
 
 # ---------------------------------------------------------------- committed outputs

@@ -60,3 +60,20 @@ def test_each_script_reaches_a_page_once():
         ("a.js", None), ("", 'const THEBE_JS_URL = "x"'), ("b.js", None), ("", "other")]
     assert "toxlib.build.sphinx_book" in yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"][
         "extra_extensions"]
+
+
+def test_the_command_fills_a_checkouts_config_from_its_origin(tmp_path, monkeypatch, capsys):
+    import subprocess
+
+    monkeypatch.delenv("TOXLIB_REPOSITORY_URL", raising=False)
+    monkeypatch.delenv("TOXLIB_REPOSITORY_BRANCH", raising=False)
+    subprocess.run(["git", "init", "-q", "-b", "pages", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:fork/book.git"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "start"], check=True)
+    config = tmp_path / "_config.yml"
+    config.write_text((ROOT / "_config.yml").read_text())
+    assert repository.main([str(config)]) == 0
+    written = yaml.safe_load(config.read_text())
+    assert written["repository"] == {"url": "https://github.com/fork/book", "branch": "pages"}
+    assert "https://github.com/fork/book" in capsys.readouterr().out

@@ -5,6 +5,9 @@ mirror publishes links to itself.
 ``repository_url(root)`` is ``TOXLIB_REPOSITORY_URL`` when set, else the checkout's ``origin`` remote as an https
 address, else None. ``configure(config_path, url, branch)`` writes it into a staged _config.yml; with no address it
 switches the buttons that need one off, so the book still builds (and says so).
+
+``python -m toxlib.build.repository [_config.yml]`` does both for a checkout's own _config.yml (the publishing
+workflow's step; the file is rewritten without its comments).
 """
 
 from __future__ import annotations
@@ -72,3 +75,22 @@ def configure(config_path: Path, url: str | None, branch: str = "main") -> bool:
                 html[switch] = False
     config_path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return bool(url)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fill the repository's address into the _config.yml named in ``argv`` (default ./_config.yml), from the
+    checkout around it; print what was written. Returns 0."""
+    import sys
+
+    config_path = Path((argv if argv is not None else sys.argv[1:] or ["_config.yml"])[0]).resolve()
+    root = config_path.parent
+    url = repository_url(root)
+    on = configure(config_path, url, repository_branch(root))
+    print(f"{config_path.name}: repository {url} ({repository_branch(root)})" if on else
+          f"{config_path.name}: no repository address (set TOXLIB_REPOSITORY_URL or a git remote 'origin'): the "
+          "launch, repository and issue buttons are left out")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

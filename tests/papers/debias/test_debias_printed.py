@@ -116,8 +116,9 @@ def test_the_chapter_table_renders_with_the_papers_row_under_each_of_ours(monkey
     table = attribute_table(_scored(), "adversarial")
     findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
                                    100.0, csv="../data/results/x/attribute_tables.csv")
-    (styler,) = shown
-    html = styler.to_html()  # a Styler with a repeated index label raises here
+    (page_table,) = shown
+    html = page_table.to_html()  # a Styler with a repeated index label raises here
+    styler = page_table.styler
     rows = list(styler.data["source"])
     assert rows == ["ours", "paper"] * 5
     assert list(styler.data["condition"]) == [c for c in ("default", "original", "opposite", "nonsensical", "blank")
@@ -126,7 +127,7 @@ def test_the_chapter_table_renders_with_the_papers_row_under_each_of_ours(monkey
     shown.clear()
     findings.show_attribute_tables({("self-debiasing", "m", "adversarial"): table}, "self-debiasing", "SD", "greedy",
                                    50.0)
-    assert set(shown[0].data["source"]) == {"ours"} and "Tables 8-11" in shown[0].caption
+    assert set(shown[0].styler.data["source"]) == {"ours"} and "Tables 8-11" in shown[0].caption_html
 
 
 def test_a_paper_cell_marks_significance_and_the_direction_of_the_change():
