@@ -93,3 +93,12 @@ def test_a_table_with_many_columns_can_be_shown_turned():
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", html)
     assert headers == ["demographic", "a", "b (paper)"]
     assert _cells(show(table, "t", turn="demographic")) == ["Asian", "0.400", "0.500", "Black", "0.300", MISSING]
+
+
+def test_two_columns_under_one_header_still_render():
+    """"paper" (a paper's name) and "paper_value" (its printed number) both read "paper": the table renders both."""
+    from toxlib.report.tables import show
+
+    table = pd.DataFrame({"paper": ["RTP", "SASS"], "paper_value": ["0.52", "0.80"], "n": [10, 20]})
+    html = show(table, "Two papers").to_html()
+    assert html.count(">RTP<") == 1 and html.count(">0.80<") == 1

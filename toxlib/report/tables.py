@@ -94,7 +94,7 @@ def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uu
               for c in numbers]
     # a long text (a generated continuation, a description) wraps in a column wide enough to read it; a short one
     # (a label, "17.0%* (↓ 38%)") takes the width it needs, and wraps only where the page is too narrow for it
-    short = {c for c in texts if frame[frame.columns[position[c]]].astype(str).str.len().max() <= SHORT_TEXT}
+    short = {c for c in texts if frame.iloc[:, position[c]].astype(str).str.len().max() <= SHORT_TEXT}
     styles += [{"selector": f"td.col{position[c]}", "props": "text-align: left;" + ("" if c in short else
                                                                                      " min-width: 7em;")}
                for c in texts]
