@@ -53,3 +53,14 @@ def test_prestart_can_be_switched_off(tmp_path, monkeypatch, enabled, variable):
     monkeypatch.setattr(kernels, "start_kernel", lambda cwd, env: pytest.fail("no kernel should start"))
     with kernels.KernelPrestart([tmp_path / "nb.ipynb"], enabled=enabled) as prestart:
         assert prestart.take(tmp_path / "nb.ipynb") is None
+
+
+def test_shutdown_stops_the_channels_of_every_client_made_for_the_kernel(tmp_path):
+    """nbclient leaves the channels of a kernel manager's client running when the manager is not its own (papermill's
+    ``km=``); left running, their heartbeat socket hangs the interpreter at exit."""
+    manager = kernels.start_kernel(tmp_path, preload=())
+    client = manager.client()
+    client.start_channels()
+    assert client.channels_running
+    kernels.shutdown(manager)
+    assert not client.channels_running

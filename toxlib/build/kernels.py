@@ -13,6 +13,7 @@ chapter imports anyway, so a notebook's outputs do not depend on whether its ker
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -26,10 +27,9 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     """Start a python3 kernel in ``cwd`` with the environment ``os.environ | env`` that imports ``preload`` before
     it answers. Returns the ``jupyter_client.AsyncKernelManager`` (not waited for: the kernel starts and imports
     in the background). The same history setting as nbclient's own kernels (in memory)."""
-    from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
 
-    manager = AsyncKernelManager(kernel_name="python3")
+    manager = _manager_class()(kernel_name="python3")
     # an expression whose value is None: no output, no `_`; the comprehension's variable does not leak
     code = f"[__import__(name) for name in {tuple(preload)!r}] and None" if preload else ""
     arguments = ["--HistoryManager.hist_file=:memory:"] + ([f"--IPKernelApp.exec_lines={code}"] if code else [])
@@ -37,10 +37,29 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     return manager
 
 
+@functools.cache
+def _manager_class():
+    """``AsyncKernelManager`` that keeps the clients it makes. nbclient stops a client's channels only for a kernel
+    manager it started itself; for ours (papermill's ``km=``) each run would leave a heartbeat thread and its zmq
+    socket open, and the interpreter then hangs at exit in ``zmq.Context.term``. ``shutdown`` stops them."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ClientKeepingKernelManager(AsyncKernelManager):
+        def client(self, **kwargs):
+            made = super().client(**kwargs)
+            self.__dict__.setdefault("_toxlib_clients", []).append(made)
+            return made
+
+    return ClientKeepingKernelManager
+
+
 def shutdown(manager) -> None:
-    """Stop a kernel from ``start_kernel`` and release its files (a kernel that already died is fine)."""
+    """Stop a kernel from ``start_kernel``, the channels of every client made for it, and release its files (a
+    kernel that already died is fine)."""
     from jupyter_core.utils import run_sync
 
+    for client in manager.__dict__.pop("_toxlib_clients", []):
+        client.stop_channels()
     try:
         if run_sync(manager.is_alive)():
             run_sync(manager.shutdown_kernel)(now=True)
