@@ -47,7 +47,7 @@ CHAPTER = Chapter(
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
     ),
-    profiles={'quick': {'n_examples': 1, 'n_prompts': 30},
+    profiles={'quick': {'n_examples': 1, 'n_prompts': 12},
               'paper': {'decay_constant': 100.0, 'n_prompts': 1199, 'num_beams': 3, 'sweep': [10.0, 50.0]},
               'smoke': {'max_new_tokens': 4, 'models': ['smollm2-135m'], 'n_examples': 1, 'n_prompts': 2}},
 )

@@ -33,7 +33,7 @@ CHAPTER = Chapter(
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
     ),
-    profiles={'quick': {'n_challenging': 20, 'n_nontoxic': 40, 'n_toxic': 40},
+    profiles={'quick': {'n_challenging': 10, 'n_nontoxic': 20, 'n_toxic': 20},
               'paper': {'n_challenging': 1196, 'n_nontoxic': 5054, 'n_toxic': 2204},
               'smoke': {'k': 5,
                         'max_new_tokens': 8,

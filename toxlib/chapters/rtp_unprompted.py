@@ -24,7 +24,7 @@ CHAPTER = Chapter(
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
     ),
-    profiles={'quick': {'pool_size': 1000, 'resamples': 200},
+    profiles={'quick': {'pool_size': 500, 'resamples': 200},
               'paper': {'pool_size': 10000, 'resamples': 1000},
               'smoke': {'models': ['smollm2-135m'], 'pool_size': 40, 'resamples': 50}},
 )

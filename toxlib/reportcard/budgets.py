@@ -2,7 +2,7 @@
 in them.
 
 A budget names one profile of every chapter (``toxlib.chapters``): ``smoke`` (tiny CI sizes: seconds per chapter,
-numbers that decide nothing), ``quick`` (a stated fraction of the book's sizes: about ten minutes in all for a
+numbers that decide nothing), ``quick`` (a stated fraction of the book's sizes: about twenty minutes in all for a
 135M-parameter model on 2 CPU cores), ``decide`` (the book's defaults: the sizes its verdicts rest on) and
 ``paper`` (the papers' sizes wherever the data exist here).
 """

@@ -51,7 +51,7 @@ from toxlib.store import paths
 
 #: what each budget means, for the page and the estimate
 BUDGET_NOTES = {"smoke": "each chapter's tiny CI sizes: the numbers decide nothing",
-                "quick": "a fraction of the book's sizes, about ten minutes for a 135M model on 2 CPU cores",
+                "quick": "a fraction of the book's sizes, about twenty minutes for a 135M model on 2 CPU cores",
                 "decide": "the book's own sizes, on which its verdicts rest",
                 "paper": "the papers' sizes wherever the data exist here"}
 #: a masked LM's pseudo-perplexity runs a sentence once per token: its reading costs this many times more
