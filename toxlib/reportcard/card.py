@@ -157,7 +157,8 @@ def estimate_text(planned: ReportPlan) -> str:
         lines.append(f"  {plan.stem:<{width}}  {times}" + (f" ({plan.why})" if plan.why else ""))
     for dev in planned.rates:
         total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
-        lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record or your cache hold cost nothing)")
+        lines.append(f"  total on {dev}: {_minutes(total)} (at most: rows the sample record or your cache already "
+                     "hold are not subtracted, and cost nothing when it runs)")
     return "\n".join(lines)
 
 
