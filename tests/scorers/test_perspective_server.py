@@ -22,13 +22,6 @@ from toxlib.scorers.perspective import PerspectiveScorer
 from toxlib.scorers.serve import ANALYZE_PATH, MAX_TEXT_BYTES, make_app
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
 @pytest.fixture(scope="module")
 def length_server():
     with Running(make_app(LengthScorer(), max_body=4096, cache=False)) as running:

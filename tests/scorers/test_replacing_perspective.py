@@ -38,13 +38,6 @@ class EightScorer(Scorer):
         return BatchScores(np.array([[self.expected(t, a) for a in ATTRIBUTES] for t in texts]))
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
 @pytest.fixture(scope="module")
 def server():
     with Running(make_app(EightScorer(), cache=False, api_keys=frozenset({"local-key"}))) as running:

@@ -18,13 +18,6 @@ from toxlib.scorers.serve import ANALYZE_PATH, ServeConfigError, make_app, serve
 from toxlib.scorers.serve_guard import guarded_protocol
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
 def guarded(timeout: float, min_rate: float = 1000.0, **app_options):
     app = make_app(LengthScorer(), cache=False, **app_options)
     return Running(app, http=guarded_protocol(timeout, 64, 8, min_rate=min_rate))

@@ -21,13 +21,6 @@ from toxlib.scorers.serve_access import KEYS_VARIABLE, ApiKeyError, KeyCheck, lo
 BODY = {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch):
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
 @pytest.fixture(scope="module")
 def keyed():
     """A server that requires one of two keys."""
