@@ -24,6 +24,17 @@ class LengthScorer(Scorer):
         return BatchScores(np.array([[len(t) % 10 / 10, len(t) % 7 / 7] for t in texts]))
 
 
+class SleepyScorer(LengthScorer):
+    """``LengthScorer`` that takes ``seconds`` per call: a request stays in flight long enough to be watched."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def score_batch(self, texts):
+        time.sleep(self.seconds)
+        return super().score_batch(texts)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -10,7 +10,8 @@ from local_server import LengthScorer, Running
 
 from toxlib.benchmarks.serve_capacity import TextSource, batch_body, run_cell
 from toxlib.scorers.serve import make_app
-from toxlib.scorers.serve_wire import ANALYZE_PATH, split_batch
+from toxlib.scorers.serve_batch import split_batch
+from toxlib.scorers.serve_wire import ANALYZE_PATH
 
 
 def test_a_batch_body_holds_one_analyze_part_per_text():

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,14 +52,23 @@ def test_a_listed_key_is_answered_as_googles_client_and_toxlibs_send_it(keyed, p
 
 
 def test_each_batch_part_needs_a_listed_key_its_own_or_the_batchs(keyed):
-    body = google_batch([("a", ANALYZE_PATH, BODY), ("b", ANALYZE_PATH, BODY)]).replace(b"?key=KEY&", b"?key=x&", 1)
-    body = body.replace(b"?key=KEY&", b"?key=key-one&")  # part a carries a wrong key, part b a listed one
+    body = google_batch([("a", ANALYZE_PATH, BODY), ("b", ANALYZE_PATH, BODY)])
+    body = body.replace(b"?key=KEY&", b"?key=key-one&", 1)
+    body = body.replace(b"?key=KEY&", b"?key=x&")  # part a carries a listed key, part b a wrong one
     headers = {"content-type": 'multipart/mixed; boundary="===============1724565216827302468=="'}
     url = base(keyed) + "/batch"
     plain = requests.post(url, data=body, headers=headers, timeout=10).text
     outer = requests.post(url, data=body, headers=headers, params={"key": "key-two"}, timeout=10).text
-    assert plain.index("HTTP/1.1 403") < plain.index("HTTP/1.1 200")  # a: 403, b: 200, in order
+    assert plain.index("HTTP/1.1 200") < plain.index("HTTP/1.1 403")  # a: 200, b: 403, in order
     assert outer.count("HTTP/1.1 200") == 2
+
+
+def test_a_batch_without_a_key_of_its_own_or_in_its_first_part_is_refused_whole(keyed):
+    body = google_batch([("a", ANALYZE_PATH, BODY), ("b", ANALYZE_PATH, BODY)]).replace(b"?key=KEY&", b"?key=x&", 1)
+    body = body.replace(b"?key=KEY&", b"?key=key-one&")  # a listed key in the second part only
+    headers = {"content-type": 'multipart/mixed; boundary="===============1724565216827302468=="'}
+    reply = requests.post(base(keyed) + "/batch", data=body, headers=headers, timeout=10)
+    assert reply.status_code == 403 and "missing a valid API key" in reply.json()["error"]["message"]
 
 
 def test_discovery_information_and_health_need_no_key(keyed):
@@ -98,7 +108,8 @@ def test_a_remote_host_needs_the_explicit_flag_and_keys():
 
 def test_the_health_endpoint_says_the_scorer_is_loaded_and_how_full_the_queue_is(keyed):
     reply = requests.get(base(keyed) + "/healthz", timeout=10)
-    assert reply.json() == {"status": "ok", "servedScorer": "length@1", "waiting": 0, "maxWaiting": 64}
+    assert reply.json() == {"status": "ok", "servedScorer": "length@1", "waiting": 0, "maxWaiting": 64,
+                            "workers": 1, "workerProcesses": 0, "busy": 0, "queuedTexts": 0, "queuedRequests": 0}
     assert reply.headers["X-Toxlib-Scorer"] == "length@1"
 
 
@@ -115,6 +126,8 @@ def test_the_access_log_has_one_json_line_per_request_without_texts_or_keys():
     assert [(r["method"], r["path"], r["status"], r["texts"]) for r in records] == [
         ("POST", ANALYZE_PATH, 200, 1), ("POST", ANALYZE_PATH, 403, 0)]
     assert all(r["client"] == "127.0.0.1" and r["ms"] >= 0 and r["bytes_out"] > 0 for r in records)
+    assert 0 <= records[0]["wait_ms"] and 0 < records[0]["score_ms"] <= records[0]["ms"]
+    assert records[1]["wait_ms"] == records[1]["score_ms"] == 0
     assert records[0]["bytes_in"] > 0 and records[1]["bytes_in"] == 0  # refused before its body was read
     assert not any(word in "\n".join(lines) for word in (secret_text, secret_key, "a-wrong-key-5521", "key="))
 
@@ -181,3 +194,87 @@ def test_requests_that_arrive_while_the_scorer_is_busy_are_scored_together(coale
     values = [r.json()["attributeScores"]["TOXICITY"]["summaryScore"]["value"] for r in replies]
     assert values == [len(t) % 10 / 10 for t in texts]  # each request gets its own text's score
     assert scorer.calls == ([1, 8] if coalesce else [1] * 9)
+
+
+class KeyedByLength(SlowCounting):
+    """Texts share a batch key when their lengths do; records each call's texts."""
+
+    def batch_keys(self, texts):
+        return [len(t) for t in texts]
+
+    def batch_rows(self, key):
+        return 3
+
+    def score_batch(self, texts):
+        self.calls.append(sorted(texts))
+        self.release.wait(10)
+        return BatchScores(np.array([[len(t) % 10 / 10, len(t) % 7 / 7] for t in texts]))
+
+
+def test_texts_of_concurrent_requests_are_pooled_by_batch_key_one_key_per_call():
+    scorer = KeyedByLength()
+    texts = ["aa", "bbb", "cc", "ddd", "ee", "ff", "gg", "hhh"]  # keys 2 and 3 across eight requests
+    with Running(make_app(scorer, cache=False)) as running:
+        health = running.url.removesuffix(ANALYZE_PATH) + "/healthz"
+
+        def queued(n: int) -> None:
+            deadline = time.monotonic() + 15
+            while requests.get(health, timeout=5).json()["queuedTexts"] < n:
+                assert time.monotonic() < deadline, f"{n} texts did not queue"
+                time.sleep(0.05)
+
+        with ThreadPoolExecutor(9) as pool:
+            first = pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": "x"}}, timeout=30)
+            deadline = time.monotonic() + 15
+            while not scorer.calls:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            rest = [pool.submit(requests.post, running.url, json={**BODY, "comment": {"text": t}}, timeout=30)
+                    for t in texts]
+            queued(len(texts))
+            scorer.release.set()
+            replies = [first.result(), *(f.result() for f in rest)]
+    values = [r.json()["attributeScores"]["TOXICITY"]["summaryScore"]["value"] for r in replies]
+    assert values == [len(t) % 10 / 10 for t in ["x", *texts]]
+    # after the first call: the fullest key first (five of length 2, three to a call), each call one key
+    assert scorer.calls == [["x"], ["aa", "cc", "ee"], ["bbb", "ddd", "hhh"], ["ff", "gg"]]
+
+
+def test_sigterm_answers_the_requests_in_flight_then_stops(tmp_path):
+    """``serve`` with one worker process: a request being scored when SIGTERM arrives still gets its 200."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from local_server import free_port
+
+    port = free_port()
+    tests = str(Path(__file__).resolve().parents[1])
+    code = ("from local_server import SleepyScorer; from toxlib.scorers.serve import serve; "
+            f"serve(port={port}, scorer=SleepyScorer(1.5), workers=1, cache=False)")
+    server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env={**os.environ, "PYTHONPATH": tests})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
+            try:
+                if requests.get(url + "/healthz", timeout=1).json()["workerProcesses"] == 1:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        with ThreadPoolExecutor(1) as pool:
+            reply = pool.submit(requests.post, url + ANALYZE_PATH, json=BODY, timeout=30)
+            while requests.get(url + "/healthz", timeout=5).json()["busy"] < 1:
+                time.sleep(0.05)
+            server.send_signal(signal.SIGTERM)
+            answered = reply.result()
+        output = server.communicate(timeout=30)[0]
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert answered.status_code == 200 and answered.json()["attributeScores"]["TOXICITY"]
+    assert server.returncode in (0, -signal.SIGTERM) and "Traceback" not in output, output
+    assert "leaked" not in output  # the worker processes and their queues were stopped, not abandoned

@@ -1,9 +1,9 @@
 """``python -m toxlib bench serve``: what ``toxlib serve`` answers under concurrent clients, on 127.0.0.1.
 
-The server runs as its own process (``toxlib.scorers.serve.serve``, score cache off, access log off, its other
-settings the defaults), loads its scorer and is warmed up before timing. Then, for each number of clients (default
-1, 8 and 64) and each kind of request, that many client threads, each on one keep-alive connection, send requests
-back to back for ``seconds``:
+The server runs as its own process (``toxlib.scorers.serve.serve``, score cache off, access log off, ``workers``
+scoring processes, its other settings the defaults), loads its scorer and is warmed up before timing. Then, for each
+number of clients (default 1, 8 and 64) and each kind of request, that many client threads, each on one keep-alive
+connection, send requests back to back for ``seconds``:
 
     single   one analyze request per text (the shape of lm-evaluation-harness, DecodingTrust, Self-Debiasing)
     batch    one Google batch request of ``batch`` analyze parts (the RealToxicityPrompts scripts send 25; HELM
@@ -14,9 +14,13 @@ request, requesting TOXICITY only (or the scorer's one attribute when it has no 
 scored per second, requests per second, the 50th and 99th percentile of a request's latency (from sending to the end
 of the answer, in ms) and the failed parts. ``--compare-coalescing`` runs the single-request cells again against a
 server that scores each request on its own (``make_app(coalesce=False)``), which is what scoring concurrent requests
-together gains. Clients and server share the machine's cores, so the figures are a floor for a server with the
-machine to itself; the JSON gives the 1-minute load average before and after, as other work lowers them too.
-The last line printed is one JSON object.
+together gains. ``workers`` may list several counts (``--workers 1 2``): every cell runs against a server of each.
+
+What the server is measured against: before any server starts, the same scorer in this process scores the same
+texts as ``toxlib score`` does (``Scorer.score``, cache off, after a warm-up), and every row gives
+``of_scorer``, its texts/s as a share of that rate. Clients and server share the machine's cores, so the figures are
+a floor for a server with the machine to itself; the JSON gives the 1-minute load average before and after, as
+other work lowers them too. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -50,11 +54,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int, scorer: str, coalesce: bool) -> subprocess.Popen:
+def start_server(port: int, scorer: str, coalesce: bool, workers: int | None = None) -> subprocess.Popen:
     """``serve`` in its own process on 127.0.0.1:``port``; returns once ``/healthz`` answers (the scorer is loaded
     and has scored a text). RuntimeError with the server's output when it does not start within 180 s."""
     code = (f"from toxlib.scorers.serve import serve; serve(port={port}, scorer={scorer!r}, cache=False, "
-            f"access_log=False, coalesce={coalesce})")
+            f"access_log=False, coalesce={coalesce}, workers={workers})")
     server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, env={**os.environ, "NO_PROXY": "127.0.0.1"})
     deadline = time.monotonic() + 180
@@ -156,20 +160,22 @@ def run_cell(port: int, mode: str, clients: int, seconds: float, batch: int, att
 
 
 def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], seconds: float, batch: int,
-            coalesce: bool, texts: list[str], log=lambda line: None) -> list[dict]:
-    """Every (mode, clients) cell against one server, requesting ``attribute``; each row also names ``coalesce``."""
+            coalesce: bool, texts: list[str], workers: int, log=lambda line: None) -> list[dict]:
+    """Every (mode, clients) cell against one server of ``workers`` scoring processes, requesting ``attribute``;
+    each row also names ``coalesce`` and ``workers``."""
     port = free_port()
-    server = start_server(port, scorer, coalesce)
+    server = start_server(port, scorer, coalesce, workers)
     try:
         source = TextSource(texts)
         run_cell(port, "single", 2, min(2.0, seconds), batch, attribute, source)  # warm-up: not reported
         rows = []
         for mode in modes:
             for n in clients:
-                row = {**run_cell(port, mode, n, seconds, batch, attribute, source), "coalesce": coalesce}
-                log(f"{mode:6s} {n:3d} clients  {row['texts_per_s']:8.1f} texts/s  {row['requests_per_s']:7.1f} "
-                    f"req/s  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms  failed {row['failed_parts']}"
-                    f"  (scored together: {'yes' if coalesce else 'no'})")
+                row = {**run_cell(port, mode, n, seconds, batch, attribute, source), "coalesce": coalesce,
+                       "workers": workers}
+                log(f"{workers} worker(s) {mode:6s} {n:3d} clients  {row['texts_per_s']:8.1f} texts/s  "
+                    f"{row['requests_per_s']:7.1f} req/s  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms  failed "
+                    f"{row['failed_parts']}  (pooled: {'yes' if coalesce else 'no'})")
                 rows.append(row)
         return rows
     finally:
@@ -180,24 +186,46 @@ def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], s
             server.kill()
 
 
+def scorer_rate(scorer, texts: list[str]) -> dict:
+    """texts/s of ``scorer.score(texts)`` in this process (what ``toxlib score`` runs), cache off, after a warm-up on
+    64 other texts."""
+    scorer.score(texts[-64:], cache=False, progress=False)
+    start = time.perf_counter()
+    scorer.score(texts[:-64], cache=False, progress=False)
+    seconds = time.perf_counter() - start
+    return {"texts": len(texts) - 64, "seconds": round(seconds, 2),
+            "texts_per_s": round((len(texts) - 64) / seconds, 1), "torch_threads": torch.get_num_threads()}
+
+
 def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 5.0, batch: int = 25,
-                compare_coalescing: bool = False, log=lambda line: None) -> dict:
-    """``bench serve``: every (kind of request, clients) cell against a server of ``scorer`` (see the module doc).
-    Returns the JSON object of the command (bench, scorer, cpu, load_average_1min, attribute, results: one row per
-    cell with texts_per_s, requests_per_s, p50_ms, p99_ms, failed_parts, coalesce); log gets a first line naming
-    the setting, then one line per cell. A row with failed_parts > 0 measured no capacity."""
+                compare_coalescing: bool = False, workers=(None,), log=lambda line: None) -> dict:
+    """``bench serve``: every (kind of request, clients) cell against a server of ``scorer`` with each count of
+    ``workers`` (None: serve's default, one per core), see the module doc. Returns the JSON object of the command
+    (bench, scorer, cpu, load_average_1min, attribute, scorer_alone: ``scorer_rate``, results: one row per cell with
+    texts_per_s, of_scorer, requests_per_s, p50_ms, p99_ms, failed_parts, coalesce, workers); log gets a first line
+    naming the setting, then one line per cell. A row with failed_parts > 0 measured no capacity."""
+    from toxlib.scorers.serve_pool import usable_cores  # optional: the [serve] extra
+
     texts = bench_texts(4000)
-    loaded = get_scorer(scorer)  # the scorer the server will load (its weights are read, not its network)
+    loaded = get_scorer(scorer)  # the scorer the server will load
     version, attribute = loaded.version, ("toxicity" if "toxicity" in loaded.attributes else loaded.attributes[0])
     log(f"toxlib serve with {scorer}@{version} on 127.0.0.1, {seconds:g} s per cell, {describe_cpu()}")
     attribute = attribute.upper()
     load_before = os.getloadavg()[0]  # other work on the machine takes cores from both sides: say how much
-    rows = measure(scorer, attribute, list(clients), ["single", "batch"], seconds, batch, True, texts, log=log)
-    if compare_coalescing:
-        rows += measure(scorer, attribute, [n for n in clients if n > 1], ["single"], seconds, batch, False, texts,
+    alone = scorer_rate(loaded, texts)
+    log(f"the scorer alone (toxlib score, same texts): {alone['texts_per_s']:.1f} texts/s")
+    counts = [usable_cores() if w is None else w for w in workers]
+    rows = []
+    for count in counts:
+        rows += measure(scorer, attribute, list(clients), ["single", "batch"], seconds, batch, True, texts, count,
                         log=log)
+        if compare_coalescing:
+            rows += measure(scorer, attribute, [n for n in clients if n > 1], ["single"], seconds, batch, False,
+                            texts, count, log=log)
+    for row in rows:
+        row["of_scorer"] = round(row["texts_per_s"] / alone["texts_per_s"], 3)
     return {"bench": "serve", "scorer": f"{scorer}@{version}", "cpu": describe_cpu(), "cpu_count": os.cpu_count(),
             "torch_threads": torch.get_num_threads(), "seconds_per_cell": seconds,
             "perspective_default_qps": PERSPECTIVE_DEFAULT_QPS,
             "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)], "attribute": attribute,
-            "results": rows}
+            "scorer_alone": alone, "results": rows}

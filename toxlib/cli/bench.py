@@ -97,7 +97,7 @@ def _serve(args) -> int:
     from toxlib.benchmarks.serve_capacity import bench_serve
 
     result = bench_serve(args.scorer, args.clients, args.seconds, args.batch, args.compare_coalescing,
-                         log=partial(print, flush=True))
+                         workers=args.workers or (None,), log=partial(print, flush=True))
     print(json.dumps(result))
     failed = sum(row["failed_parts"] for row in result["results"])
     if failed:
@@ -197,6 +197,9 @@ def add_commands(sub) -> None:
                      help="analyze requests per batch request (default 25, as the RealToxicityPrompts scripts send)")
     srv.add_argument("--compare-coalescing", action="store_true",
                      help="also time single requests against a server that scores each request on its own")
+    srv.add_argument("--workers", nargs="+", type=integer_in(0, 1024, "a number of processes"), default=None,
+                     help="scoring processes of the server; several counts run every cell against each (default: "
+                          "serve's, one per core)")
     cost = bench_sub.add_parser("record-cost", help="CPU-hours the sample record's keys take per chapter group at "
                                 "the rates in files of benchmark JSON lines (toxlib.benchmarks.record_cost)")
     cost.add_argument("runs", nargs="+", help="files of benchmark JSON lines (e.g. benchmarks/runs/*.jsonl); "

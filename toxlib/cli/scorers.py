@@ -129,7 +129,8 @@ def _serve(args) -> int:
     serve(host=args.host, port=args.port, scorer=args.scorer, max_body=args.max_body, max_waiting=args.max_waiting,
           max_connections=args.max_connections, max_per_client=args.max_per_client,
           request_timeout=args.request_timeout, min_upload_rate=args.min_upload_rate, cache=not args.no_cache,
-          allow_remote=args.allow_remote, api_keys=load_keys(args.api_keys), access_log=args.access_log == "stderr")
+          allow_remote=args.allow_remote, api_keys=load_keys(args.api_keys), access_log=args.access_log == "stderr",
+          workers=args.workers, threads=args.threads)
     return 0
 
 
@@ -167,6 +168,12 @@ def add_commands(sub) -> None:
                             "X-Goog-Api-Key, else 403; default: the comma-separated keys in $TOXLIB_SERVE_API_KEYS, "
                             "else no key needed")
     serve.add_argument("--scorer", default="distilled", help="toxlib scorer behind it (default distilled)")
+    serve.add_argument("--workers", type=integer_in(0, 1024, "a number of processes"), default=None,
+                       help="scoring processes, each with its own copy of the scorer (default: one per usable core; "
+                            "0: score in a thread of the serving process); concurrent requests' texts are pooled by "
+                            "token count across them")
+    serve.add_argument("--threads", type=integer_in(1, 1024, "a number of threads"), default=None,
+                       help="torch threads per scoring process (default: the usable cores shared out, at least 1)")
     serve.add_argument("--max-body", type=integer_in(1024, 64 * 2**20, "a number of bytes"), default=65536,
                        help="largest analyze body in bytes, before and after gzip decoding (default 65536; a /batch "
                             "may be 100 times larger)")

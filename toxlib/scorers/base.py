@@ -124,6 +124,15 @@ class Scorer:
             return [None] * len(texts)
         return [(self.window, n) if n > self.window else None for n in self.text_lengths(list(texts))]
 
+    def batch_keys(self, texts: list[str]) -> list:
+        """A key per text: texts with equal keys can share one ``score_batch`` forward pass (``toxlib serve`` pools
+        them across requests). The base class: one key for all."""
+        return [0] * len(texts)
+
+    def batch_rows(self, key) -> int:
+        """The most texts of batch key ``key`` one ``score_batch`` call should take (the base class: ``chunk_size``)."""
+        return self.chunk_size
+
     def agreement(self) -> dict | None:
         """The scorer's measured agreement with Perspective, as shipped with its weights, or None when none was
         measured: {"reference", "texts", "attributes": {attribute: {pearson, spearman, auc, calibration_error, n,

@@ -173,7 +173,7 @@ class DistilledScorer(Scorer):
                 f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
         folder = require_weights(Path(weights))
         self.metadata = json.loads((folder / META_FILE).read_text())
-        self._weights, self._torch_dtype, self._loaded = folder, dtypes[dtype], None
+        self._weights, self._torch_dtype, self._loaded, self._tokenizer = folder, dtypes[dtype], None, None
         self.dtype, self.batch_tokens = dtype, batch_tokens
         found = load_calibrators(weights)
         self.calibrators = found if calibrated else None
@@ -202,14 +202,25 @@ class DistilledScorer(Scorer):
 
     def text_lengths(self, texts: list[str]) -> list[int]:
         """Tokens of each text, [CLS] and [SEP] included, as ``predict`` counts them before cutting at ``window``
-        (the tokenizer alone is loaded for this when the network is not: scores read from a cache need no model)."""
+        (the tokenizer alone is loaded for this when the network is not, once: scores read from a cache, and a
+        server whose workers hold the network, need no model here)."""
         if self._loaded is not None:
             tokenizer = self._loaded[1]
         else:
-            from transformers import AutoTokenizer
+            if self._tokenizer is None:
+                from transformers import AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(encoder_dir())
+                self._tokenizer = AutoTokenizer.from_pretrained(encoder_dir())
+            tokenizer = self._tokenizer
         return [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+
+    def batch_keys(self, texts: list[str]) -> list[int]:
+        """Each text's token count as ``predict`` batches it (at most ``MAX_TOKENS``)."""
+        return [min(n, MAX_TOKENS) for n in self.text_lengths(texts)]
+
+    def batch_rows(self, key: int) -> int:
+        """As many texts of ``key`` tokens as fit the token budget of one forward pass (``batch_tokens``)."""
+        return max(1, self.batch_tokens // max(1, key))
 
     def agreement(self) -> dict:
         """Agreement with Perspective on the held-out RealToxicityPrompts texts, from ``training.json``."""

@@ -13,36 +13,46 @@ it once pointed at it.
                                        information below under ``toxlib``
     GET  /info                         the served scorer, its agreement with Perspective per attribute, what differs
                                        (``serve_info``)
-    GET  /healthz                      {"status": "ok", "servedScorer", "waiting", "maxWaiting"}: the scorer is loaded
+    GET  /healthz                      {"status": "ok", "servedScorer", "waiting", "maxWaiting", "workers",
+                                        "workerProcesses", "busy", "queuedTexts", "queuedRequests"}: the scorer is
+                                        loaded; how many requests wait, how many workers score, how full the queue is
 
 Beyond Perspective's own errors: 403 PERMISSION_DENIED when API keys are listed and a request carries none of them
 (``serve_access``; the discovery document, ``/info`` and ``/healthz`` need no key); 413 for a body over ``max_body``
 bytes (a batch may be ``max_batch`` times larger), before or after gzip decoding, 415 for a Content-Encoding other
-than gzip (``serve_body``); 429 RESOURCE_EXHAUSTED with ``Retry-After`` when ``max_waiting`` requests already wait to
-be scored; 404 NOT_FOUND for any other path. Every response carries ``X-Toxlib-Scorer: <scorer name>@<version>``, so
-a client can key its cache by the model that answers, not only by the address. Scores go through the scorer's cache
-as any toxlib scoring does.
+than gzip, or given twice (``serve_body``); 429 RESOURCE_EXHAUSTED with ``Retry-After`` when ``max_waiting``
+requests already wait to be scored; 404 NOT_FOUND for any other path.
 
-Scoring runs in one worker thread at a time (the model is not shared across threads). With ``coalesce`` (the
-default) the requests that arrive while the scorer is busy are scored together in its next call (up to
-``COALESCE_TEXTS`` texts): no request waits for company, and under load one call serves many requests
-(``python -m toxlib bench serve`` measures what this gains). Connections that have not sent a whole request are cut
-when silent or too slow, and bounded per client address, by ``toxlib.scorers.serve_guard``. Built on Starlette
-(routing, requests) and uvicorn (HTTP).
+Nothing a client sends holds the others up. An analyze request without a listed key is refused from its query and
+headers, before its body is read. A batch without one at its own level must show a listed key in its first part's
+request line (Google's client keys each part), and is refused as soon as that line arrives without one; its parts
+are counted as they arrive, and it is refused at the first part past ``max_batch`` (``serve_batch.PartScanner``).
+Inflating a gzip body, splitting a batch, parsing JSON and scoring all run off the event loop (worker threads, and
+the scoring worker processes), so ``/healthz`` and other clients' requests are answered meanwhile. Every response
+carries ``X-Toxlib-Scorer: <scorer name>@<version>``, so a client can key its cache by the model that answers, not
+only by the address. Scores go through the scorer's cache as any toxlib scoring does.
+
+Scoring runs in ``workers`` processes (``serve``'s default: one per usable core), or in one thread of this process
+(``make_app``'s default, ``workers=0``), through ``toxlib.scorers.serve_pool``: with ``coalesce`` (the default) the
+texts of concurrent requests are pooled by token count, and each forward pass takes one count's texts from every
+request that waits; without it each request is one call of its own. No request waits for company, and a text's score
+does not depend on the texts beside it (``python -m toxlib bench serve`` measures what this gains). SIGTERM (and
+Ctrl-C) stops taking connections, answers the requests in flight, then stops the workers. Connections that have not
+sent a whole request are cut when silent or too slow, and bounded per client address, by
+``toxlib.scorers.serve_guard``. Built on Starlette (routing, requests) and uvicorn (HTTP).
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import errno
 import logging
 import math
 import socket
 import sys
-import threading
 
+from anyio import to_thread
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -50,30 +60,33 @@ from starlette.routing import Route
 from toxlib.common.errors import ToxlibError
 from toxlib.scorers import get_scorer
 from toxlib.scorers.perspective import SCORER_HEADER
-from toxlib.scorers.serve_access import KEY_HEADER, TEXTS_SCOPE_KEY, KeyCheck, with_access_log
+from toxlib.scorers.serve_access import (
+    MISSING_KEY,
+    TEXTS_SCOPE_KEY,
+    TIMING_SCOPE_KEY,
+    KeyCheck,
+    request_key,
+    with_access_log,
+)
+from toxlib.scorers.serve_batch import PartScanner, batch_response, split_batch
 from toxlib.scorers.serve_body import BadRequest, read_body
 from toxlib.scorers.serve_guard import MIN_RATE, guarded_protocol
 from toxlib.scorers.serve_info import about
+from toxlib.scorers.serve_pool import ScoringPool, usable_cores
 from toxlib.scorers.serve_wire import (
     ANALYZE_PATH,
     MAX_TEXT_BYTES,
     analyze_response,
-    batch_response,
     discovery_document,
     error_body,
     parse_request,
     perspective_error,
-    split_batch,
 )
 
 log = logging.getLogger(__name__)
 
-#: the most texts one scorer call takes when requests are coalesced
-COALESCE_TEXTS = 256
 #: hosts that reach only this machine: serving on any other needs allow_remote and API keys
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-MISSING_KEY = ("The request is missing a valid API key: pass one of this server's keys as ?key=KEY or in the "
-               "X-Goog-Api-Key header.")
 
 __all__ = ["ANALYZE_PATH", "MAX_TEXT_BYTES", "BadRequest", "ServeConfigError", "make_app", "parse_request", "serve"]
 
@@ -82,79 +95,31 @@ class ServeConfigError(ToxlibError):
     """``serve`` was asked for something unsafe or impossible (a remote host without keys, a port in use)."""
 
 
-class Coalescer:
-    """Scores the text lists of concurrent requests together: ``await score(texts)`` gives that list's rows of
-    ``score_texts(all texts taken together)``. One call runs at a time, in a worker thread; the lists that arrive
-    meanwhile wait for the next call, which takes them all (up to ``max_texts`` texts, whole lists only). Lives on
-    one event loop."""
-
-    def __init__(self, score_texts, max_texts: int = COALESCE_TEXTS):
-        self.score_texts, self.max_texts = score_texts, max_texts
-        self.pending: list[tuple[list[str], asyncio.Future]] = []
-        self.running = False
-
-    async def score(self, texts: list[str]) -> list:
-        future = asyncio.get_running_loop().create_future()
-        self.pending.append((texts, future))
-        if not self.running:
-            self.running = True
-            asyncio.get_running_loop().create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        try:
-            while self.pending:
-                taken, total = [], 0
-                while self.pending and (not taken or total + len(self.pending[0][0]) <= self.max_texts):
-                    taken.append(self.pending.pop(0))
-                    total += len(taken[-1][0])
-                try:
-                    rows = await run_in_threadpool(self.score_texts, [t for texts, _ in taken for t in texts])
-                except Exception as exc:  # every request of the call gets the fault
-                    for _, future in taken:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                start = 0
-                for texts, future in taken:
-                    if not future.done():  # a client that left has its future cancelled
-                        future.set_result(rows[start:start + len(texts)])
-                    start += len(texts)
-        finally:
-            self.running = False
-
-
 def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool = True, max_batch: int = 100,
-             api_keys: frozenset[str] = frozenset(), coalesce: bool = True, log_write=None):
+             api_keys: frozenset[str] = frozenset(), coalesce: bool = True, log_write=None,
+             pool: ScoringPool | None = None):
     """The ASGI app serving ``scorer`` (a toxlib ``Scorer``); routes and answers as in the module docstring.
 
     max_body: largest analyze body in bytes (413 beyond it; a batch may be ``max_batch`` times larger);
     max_waiting: requests allowed to wait for the scorer before new ones get 429; cache: use the score cache (as
-    ``Scorer.score``); api_keys: the keys a request must carry one of (none: no key needed); coalesce: score
-    concurrent requests together (``Coalescer``); log_write: a function given one JSON access-log line per request
-    (``serve_access.with_access_log``), or None for no log. ValueError when a bound is below 1."""
+    ``Scorer.score``); api_keys: the keys a request must carry one of (none: no key needed); coalesce: pool the
+    texts of concurrent requests by token count (``serve_pool``); log_write: a function given one JSON access-log
+    line per request (``serve_access.with_access_log``), or None for no log; pool: a started ``ScoringPool`` of
+    ``scorer`` (worker processes; ``serve`` makes one), else scoring runs in a thread of this process (cache and
+    coalesce then apply). ValueError when a bound is below 1."""
     if min(max_body, max_waiting, max_batch) < 1:
         raise ValueError(f"max_body ({max_body}), max_waiting ({max_waiting}) and max_batch ({max_batch}) must be >= 1")
     supported = tuple(a.upper() for a in scorer.attributes)
     served = f"{scorer.name}@{scorer.version}"
     information = about(scorer, max_body=max_body, max_batch=max_batch, max_waiting=max_waiting)
     keys = KeyCheck(api_keys)
-    lock = threading.Lock()  # one scoring at a time: the model is not shared across threads
+    pool = pool or ScoringPool(scorer, workers=0, cache=cache, coalesce=coalesce)
     waiting = {"n": 0}
 
-    def score_texts(texts: list[str]) -> list[tuple[dict[str, float], str | None]]:
-        with lock:
-            table = scorer.score(texts, cache=cache, progress=False)
-        return [({a.upper(): float(row[a]) for a in scorer.attributes}, row["error"]) for _, row in table.iterrows()]
-
-    coalescer = Coalescer(score_texts) if coalesce else None
-
-    def request_key(request: Request) -> str | None:
-        return request.query_params.get("key") or request.headers.get(KEY_HEADER)
-
-    async def answer(request: Request, bodies: list[bytes]) -> list[tuple[int, dict]]:
-        """(status, JSON body) for each analyze request body, the valid ones scored together."""
-        parsed: list = []
+    def parse_all(bodies: list[bytes]) -> tuple[list, list[str], list]:
+        """(each body's parsed request or its BadRequest, the texts to score, their batch keys): one worker-thread
+        call per request."""
+        parsed = []
         for body in bodies:
             try:
                 parsed.append(parse_request(body, supported))
@@ -163,14 +128,20 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
             except Exception as exc:  # whatever else a hostile body triggers is that body's fault, not a 500
                 parsed.append(BadRequest(f"Invalid request ({type(exc).__name__})."))
         texts = [p[0] for p in parsed if not isinstance(p, BadRequest)]
+        return parsed, texts, pool.keys(texts)
+
+    async def answer(request: Request, bodies: list[bytes]) -> list[tuple[int, dict]]:
+        """(status, JSON body) for each analyze request body, the valid ones scored together."""
+        parsed, texts, batch_keys = await to_thread.run_sync(parse_all, bodies)
         if texts and waiting["n"] >= max_waiting:
             raise BadRequest(f"Too many requests waiting ({max_waiting}); retry later.", code=429)
         scored = []
         if texts:
             waiting["n"] += 1
             try:
-                scored = await (coalescer.score(texts) if coalescer else run_in_threadpool(score_texts, texts))
+                scored, timing = await pool.score(texts, batch_keys)
                 request.scope[TEXTS_SCOPE_KEY] = len(texts)
+                request.scope[TIMING_SCOPE_KEY] = timing
             except Exception as exc:  # a scorer fault: each request gets a 500 in Google's shape, the log the trace
                 log.error("the scorer failed on %d text(s)", len(texts), exc_info=exc)
                 scored = [({}, f"{type(exc).__name__}: {exc}")] * len(texts)
@@ -192,7 +163,7 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
 
     async def analyze(request: Request) -> JSONResponse:
         try:
-            if not keys.allowed(request_key(request)):
+            if not keys.allowed(request_key(request.scope)):  # before a byte of the body is read
                 raise BadRequest(MISSING_KEY, code=403)
             [(status, payload)] = await answer(request, [await read_body(request, max_body)])
         except BadRequest as exc:
@@ -200,14 +171,18 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
         return JSONResponse(payload, status_code=status)
 
     async def batch(request: Request) -> Response:
-        outer_key_ok = keys.allowed(request_key(request))
+        outer_key_ok = keys.allowed(request_key(request.scope))
 
         def routed(method, path, key):  # a part to score: an analyze request with a listed key (its own or the batch's)
             return (method, path) == ("POST", ANALYZE_PATH) and (outer_key_ok or keys.allowed(key))
 
+        content_type = request.headers.get("content-type", "")
         try:
-            body = await read_body(request, max_body * max_batch)
-            parts = split_batch(request.headers.get("content-type", ""), body, max_batch)
+            if not content_type.startswith("multipart/mixed"):
+                raise BadRequest("A batch request must be multipart/mixed (Google API batch format).")
+            scanner = PartScanner(max_batch, None if outer_key_ok else keys.allowed, MISSING_KEY)
+            body = await read_body(request, max_body * max_batch, watch=scanner)
+            parts = await to_thread.run_sync(split_batch, content_type, body, max_batch)
             answers = iter(await answer(request, [b for _, method, path, key, b in parts if routed(method, path, key)]))
         except BadRequest as exc:
             return perspective_error(exc.code, str(exc), exc.error_type)
@@ -232,7 +207,7 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
 
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "servedScorer": served, "waiting": waiting["n"],
-                             "maxWaiting": max_waiting})
+                             "maxWaiting": max_waiting, **pool.status()})
 
     async def not_found(request: Request, exc) -> JSONResponse:
         return perspective_error(404, f"Not found: {request.url.path} (this server answers POST {ANALYZE_PATH})")
@@ -244,7 +219,13 @@ def make_app(scorer, max_body: int = 65536, max_waiting: int = 64, cache: bool =
               Route("/$discovery/rest", discovery, methods=["GET"]),
               Route("/discovery/v1/apis/commentanalyzer/v1alpha1/rest", discovery, methods=["GET"]),
               Route("/info", info, methods=["GET"]), Route("/healthz", healthz, methods=["GET"])]
-    app = naming_the_scorer(Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed}), served)
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        await to_thread.run_sync(pool.close)  # after the requests in flight are answered (uvicorn's shutdown)
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed}, lifespan=lifespan)
+    app = naming_the_scorer(app, served)
     return with_access_log(app, log_write) if log_write else app
 
 
@@ -302,28 +283,41 @@ def stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8080, scorer: str = "distilled", max_body: int = 65536,
+def serve(host: str = "127.0.0.1", port: int = 8080, scorer="distilled", max_body: int = 65536,
           max_waiting: int = 64, max_connections: int = 512, max_per_client: int = 32,
           request_timeout: float = 5.0, min_upload_rate: float = MIN_RATE, cache: bool = True,
           allow_remote: bool = False, api_keys: frozenset[str] = frozenset(), access_log: bool = True,
-          coalesce: bool = True) -> None:
-    """Load ``scorer`` by name, score one text to load its weights, and serve it until interrupted (uvicorn; its
-    own access log off, so query strings, which carry keys, are never printed; ``access_log`` writes the JSON lines
-    of ``serve_access`` to standard error instead). max_connections, max_per_client: connections still
-    sending their request, in all and per client address; request_timeout: seconds of silence allowed while a
-    request arrives; min_upload_rate: bytes/s it must average after its first request_timeout seconds
-    (``serve_guard``). A host other than this machine's needs allow_remote and api_keys (ServeConfigError)."""
+          coalesce: bool = True, workers: int | None = None, threads: int | None = None) -> None:
+    """Start ``workers`` scoring processes (None: one per usable core; 0: score in a thread of this process), each
+    loading ``scorer`` (a name, or a picklable ``Scorer``) and scoring one text, then serve until SIGTERM or Ctrl-C,
+    which answer the requests in flight before the workers stop (uvicorn; its own access log off, so query strings,
+    which carry keys, are never printed; ``access_log`` writes the JSON lines of ``serve_access`` to standard error
+    instead). threads: torch threads per worker (None: the cores shared out); max_connections, max_per_client:
+    connections still sending their request, in all and per client address; request_timeout: seconds of silence
+    allowed while a request arrives; min_upload_rate: bytes/s it must average after its first request_timeout
+    seconds (``serve_guard``). A host other than this machine's needs allow_remote and api_keys
+    (ServeConfigError)."""
     import uvicorn
 
     check_exposure(host, allow_remote, api_keys)
     check_port_free(host, port)
     protocol = guarded_protocol(request_timeout, max_connections, max_per_client, min_rate=min_upload_rate)
     loaded = get_scorer(scorer)
-    app = make_app(loaded, max_body=max_body, max_waiting=max_waiting, cache=cache, api_keys=api_keys,
-                   coalesce=coalesce, log_write=stderr_line if access_log else None)
-    loaded.score(["Loading the scorer before the first request."], cache=False, progress=False)
-    where = f"[{host}]" if ":" in host else host
-    keys = f"; {len(api_keys)} API key(s) required" if api_keys else ""
-    print(f"serving {loaded.name}@{loaded.version} (a local emulation of Perspective, not Perspective) at "
-          f"http://{where}:{port}{ANALYZE_PATH}{keys}; information: http://{where}:{port}/info", flush=True)
-    uvicorn.run(app, host=host, port=port, access_log=False, http=protocol, log_level="warning")
+    workers = usable_cores() if workers is None else workers
+    pool = ScoringPool(loaded, workers=workers, cache=cache, coalesce=coalesce, threads=threads)
+    if workers == 0:
+        loaded.score(["Loading the scorer before the first request."], cache=False, progress=False)
+    pool.start()
+    try:
+        app = make_app(loaded, max_body=max_body, max_waiting=max_waiting, cache=cache, api_keys=api_keys,
+                       coalesce=coalesce, log_write=stderr_line if access_log else None, pool=pool)
+        where = f"[{host}]" if ":" in host else host
+        keys = f"; {len(api_keys)} API key(s) required" if api_keys else ""
+        scoring = (f"{workers} worker process(es) of {pool.threads} thread(s)" if workers
+                   else "one thread of this process")
+        print(f"serving {loaded.name}@{loaded.version} (a local emulation of Perspective, not Perspective) at "
+              f"http://{where}:{port}{ANALYZE_PATH}{keys}; scoring in {scoring}; information: "
+              f"http://{where}:{port}/info", flush=True)
+        uvicorn.run(app, host=host, port=port, access_log=False, http=protocol, log_level="warning")
+    finally:  # the app's shutdown closed it already, unless uvicorn failed before
+        pool.close()

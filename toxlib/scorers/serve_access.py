@@ -3,16 +3,22 @@
 API keys. ``load_keys(file)`` reads one key per line (blank lines and lines starting with ``#`` skipped) from a file,
 or, with no file, from the environment variable ``TOXLIB_SERVE_API_KEYS`` (keys separated by commas). A request
 carries its key as Perspective's clients send it: ``?key=KEY`` in the URL (Google's API client) or the
-``X-Goog-Api-Key`` header (toxlib's client); a batch part may carry its own ``?key=``. ``KeyCheck`` compares a
-key with every listed one in constant time (``hmac.compare_digest``); with no keys listed every request passes.
+``X-Goog-Api-Key`` header (toxlib's client); a batch part may carry its own ``?key=``. ``request_key(scope)`` reads
+it from the query or the header, the header's bytes as UTF-8 as the query's percent-escapes are, so a key is the same
+string in both. ``KeyCheck`` compares a key with every listed one in constant time (``hmac.compare_digest``); with no
+keys listed every request passes. A listed key that is not ASCII works, with a warning when it is read: clients that
+put it in a header may send it as Latin-1, which no longer matches.
 
 Access log. ``with_access_log(app, write)`` wraps an ASGI app so that every HTTP request gives ``write`` one JSON line:
 
     {"time": ISO 8601 UTC, "client": address, "method", "path" (no query string: a key travels there), "status",
-     "ms": milliseconds to the end of the answer, "bytes_in": body bytes read (as sent; 0 for a request refused
-     before its body was read), "bytes_out", "texts": texts scored}
+     "ms": milliseconds to the end of the answer, "wait_ms": of those, how long its texts waited for a scoring
+     worker, "score_ms": from then until its last text was scored (both 0 when nothing was scored),
+     "bytes_in": body bytes read (as sent; 0 for a request refused before its body was read), "bytes_out",
+     "texts": texts scored}
 
-Never a text, a key, a query string or a header. ``texts`` is what the app put in ``scope["toxlib.texts"]``.
+Never a text, a key, a query string or a header. ``texts`` is what the app put in ``scope["toxlib.texts"]``, the
+two durations what it put in ``scope["toxlib.timing"]`` (``serve_pool.Timing``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ import hmac
 import json
 import os
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from toxlib.common.errors import ToxlibError
 
@@ -30,6 +38,10 @@ KEYS_VARIABLE = "TOXLIB_SERVE_API_KEYS"
 KEY_HEADER = "x-goog-api-key"
 #: where an app records how many texts a request had scored, for the access log
 TEXTS_SCOPE_KEY = "toxlib.texts"
+#: where an app records how long a request's texts waited and were scored (an object with .wait and .scoring, s)
+TIMING_SCOPE_KEY = "toxlib.timing"
+MISSING_KEY = ("The request is missing a valid API key: pass one of this server's keys as ?key=KEY or in the "
+               "X-Goog-Api-Key header.")
 
 
 class ApiKeyError(ToxlibError):
@@ -56,7 +68,24 @@ def load_keys(path: str | Path | None = None) -> frozenset[str]:
     if not keys:
         raise ApiKeyError(f"{where} holds no API key; list at least one (one per line in a file, comma-separated in "
                           f"${KEYS_VARIABLE})")
+    foreign = sum(not key.isascii() for key in keys)
+    if foreign:
+        warnings.warn(f"{where} holds {foreign} API key(s) that are not ASCII: they are compared as UTF-8, in the "
+                      "query (?key=, percent-escaped) and in the X-Goog-Api-Key header alike, but a client may send "
+                      "a header in Latin-1; ASCII keys are safer", stacklevel=2)
     return frozenset(keys)
+
+
+def request_key(scope) -> str | None:
+    """The API key an HTTP request carries: its ``?key=`` (percent-escapes read as UTF-8), else its
+    ``X-Goog-Api-Key`` header (its bytes read as UTF-8, an undecodable byte as U+FFFD), else None."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), encoding="utf-8").get("key", [""])[0]
+    if query:
+        return query
+    for name, value in scope.get("headers", ()):
+        if name.lower() == KEY_HEADER.encode():
+            return value.decode("utf-8", "replace")
+    return None
 
 
 class KeyCheck:
@@ -106,11 +135,13 @@ def with_access_log(app, write):
         try:
             await app(scope, counting_receive, counting_send)
         finally:
-            client = scope.get("client")
+            client, timing = scope.get("client"), scope.get(TIMING_SCOPE_KEY)
             write(json.dumps({
                 "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                 "client": client[0] if client else None, "method": scope["method"], "path": scope["path"],
                 "status": counts["status"], "ms": round((time.perf_counter() - start) * 1000, 1),
+                "wait_ms": round(timing.wait * 1000, 1) if timing else 0.0,
+                "score_ms": round(timing.scoring * 1000, 1) if timing else 0.0,
                 "bytes_in": counts["in"], "bytes_out": counts["out"], "texts": scope.get(TEXTS_SCOPE_KEY, 0)}))
 
     return logged

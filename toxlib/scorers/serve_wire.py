@@ -12,20 +12,16 @@ scores to answers (no server, no scorer).
                 (COMMENT_EMPTY), an unknown or unsupported attribute (ATTRIBUTE_NOT_SUPPORTED), a language other than
                 English (LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE) or a text over 20,480 bytes (COMMENT_TOO_LONG);
                 (also a body nested too deeply to parse, or holding a lone surrogate anywhere).
-    POST /batch: Google's batch format (multipart/mixed of application/http parts), one answer per part.
+    POST /batch: Google's batch format (multipart/mixed of application/http parts), one answer per part
+                 (``toxlib.scorers.serve_batch``).
     GET /$discovery/rest?version=v1alpha1: a discovery document whose root is the server.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import uuid
-from email.parser import BytesParser
-from http import HTTPStatus
-from urllib.parse import parse_qs, urlsplit
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 
 from toxlib.scorers.serve_body import BadRequest
 
@@ -140,45 +136,3 @@ def discovery_document(root_url: str, about: dict | None = None) -> dict:
         document["servedScorer"] = about["servedScorer"]
         document["toxlib"] = about
     return document
-
-
-def split_batch(content_type: str, body: bytes, max_parts: int) -> list[tuple[str, str, str, str | None, bytes]]:
-    """The parts of a Google batch request (multipart/mixed of application/http, as googleapiclient's
-    ``BatchHttpRequest`` sends): [(Content-ID, method, path, API key of its ``?key=`` or None, body)];
-    ``BadRequest`` when the whole is not one. A part without an HTTP request line comes back with method "" and the
-    problem as its body (a 400 for that part)."""
-    if not content_type.startswith("multipart/mixed"):
-        raise BadRequest("A batch request must be multipart/mixed (Google API batch format).")
-    message = BytesParser().parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
-    parts = message.get_payload() if message.is_multipart() else None
-    if not parts:
-        raise BadRequest("The batch request has no parts.")
-    if len(parts) > max_parts:
-        raise BadRequest(f"Too many requests in one batch: {len(parts)}, the limit is {max_parts}.")
-    out = []
-    for part in parts:
-        payload = part.get_payload(decode=True) or b""
-        request_line, _, rest = payload.partition(b"\n")
-        fields = request_line.decode("latin-1").split()
-        content_id = re.sub(r"\r?\n(?=[ \t])", "", str(part.get("Content-ID", "")))  # unfold a long header
-        if len(fields) < 2:
-            out.append((content_id, "", "", None, b"This batch part does not hold an HTTP request line."))
-            continue
-        inner = re.split(rb"\r?\n\r?\n", rest, maxsplit=1)
-        target = urlsplit(fields[1])
-        key = parse_qs(target.query).get("key", [None])[0]
-        out.append((content_id, fields[0], target.path, key, inner[1] if len(inner) > 1 else b""))
-    return out
-
-
-def batch_response(answers: list[tuple[str, int, dict]]) -> Response:
-    """A multipart/mixed batch response, one application/http part per (Content-ID, status, JSON body)."""
-    boundary = f"batch_{uuid.uuid4().hex}"
-    lines = []
-    for content_id, status, payload in answers:
-        lines += [f"--{boundary}", "Content-Type: application/http",
-                  f"Content-ID: <response-{content_id.strip().lstrip('<').rstrip('>')}>", "",
-                  f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json; charset=UTF-8",
-                  "", json.dumps(payload), ""]
-    lines.append(f"--{boundary}--")
-    return Response("\r\n".join(lines) + "\r\n", media_type=f"multipart/mixed; boundary={boundary}")
