@@ -172,3 +172,17 @@ def test_a_finished_run_of_the_same_recipe_is_reused_and_another_recipe_trains(t
     with pytest.raises(AssertionError, match="trained again"):
         training.train_and_save(tmp_path / "w", TrainingConfig(limit=16, batch_size=16, seed=1), progress=False)
     assert training.training_summary(meta)["toxicity_pearson"] == meta["held_out"]["toxicity"]["pearson"]
+
+
+@pytest.mark.models
+def test_a_texts_scores_are_the_same_bits_alone_and_among_others_of_its_length(scorer):
+    """What ``toxlib serve`` relies on when it pools concurrent requests' texts by token count: a lone text (one row,
+    whose head matmul and float32 sigmoid took other paths and moved its scores by up to 3e-7), a very short one,
+    and the same texts in one call of many lengths and counts."""
+    texts = [f"comment number {i}: {'you are ' * (i % 5)}a {['nice', 'stupid', 'fine'][i % 3]} person"
+             for i in range(40)] + ["ok", "a", "Hi there"]
+    together = scorer.score(texts, cache=False, progress=False)
+    alone = pd.concat([scorer.score([t], cache=False, progress=False) for t in texts], ignore_index=True)
+    columns = list(TARGETS)
+    assert (together[columns].to_numpy() == alone[columns].to_numpy()).all()
+    assert len(set(scorer.batch_keys(texts))) > 5  # many lengths, several texts of most

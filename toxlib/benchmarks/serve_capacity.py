@@ -16,11 +16,12 @@ of the answer, in ms) and the failed parts. ``--compare-coalescing`` runs the si
 server that scores each request on its own (``make_app(coalesce=False)``), which is what scoring concurrent requests
 together gains. ``workers`` may list several counts (``--workers 1 2``): every cell runs against a server of each.
 
-What the server is measured against: before any server starts, the same scorer in this process scores the same
-texts as ``toxlib score`` does (``Scorer.score``, cache off, after a warm-up), and every row gives
-``of_scorer``, its texts/s as a share of that rate. Clients and server share the machine's cores, so the figures are
-a floor for a server with the machine to itself; the JSON gives the 1-minute load average before and after, as
-other work lowers them too. The last line printed is one JSON object.
+What the server is measured against: before the first server starts and after the last one stops, the same scorer in
+this process scores the same texts as ``toxlib score`` does (``Scorer.score``, cache off, after a warm-up, with
+torch's default threads: one per core), and every row gives ``of_scorer``, its texts/s as a share of the mean of the
+two rates (a shared machine's speed drifts over minutes; both are in the JSON). Clients and server share the
+machine's cores, so the figures are a floor for a server with the machine to itself; the JSON gives the 1-minute
+load average before and after, as other work lowers them too. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -201,7 +202,8 @@ def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 
                 compare_coalescing: bool = False, workers=(None,), log=lambda line: None) -> dict:
     """``bench serve``: every (kind of request, clients) cell against a server of ``scorer`` with each count of
     ``workers`` (None: serve's default, one per core), see the module doc. Returns the JSON object of the command
-    (bench, scorer, cpu, load_average_1min, attribute, scorer_alone: ``scorer_rate``, results: one row per cell with
+    (bench, scorer, cpu, load_average_1min, attribute, scorer_alone: {texts_per_s: the mean, before, after:
+    ``scorer_rate``}, results: one row per cell with
     texts_per_s, of_scorer, requests_per_s, p50_ms, p99_ms, failed_parts, coalesce, workers); log gets a first line
     naming the setting, then one line per cell. A row with failed_parts > 0 measured no capacity."""
     from toxlib.scorers.serve_pool import usable_cores  # optional: the [serve] extra
@@ -212,8 +214,8 @@ def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 
     log(f"toxlib serve with {scorer}@{version} on 127.0.0.1, {seconds:g} s per cell, {describe_cpu()}")
     attribute = attribute.upper()
     load_before = os.getloadavg()[0]  # other work on the machine takes cores from both sides: say how much
-    alone = scorer_rate(loaded, texts)
-    log(f"the scorer alone (toxlib score, same texts): {alone['texts_per_s']:.1f} texts/s")
+    before = scorer_rate(loaded, texts)
+    log(f"the scorer alone (toxlib score, same texts): {before['texts_per_s']:.1f} texts/s")
     counts = [usable_cores() if w is None else w for w in workers]
     rows = []
     for count in counts:
@@ -222,6 +224,11 @@ def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 
         if compare_coalescing:
             rows += measure(scorer, attribute, [n for n in clients if n > 1], ["single"], seconds, batch, False,
                             texts, count, log=log)
+    after = scorer_rate(loaded, texts)
+    alone = {"texts_per_s": round((before["texts_per_s"] + after["texts_per_s"]) / 2, 1), "before": before,
+             "after": after}
+    log(f"the scorer alone again: {after['texts_per_s']:.1f} texts/s; rows are shares of the mean, "
+        f"{alone['texts_per_s']:.1f}")
     for row in rows:
         row["of_scorer"] = round(row["texts_per_s"] / alone["texts_per_s"], 3)
     return {"bench": "serve", "scorer": f"{scorer}@{version}", "cpu": describe_cpu(), "cpu_count": os.cpu_count(),

@@ -25,7 +25,7 @@ from torch import nn
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.common.progress import quiet_peft
 from toxlib.data.rtp_prompts import PERSPECTIVE_ATTRIBUTES
-from toxlib.models.batching import tokenized_batches
+from toxlib.models.batching import companions, tokenized_batches
 from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, load_calibrators
@@ -53,7 +53,11 @@ class PerspectiveEmulator(nn.Module):
     """encoder -> mean pooling over real tokens -> dropout -> Linear(hidden, len(TARGETS)).
 
     forward(input_ids (n, t), attention_mask (n, t)) -> logits (n, len(TARGETS)) float32 (sigmoid gives scores).
-    The pooled vector is cast to float32 so the head runs in fp32 even when the encoder runs in bf16.
+    The pooled vector is cast to float32 so the head runs in fp32 even when the encoder runs in bf16. Pooling and
+    the head see at least ``MIN_ROWS`` rows (companion copies, dropped after): with one row they take other
+    kernels, and a lone text's scores moved by up to 3e-7 against the same text among others of its length. The
+    encoder's matmuls see rows x tokens rows, enough already, except for a text of under ``MIN_ROWS`` tokens alone,
+    which ``predict`` copies.
     """
 
     def __init__(self, encoder: nn.Module, dropout: float = 0.1):
@@ -64,9 +68,10 @@ class PerspectiveEmulator(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state.float()
-        mask = attention_mask.unsqueeze(-1).float()
+        rows, copies = len(hidden), companions(len(hidden))
+        hidden, mask = hidden.repeat(copies, 1, 1), attention_mask.repeat(copies, 1).unsqueeze(-1).float()
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-        return self.head(self.dropout(pooled))
+        return self.head(self.dropout(pooled))[:rows]
 
 
 def base_encoder():
@@ -134,12 +139,16 @@ def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32
 def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_tokens: int = 2048,
             device: torch.device | str = "cpu") -> np.ndarray:
     """Scores (len(texts), len(TARGETS)) in [0, 1], columns in ``TARGETS`` order, each from the text's first
-    ``MAX_TOKENS`` tokens; texts batched by equal token count (``toxlib.models.batching.length_batches``), so a
-    text's scores do not depend on the other texts."""
+    ``MAX_TOKENS`` tokens; texts batched by equal token count (``toxlib.models.batching.length_batches``), with
+    companion rows where a matmul would see fewer than ``MIN_ROWS`` rows, so a text's scores do not depend on the
+    other texts, nor on how many share its token count."""
     out = np.empty((len(texts), len(TARGETS)), dtype=np.float64)
     for rows, enc in tokenized_batches(tokenizer, texts, batch_tokens, max_length=MAX_TOKENS):
-        logits = model(enc["input_ids"].to(device), enc["attention_mask"].to(device))
-        out[rows] = torch.sigmoid(logits).double().cpu().numpy()
+        copies = companions(enc["input_ids"].numel())  # a very short text alone: too few rows for the encoder
+        ids, mask = (enc[name].repeat(copies, 1).to(device) for name in ("input_ids", "attention_mask"))
+        logits = model(ids, mask)[:len(rows)]
+        # in float64: torch's float32 sigmoid gives a row other bits when the tensor's size changes its loop's tail
+        out[rows] = torch.sigmoid(logits.double()).cpu().numpy()
     return out
 
 
