@@ -44,15 +44,21 @@ def test_the_capacity_table_is_the_committed_bench_serve_run():
     prose = " ".join(text.split())
     assert run_file.name in prose and run["cpu"].split(";")[0] in prose
     rows = table_rows(text, "requests")
-    by_cell = {(r["mode"], r["clients"], r["coalesce"]): r for r in run["results"]}
+    by_cell = {(r["mode"], r["clients"], r["coalesce"], r["workers"]): r for r in run["results"]}
     assert len(rows) == len(by_cell)
-    for kind, clients, together, texts_per_s, p50, p99 in rows:
+    for kind, workers, clients, together, texts_per_s, share, p50, p99 in rows:
         mode = "single" if kind.startswith("single") else "batch"
-        cell = by_cell[(mode, int(clients), together == "yes")]
-        assert (texts_per_s, p50, p99) == (f"{cell['texts_per_s']:,.0f}", f"{cell['p50_ms']:,.0f}",
-                                           f"{cell['p99_ms']:,.0f}")
+        cell = by_cell[(mode, int(clients), together == "yes", int(workers))]
+        assert (texts_per_s, share, p50, p99) == (f"{cell['texts_per_s']:,.0f}", f"{cell['of_scorer']:.0%}",
+                                                  f"{cell['p50_ms']:,.0f}", f"{cell['p99_ms']:,.0f}")
     assert "default quota is 1 request per second" in prose
-    gains = [round(100 * (by_cell[("single", n, True)]["texts_per_s"] / by_cell[("single", n, False)]["texts_per_s"]
-                          - 1)) for n in (8, 64)]
+    alone = run["scorer_alone"]
+    assert (f"{alone['before']['texts_per_s']:,.0f} texts/s before the cells and "
+            f"{alone['after']['texts_per_s']:,.0f} after (mean {alone['texts_per_s']:,.0f})") in prose
+    most = max(r["workers"] for r in run["results"])
+    gains = [round(100 * (by_cell[("single", n, True, most)]["texts_per_s"]
+                          / by_cell[("single", n, False, most)]["texts_per_s"] - 1)) for n in (8, 64)]
     assert f"gains {gains[0]}% at 8 clients and {gains[1]}% at 64" in prose
+    lone = [f"{by_cell[('single', 1, True, w)]['texts_per_s']:,.0f}" for w in (most, 1)]
+    assert f"gets {lone[0]} texts per second from two workers and {lone[1]} from one" in prose
     assert f"{run['load_average_1min'][0]:.1f} before the run and {run['load_average_1min'][1]:.1f} after" in prose
