@@ -27,6 +27,9 @@ from toxlib.cli import bench, book, data, record, report, scorers
 from toxlib.cli.scorers import CLOSED_PIPE_EXIT
 from toxlib.common.errors import ToxlibError
 
+#: the exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)
+INTERRUPTED_EXIT = 130
+
 
 def parser() -> argparse.ArgumentParser:
     """The command line's parser: one subcommand per command of the modules above, each with its ``func``."""
@@ -48,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     except ToxlibError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback through whatever was running
+        print("\ninterrupted: what was stored as it was computed (rows in the caches, a report's finished chapters) "
+              "is kept, and the same command goes on from there", file=sys.stderr)
+        return INTERRUPTED_EXIT
     except BrokenPipeError:  # the reader of the output has gone (| head): quiet, as Unix tools are
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE_EXIT

@@ -5,7 +5,9 @@ the [book] extra). It prints its estimate first."""
 from __future__ import annotations
 
 import os
+from argparse import ArgumentTypeError
 
+from toxlib.common.argtypes import short_name as checked_name
 from toxlib.common.errors import ParameterError
 
 
@@ -33,6 +35,14 @@ def _report(args) -> int:
     if len(names) != len(args.model) or len(set(names)) != len(names):
         raise ParameterError(f"give one distinct --name per --model ({len(args.model)} models, names {names}), "
                              "or none")
+    for model, name in zip(args.model, names):
+        try:
+            checked_name(name)
+        except ArgumentTypeError as exc:  # a default taken from a folder's name
+            raise ParameterError(f"the name of --model {model} {exc}: give --name") from None
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"--out {out} is a file; give a folder (it holds one report folder per model)")
     status = 0
     for model, name in zip(args.model, names):
         given = {} if model == name and model in BUNDLED else {name: model}
@@ -59,8 +69,9 @@ def add_commands(sub) -> None:
                             "claim's verdict beside the bundled models and the papers (prints its estimate first)")
     report.add_argument("--model", required=True, action="append", help="a bundled name, a local folder saved with "
                         "save_pretrained, or a hub id (repeat for several models: one report each)")
-    report.add_argument("--name", action="append", help="the short name tables and claims give the model (one per "
-                        "--model; default: the folder's or hub id's last part)")
+    report.add_argument("--name", action="append", type=checked_name, help="the short name tables and claims give "
+                        "the model: letters, digits, '.', '_', '-' (one per --model; default: the folder's or hub "
+                        "id's last part)")
     report.add_argument("--budget", default="quick", choices=["smoke", "quick", "decide", "paper"],
                         help="smoke: seconds, decides nothing; quick (default): about twenty minutes for a 135M model "
                         "on 2 CPU cores; decide: the book's sizes; paper: the papers' sizes")

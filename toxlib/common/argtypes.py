@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 
 def integer_in(low: int, high: int | None = None, what: str = "a whole number"):
@@ -48,4 +49,18 @@ def host_name(text: str) -> str:
     """A ``type`` accepting a non-empty host name or address without spaces."""
     if not text.strip() or any(c.isspace() for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a host; give an address such as 127.0.0.1 or a host name")
+    return text
+
+
+#: a short name of a model in a report: it names a folder under --out and a column of tables, so no path
+SHORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def short_name(text: str) -> str:
+    """A ``type`` accepting a model's short name: letters, digits, ".", "_" and "-", starting with a letter or digit,
+    at most 64 characters (no path: it becomes a folder's name)."""
+    if not SHORT_NAME.fullmatch(text) or ".." in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a short name; give letters, digits, '.', '_' or '-' (starting with a letter or digit, "
+            "at most 64, no '..'), e.g. mine or smollm2-ft")
     return text

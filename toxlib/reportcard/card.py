@@ -30,7 +30,7 @@ from toxlib.common.errors import ToxlibError
 from toxlib.common.provenance import library_commit
 from toxlib.models import BUNDLED, load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.loading import named_models
+from toxlib.models.loading import folder_weights_id, named_models
 from toxlib.reportcard.budgets import BUDGETS, MODEL_CHAPTERS, SCORED_CHAPTERS, chapter_values, chosen_values
 from toxlib.reportcard.domain import DomainCheck, domain_check
 from toxlib.reportcard.estimate import (
@@ -134,6 +134,15 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
 
 
+def model_identity(target: str) -> str:
+    """What tells one model from another under the same short name: a bundled name or hub id as it is, a local
+    folder by its resolved path and the digest of its weight files (``folder_weights_id``)."""
+    folder = Path(target).expanduser()
+    if target in BUNDLED or not folder.is_dir():
+        return target
+    return f"{folder.resolve()}@{folder_weights_id(folder)}"
+
+
 def _env_names() -> dict:
     """The short names ``TOXLIB_MODELS`` already gives (``toxlib.models.loading.named_models``)."""
     return named_models()
@@ -178,7 +187,8 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -
     folder = Path(folder)
     name = planned.facts.name
     env = kernel_env(folder, {**_env_names(), **planned.names}, planned.device)
-    runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress)
+    runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress,
+                        model=model_identity(planned.facts.target))
     ran = {r.stem for r in runs if r.status in ("ran", "done before")}
     domain, notes = None, []
     if ran & set(SCORED_CHAPTERS):

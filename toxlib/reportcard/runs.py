@@ -2,7 +2,8 @@
 model in place of the bundled ones, its executed notebook under ``<report>/chapters/`` and its tables and claims under
 ``<report>/results/`` (never the book's ``data/results/``).
 
-Resumable at two levels: a chapter whose run finished with the same parameters and library commit (``runs.json``)
+Resumable at two levels: a chapter whose run finished with the same parameters, library commit and model
+(``runs.json``; the model by ``model_identity``: another model under the same short name runs every chapter afresh)
 is not run again, and a chapter cut short re-runs with every row it had computed read back from the user's caches
 (generation, score and NLL rows are stored as they are computed). A chapter that fails is recorded with its error
 and the next one runs.
@@ -49,9 +50,10 @@ class ChapterRun:
     finished: str = ""
 
 
-def _done_before(log: dict, stem: str, values: dict, folder: Path) -> bool:
+def _done_before(log: dict, stem: str, values: dict, folder: Path, model: str) -> bool:
     entry = log.get(stem, {})
     return (entry.get("status") == "ran" and entry.get("values") == values and entry.get("commit") == library_commit()
+            and entry.get("model") == model
             and (folder / "chapters" / f"{stem}.ipynb").exists()
             and (folder / "results" / stem / "claims.csv").exists())
 
@@ -77,9 +79,10 @@ def kernel_env(folder: Path, names: dict[str, str], device: str | None) -> dict[
 
 
 def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], device_key: str,
-                 progress: bool = True) -> list[ChapterRun]:
+                 progress: bool = True, model: str = "") -> list[ChapterRun]:
     """Run each applicable plan's chapter into ``folder`` (see the module docstring); ``device_key``: which of the
-    plans' estimates applies. Returns one ``ChapterRun`` per plan, in order."""
+    plans' estimates applies; ``model``: the model's ``model_identity``, kept in ``runs.json`` and compared before a
+    chapter is taken as done. Returns one ``ChapterRun`` per plan, in order."""
     folder = Path(folder)
     (folder / "chapters").mkdir(parents=True, exist_ok=True)
     log, runs = read_log(folder), []
@@ -90,7 +93,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             if not plan.applies:
                 runs.append(ChapterRun(plan.stem, "not applicable", error=plan.why))
                 continue
-            if _done_before(log, plan.stem, plan.values, folder):
+            if _done_before(log, plan.stem, plan.values, folder, model):
                 runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
                                        finished=log[plan.stem]["finished"]))
                 bar.update(round(estimate or 0))
@@ -106,7 +109,8 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             wall = time.perf_counter() - started
             finished = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished))
-            log[plan.stem] = {"status": status, "values": plan.values, "commit": library_commit(), "wall_s": wall,
+            log[plan.stem] = {"status": status, "values": plan.values, "commit": library_commit(), "model": model,
+                              "wall_s": wall,
                               "estimate_s": estimate, "finished": finished, "error": error}
             _write_log(folder, log)
             bar.update(round(estimate or 0))
