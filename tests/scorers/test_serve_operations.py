@@ -236,8 +236,11 @@ def test_texts_of_concurrent_requests_are_pooled_by_batch_key_one_key_per_call()
             replies = [first.result(), *(f.result() for f in rest)]
     values = [r.json()["attributeScores"]["TOXICITY"]["summaryScore"]["value"] for r in replies]
     assert values == [len(t) % 10 / 10 for t in ["x", *texts]]
-    # after the first call: the fullest key first (five of length 2, three to a call), each call one key
-    assert scorer.calls == [["x"], ["aa", "cc", "ee"], ["bbb", "ddd", "hhh"], ["ff", "gg"]]
+    # after the first call, one key per call, at most batch_rows texts each: the five texts of length 2 in calls of
+    # 3 and 2, the three of length 3 in one (which goes first depends on how long they waited: FAIR_WAIT)
+    assert scorer.calls[0] == ["x"] and sorted(t for call in scorer.calls[1:] for t in call) == sorted(texts)
+    assert all(len({len(t) for t in call}) == 1 for call in scorer.calls[1:])
+    assert sorted((len(call[0]), len(call)) for call in scorer.calls[1:]) == [(2, 2), (2, 3), (3, 3)]
 
 
 def test_sigterm_answers_the_requests_in_flight_then_stops(tmp_path):
