@@ -186,3 +186,20 @@ def test_a_texts_scores_are_the_same_bits_alone_and_among_others_of_its_length(s
     columns = list(TARGETS)
     assert (together[columns].to_numpy() == alone[columns].to_numpy()).all()
     assert len(set(scorer.batch_keys(texts))) > 5  # many lengths, several texts of most
+
+
+def test_loading_the_encoder_leaves_transformers_bars_as_they_were():
+    """A kernel's ``quiet_libraries()`` switches transformers' bars off; loading the scorer must not switch them back
+    on (it did, and a later load of a language model drew "Loading weights" bars into a page)."""
+    from transformers.utils import logging as hf_logging
+
+    from toxlib.scorers.distilled import base_encoder
+
+    hf_logging.disable_progress_bar()
+    try:
+        base_encoder()
+        assert not hf_logging.is_progress_bar_enabled()
+    finally:
+        hf_logging.enable_progress_bar()
+    base_encoder()
+    assert hf_logging.is_progress_bar_enabled()

@@ -80,11 +80,13 @@ def base_encoder():
     from transformers.utils import logging as hf_logging
 
     folder = encoder_dir()
+    bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a bar per load of a 90 MB local file is noise in a notebook
     try:
         return AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
     finally:
-        hf_logging.enable_progress_bar()
+        if bars:  # switched back on only if it was on: a kernel's quiet_libraries() had switched them off for good
+            hf_logging.enable_progress_bar()
 
 
 def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> None:
