@@ -23,7 +23,7 @@ import pytest
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
         5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "fb0fbc817bcc7433"),
+        "cfdd5cb023d177aa"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6e8a90fd827605e6"),
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (

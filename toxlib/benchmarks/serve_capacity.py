@@ -38,8 +38,9 @@ import uuid
 import numpy as np
 import torch
 
-from toxlib.benchmarks.scorer_throughput import bench_texts
+from toxlib.benchmarks.scorer_throughput import _timed, bench_texts
 from toxlib.models.cpu_kernels import describe_cpu
+from toxlib.models.device import cpu_threads
 from toxlib.scorers import get_scorer
 from toxlib.scorers.serve_wire import ANALYZE_PATH
 
@@ -187,26 +188,14 @@ def measure(scorer: str, attribute: str, clients: list[int], modes: list[str], s
             server.kill()
 
 
-def scorer_rate(scorer, texts: list[str]) -> dict:
-    """texts/s of ``scorer.score(texts)`` in this process (what ``toxlib score`` runs), cache off, after a warm-up on
-    64 other texts."""
-    scorer.score(texts[-64:], cache=False, progress=False)
-    start = time.perf_counter()
-    scorer.score(texts[:-64], cache=False, progress=False)
-    seconds = time.perf_counter() - start
-    return {"texts": len(texts) - 64, "seconds": round(seconds, 2),
-            "texts_per_s": round((len(texts) - 64) / seconds, 1), "torch_threads": torch.get_num_threads()}
-
-
 def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 5.0, batch: int = 25,
                 compare_coalescing: bool = False, workers=(None,), log=lambda line: None) -> dict:
     """``bench serve``: every (kind of request, clients) cell against a server of ``scorer`` with each count of
     ``workers`` (None: serve's default, one per core), see the module doc. Returns the JSON object of the command
     (bench, scorer, cpu, load_average_1min, attribute, scorer_alone: {texts_per_s: the mean, before, after:
-    ``scorer_rate``}, results: one row per cell with
+    ``scorer_throughput._timed``}, results: one row per cell with
     texts_per_s, of_scorer, requests_per_s, p50_ms, p99_ms, failed_parts, coalesce, workers); log gets a first line
     naming the setting, then one line per cell. A row with failed_parts > 0 measured no capacity."""
-    from toxlib.scorers.serve_pool import usable_cores  # optional: the [serve] extra
 
     texts = bench_texts(4000)
     loaded = get_scorer(scorer)  # the scorer the server will load
@@ -214,9 +203,9 @@ def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 
     log(f"toxlib serve with {scorer}@{version} on 127.0.0.1, {seconds:g} s per cell, {describe_cpu()}")
     attribute = attribute.upper()
     load_before = os.getloadavg()[0]  # other work on the machine takes cores from both sides: say how much
-    before = scorer_rate(loaded, texts)
+    before = _timed(scorer, loaded, texts[:-64], texts[-64:])
     log(f"the scorer alone (toxlib score, same texts): {before['texts_per_s']:.1f} texts/s")
-    counts = [usable_cores() if w is None else w for w in workers]
+    counts = [cpu_threads() if w is None else w for w in workers]
     rows = []
     for count in counts:
         rows += measure(scorer, attribute, list(clients), ["single", "batch"], seconds, batch, True, texts, count,
@@ -224,7 +213,7 @@ def bench_serve(scorer: str = "distilled", clients=(1, 8, 64), seconds: float = 
         if compare_coalescing:
             rows += measure(scorer, attribute, [n for n in clients if n > 1], ["single"], seconds, batch, False,
                             texts, count, log=log)
-    after = scorer_rate(loaded, texts)
+    after = _timed(scorer, loaded, texts[:-64], texts[-64:])
     alone = {"texts_per_s": round((before["texts_per_s"] + after["texts_per_s"]) / 2, 1), "before": before,
              "after": after}
     log(f"the scorer alone again: {after['texts_per_s']:.1f} texts/s; rows are shares of the mean, "

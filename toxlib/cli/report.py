@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from argparse import ArgumentTypeError
 
-from toxlib.common.argtypes import short_name as checked_name
+from toxlib.common.argtypes import short_model_name
 from toxlib.common.errors import ParameterError
 
 
@@ -37,7 +37,7 @@ def _report(args) -> int:
                              "or none")
     for model, name in zip(args.model, names):
         try:
-            checked_name(name)
+            short_model_name(name)
         except ArgumentTypeError as exc:  # a default taken from a folder's name
             raise ParameterError(f"the name of --model {model} {exc}: give --name") from None
     out = Path(args.out)
@@ -69,7 +69,7 @@ def add_commands(sub) -> None:
                             "claim's verdict beside the bundled models and the papers (prints its estimate first)")
     report.add_argument("--model", required=True, action="append", help="a bundled name, a local folder saved with "
                         "save_pretrained, or a hub id (repeat for several models: one report each)")
-    report.add_argument("--name", action="append", type=checked_name, help="the short name tables and claims give "
+    report.add_argument("--name", action="append", type=short_model_name, help="the short name tables and claims give "
                         "the model: letters, digits, '.', '_', '-' (one per --model; default: the folder's or hub "
                         "id's last part)")
     report.add_argument("--budget", default="quick", choices=["smoke", "quick", "decide", "paper"],

@@ -56,7 +56,7 @@ def host_name(text: str) -> str:
 SHORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-def short_name(text: str) -> str:
+def short_model_name(text: str) -> str:
     """A ``type`` accepting a model's short name: letters, digits, ".", "_" and "-", starting with a letter or digit,
     at most 64 characters (no path: it becomes a folder's name)."""
     if not SHORT_NAME.fullmatch(text) or ".." in text:

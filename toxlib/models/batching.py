@@ -131,6 +131,25 @@ def shifted_exp(logits: torch.Tensor, inplace: bool = False) -> tuple[torch.Tens
     return expo, total.double(), peak.squeeze(-1).double()
 
 
+#: elements an elementwise op's input is padded to a multiple of (``aligned_elementwise``): twice the widest SIMD
+#: vector (AVX-512: 16 float32), with room to spare
+ALIGN_ELEMENTS = 64
+
+
+def aligned_elementwise(op, x: torch.Tensor) -> torch.Tensor:
+    """``op(x)`` for an elementwise ``op`` (torch.sigmoid, ...), each element's bits independent of ``x``'s size.
+
+    ATen runs an elementwise op on a contiguous CPU tensor in vectors of twice the SIMD width and hands the remainder
+    to a scalar loop, whose results differ in the last bits (float32 sigmoid: a row of 8 moved when the tensor had 7
+    or 9 rows on an AVX2 CPU; with AVX-512 the split falls elsewhere). Flattened and zero-padded to a multiple of
+    ``ALIGN_ELEMENTS``, every element goes through the vector loop, on any of these CPUs. Inputs of up to 32,768
+    elements run in one thread, so no chunk boundary of a parallel split falls inside a vector either."""
+    flat = x.reshape(-1)
+    padded = torch.zeros(-(-flat.numel() // ALIGN_ELEMENTS) * ALIGN_ELEMENTS, dtype=x.dtype, device=x.device)
+    padded[:flat.numel()] = flat
+    return op(padded)[:flat.numel()].reshape(x.shape)
+
+
 def tokenized_batches(tokenizer, texts: list[str], budget: int, max_length: int = 512):
     """Yield (positions, encoding) for ``texts`` tokenized once and cut into batches of texts with equal token
     counts (``length_batches``: no padding, so a text's scores do not depend on its batch), at most ``budget``

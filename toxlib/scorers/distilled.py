@@ -25,7 +25,7 @@ from torch import nn
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.common.progress import quiet_peft
 from toxlib.data.rtp_prompts import PERSPECTIVE_ATTRIBUTES
-from toxlib.models.batching import companions, tokenized_batches
+from toxlib.models.batching import aligned_elementwise, companions, tokenized_batches
 from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, load_calibrators
@@ -149,8 +149,7 @@ def predict(model: PerspectiveEmulator, tokenizer, texts: list[str], batch_token
         copies = companions(enc["input_ids"].numel())  # a very short text alone: too few rows for the encoder
         ids, mask = (enc[name].repeat(copies, 1).to(device) for name in ("input_ids", "attention_mask"))
         logits = model(ids, mask)[:len(rows)]
-        # in float64: torch's float32 sigmoid gives a row other bits when the tensor's size changes its loop's tail
-        out[rows] = torch.sigmoid(logits.double()).cpu().numpy()
+        out[rows] = aligned_elementwise(torch.sigmoid, logits).double().cpu().numpy()
     return out
 
 

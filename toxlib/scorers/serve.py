@@ -58,6 +58,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from toxlib.common.errors import ToxlibError
+from toxlib.models.device import cpu_threads
 from toxlib.scorers import get_scorer
 from toxlib.scorers.perspective import SCORER_HEADER
 from toxlib.scorers.serve_access import (
@@ -72,7 +73,7 @@ from toxlib.scorers.serve_batch import PartScanner, batch_response, split_batch
 from toxlib.scorers.serve_body import BadRequest, read_body
 from toxlib.scorers.serve_guard import MIN_RATE, guarded_protocol
 from toxlib.scorers.serve_info import about
-from toxlib.scorers.serve_pool import ScoringPool, usable_cores
+from toxlib.scorers.serve_pool import ScoringPool
 from toxlib.scorers.serve_wire import (
     ANALYZE_PATH,
     MAX_TEXT_BYTES,
@@ -303,7 +304,7 @@ def serve(host: str = "127.0.0.1", port: int = 8080, scorer="distilled", max_bod
     check_port_free(host, port)
     protocol = guarded_protocol(request_timeout, max_connections, max_per_client, min_rate=min_upload_rate)
     loaded = get_scorer(scorer)
-    workers = usable_cores() if workers is None else workers
+    workers = cpu_threads() if workers is None else workers
     pool = ScoringPool(loaded, workers=workers, cache=cache, coalesce=coalesce, threads=threads)
     if workers == 0:
         loaded.score(["Loading the scorer before the first request."], cache=False, progress=False)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from anyio import to_thread
 
+from toxlib.models.device import cpu_threads
 from toxlib.store.cache import ScoreStore
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,6 @@ FAIR_WAIT = 0.5
 START_TIMEOUT = 300
 
 _worker: dict = {}  # in a worker process: its scorer and score store
-
-
-def usable_cores() -> int:
-    """The cores this process may run on: ``serve``'s default number of workers."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def rows_of(scorer, texts: list[str], cache) -> list[tuple[dict[str, float], str | None]]:
@@ -114,7 +110,7 @@ class ScoringPool:
         if workers < 0:
             raise ValueError(f"workers must be 0 (a thread of this process) or more, not {workers}")
         self.scorer, self.workers, self.cache, self.coalesce = scorer, workers, cache, coalesce
-        self.threads = threads or max(1, usable_cores() // max(1, workers))
+        self.threads = threads or max(1, cpu_threads() // max(1, workers))
         self.groups: dict = {}  # batch key -> deque of (arrival, text, ticket, index)
         self.busy, self.requests = 0, 0
         self.executor: ProcessPoolExecutor | None = None
