@@ -16,7 +16,7 @@ import json
 
 import torch
 
-from toxlib.build.machine import kernel_facts
+from toxlib.book_build.machine import kernel_facts
 from toxlib.models import load
 from toxlib.models.float64 import float64_throughout
 

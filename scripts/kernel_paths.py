@@ -77,7 +77,7 @@ def child(model: str, precision: str, n_texts: int, out: Path, sample_from: Path
 def generated(model: str, dtype: str, n_prompts: int, out: Path) -> None:
     """``n_prompts`` of ``bench generate``'s prompts through ``toxlib.generate.generate`` in ``dtype``; saves the
     continuations and the tokens/s under ``out``."""
-    from toxlib.benchmarks.roofline import bench_prompts
+    from toxlib.benchmarks.prompts import bench_prompts
     from toxlib.generate import RTP_SAMPLING, generate
     from toxlib.models import load
 
@@ -104,7 +104,7 @@ def main() -> None:
         precision, out, sample_from = args.child
         child(args.model, precision, args.texts, Path(out), Path(sample_from) if sample_from != "-" else None)
         return
-    from toxlib.build.machine import kernel_facts
+    from toxlib.book_build.machine import kernel_facts
 
     report = {"model": args.model, "texts": args.texts, "machine": kernel_facts().get("cpu"),
               "settings": {k: v or "this CPU's defaults" for k, v in SETTINGS.items()}}

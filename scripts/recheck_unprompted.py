@@ -21,7 +21,7 @@ from toxlib.papers.rtp import detox
 from toxlib.steer.adapt import AdaptConfig, adapt
 from toxlib.steer.attribute import AttributeConditioning
 from toxlib.steer.word_filter import WordFilter
-from toxlib.store.record import Record, record_dir, text_sha
+from toxlib.store.record_reader import Record, record_dir, text_sha
 
 if os.environ.get("TOXLIB_RECORD") != "off":
     raise SystemExit("run with TOXLIB_RECORD=off: with the record on, its own rows would come back")

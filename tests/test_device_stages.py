@@ -12,7 +12,7 @@ import torch
 import toxlib.models.loading as loading
 import toxlib.scorers.distilled as distilled
 import toxlib.scorers.hf as hf
-import toxlib.steer.adapt as adapt_module
+import toxlib.steer.adapt_key as adapt_key
 from toxlib.generate import RTP_SAMPLING
 from toxlib.generate.api import run_identity
 from toxlib.generate.config import ENGINE_VERSION
@@ -21,7 +21,8 @@ from toxlib.models.device import kernel_key, pick_dtype, tf32, tf32_enabled
 from toxlib.models.perplexity import describes, model_key
 from toxlib.models.tiny import CORPUS, tiny_classifier
 from toxlib.scorers import get_scorer, takes_device
-from toxlib.steer.adapt import AdaptConfig, adaptation_key, train
+from toxlib.steer.adapt_key import AdaptConfig, adaptation_key
+from toxlib.steer.adapt_train import train
 
 
 @pytest.fixture()
@@ -33,7 +34,7 @@ def picked(monkeypatch):
         asked.append(device)
         return torch.device("cpu")
 
-    for module in (loading, distilled, hf, adapt_module):
+    for module in (loading, distilled, hf, adapt_key):
         monkeypatch.setattr(module, "pick_device", pick)
     return asked
 
@@ -115,7 +116,7 @@ def test_adaptation_trains_where_it_is_told_and_keys_a_gpus_training_apart(tiny_
 def test_a_gpu_training_is_keyed_apart(tiny_lm, monkeypatch):
     """The key names a GPU's training apart from a CPU's; keyed as on a machine with a GPU (pick_device answers
     cuda), so it runs where there is none."""
-    monkeypatch.setattr(adapt_module, "pick_device", lambda device=None: torch.device("cuda"))
+    monkeypatch.setattr(adapt_key, "pick_device", lambda device=None: torch.device("cuda"))
     corpus = pd.DataFrame({"text": CORPUS, "toxic": [0] * len(CORPUS)})
     key = adaptation_key(tiny_lm, corpus, AdaptConfig(), device="cuda")
     assert key["training_kernels"] == "cuda"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "toxlib"
 #: a function-level toxlib import must carry one of these words in a comment on its line, or sit in a ``try``
-#: (code that also runs in a kernel without toxlib, ``toxlib.build.machine``), or be in the CLI, whose
+#: (code that also runs in a kernel without toxlib, ``toxlib.book_build.machine``), or be in the CLI, whose
 #: commands import what they run (its package docstring says why)
 LAZY_MARKS = ("# optional", "# heavy")
 

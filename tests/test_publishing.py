@@ -14,7 +14,7 @@ import nbformat
 import pytest
 import yaml
 
-from toxlib.build.book import toc_files, toc_notebooks
+from toxlib.book_build.book import toc_files, toc_notebooks
 from toxlib.store import paths
 
 ROOT = paths.project_root()
@@ -87,7 +87,7 @@ def test_publish_workflow_builds_committed_notebooks_without_executing_and_deplo
                 f"the build step cannot import {extension}: it needs PYTHONPATH set to the checkout"
         else:
             assert _pin(extension)[0] in installed, f"publish.yml does not install the extension {extension}"
-    assert "python -m toxlib.build.repository _config.yml" in runs  # the buttons link to the published repository
+    assert "python -m toxlib.book_build.repository _config.yml" in runs  # the buttons link to the published repository
 
 
 def test_pull_request_workflow_runs_the_readme_test_command():
@@ -159,7 +159,7 @@ def test_every_cited_key_is_in_references_bib_and_the_four_papers_are_cited():
 
 def test_config_serves_mathjax_with_the_book_and_leaves_the_repository_address_to_the_build():
     """The committed _config.yml names no repository (a fork publishes links to itself): the build writes the
-    address in (toxlib.build.repository), or switches the buttons off where there is none."""
+    address in (toxlib.book_build.repository), or switches the buttons off where there is none."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "sphinx-mathjax-offline" in config["sphinx"]["extra_extensions"]
     assert "mathjax_path" not in config["sphinx"].get("config", {}), "mathjax_path would override the local copy"

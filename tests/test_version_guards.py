@@ -22,22 +22,25 @@ import pytest
 #: version string (module:attribute, a dict key after "[") -> (its value, the modules it describes, their digest)
 GUARDS = {
     "toxlib.generate.config:ENGINE_VERSION": (
-        5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache"],
-        "cfdd5cb023d177aa"),
+        5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache",
+            "toxlib.generate.decoder_choice"],
+        "fdcdf371665d858a"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6e8a90fd827605e6"),
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.sass.prompt_classifier"], "2e7f79a93c239ac0"),
-    "toxlib.scorers.training:RECIPE_VERSION": (
-        "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "408e9200c337c493"),
+    "toxlib.scorers.training:SCORER_RECIPE_VERSION": (
+        "minilm-rtp-3", ["toxlib.scorers.training", "toxlib.models.schedule"], "27279c6c9ffdcba4"),
     "toxlib.scorers.bilstm:BiLSTMScorer.version": (
         "tox-block-0.1.2-torch-1", ["toxlib.scorers.bilstm"], "e893d85754ef2b99"),
     "toxlib.steer.pplm_discriminator:DISCRIMINATOR_VERSION": (
         "pplm-head-v1", ["toxlib.steer.pplm_discriminator"], "bb15cbbdaf3fc021"),
-    "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "2945b73f74b8f89d"),
+    "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "ebcd182f4198cacd"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "921fb58295dae8cb"),
-    "toxlib.steer.adapt:RECIPE_VERSION": (
-        "adapt-1", ["toxlib.steer.adapt", "toxlib.models.schedule"], "2dd8fa9470ee72c8"),
+    "toxlib.steer.adapt_key:RECIPE_VERSION": (
+        "adapt-1",
+        ["toxlib.steer.adapt_key", "toxlib.steer.adapt_train", "toxlib.steer.adapt", "toxlib.models.schedule"],
+        "2cdcea8d06b1a287"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from toxlib.benchmarks import ceilings, roofline
+from toxlib.benchmarks import ceilings, matmul_rate
 from toxlib.generate import DecodingConfig, engine, generate
 from toxlib.generate.nucleus import nucleus_sample
 from toxlib.models import load
@@ -62,7 +62,7 @@ def test_stops_off_decodes_every_token_and_restores_the_stop_ids(tiny_lm):
 def test_the_ceilings_report_every_variant_over_the_same_work(tiny_model_dirs, monkeypatch):
     # a 256-cubed matmul for the machine's rate: on a CPU without AVX512-BF16 or AMX, bf16 is emulated at about
     # 1 GFLOP/s and the 2048-cubed one took most of this test's 12 minutes (AMD EPYC without AVX-512)
-    monkeypatch.setattr(roofline, "SQUARE", 256)
+    monkeypatch.setattr(matmul_rate, "SQUARE", 256)
     result = ceilings.generation_ceilings(str(tiny_model_dirs["llama"]), n_prompts=2, repeats=1, log=lambda *_: None)
     assert result["tokens"] == 2 * 25 * 20
     for name in ceilings.VARIANTS:

@@ -6,7 +6,8 @@ import pytest
 
 from toxlib.benchmarks.equal_work import SHAPES, UnequalWork, Work, compare, shape
 from toxlib.benchmarks.generation_speed import bench_generate
-from toxlib.benchmarks.roofline import bench_perplexity, bench_self_debias
+from toxlib.benchmarks.perplexity_speed import bench_perplexity
+from toxlib.benchmarks.self_debias_speed import bench_self_debias
 
 
 def test_a_ratio_of_unequal_work_is_refused():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toxlib.benchmarks.alternatives import count_until_stop as _count_until_stop
 from toxlib.benchmarks.generation_speed import peak_rss_mb
-from toxlib.benchmarks.roofline import flops_per_token
+from toxlib.benchmarks.matmul_rate import flops_per_token
 
 
 def test_flops_per_token_counts_body_and_lm_head_once():

@@ -11,7 +11,7 @@ import pytest
 
 from toxlib.benchmarks.record_cost import cpu_hours, per_chapter, read_rates, record_cost, record_work
 from toxlib.cli import main
-from toxlib.store.record import COLUMNS, KEY_COLUMNS, file_of, record_dir, write_csv_gz, write_sums
+from toxlib.store.record_reader import KEY_COLUMNS, ROW_COLUMNS, file_of, record_dir, write_csv_gz, write_sums
 
 WEIGHTS = "sha256:" + "ab" * 32
 
@@ -46,7 +46,7 @@ def _small_record(folder) -> None:
         writer.writerow(KEY_COLUMNS)
         for kind, key, chapters, config, rows in keys:
             (folder / kind).mkdir(exist_ok=True)
-            write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", COLUMNS[kind], [list(r) for r in rows])
+            write_csv_gz(folder / kind / f"{file_of(key)}.csv.gz", ROW_COLUMNS[kind], [list(r) for r in rows])
             writer.writerow([kind, key, file_of(key), len(rows), chapters, json.dumps(config) if config else "", "[]"])
     write_sums(folder)
 

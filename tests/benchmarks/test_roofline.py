@@ -1,4 +1,5 @@
-"""The roofline helpers: the matmul denominator, the over-100% guard and the timing cache."""
+"""The roofline helpers: the matmul denominator (``matmul_rate``), the over-100% guard, the warm-up and the timing
+cache (``timing``), and the chapter's table (``roofline``)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ import json
 
 import torch
 
-from toxlib.benchmarks import roofline
+from toxlib.benchmarks import matmul_rate, roofline, timing
 
 ARCH = {"hidden_size": 64, "intermediate_size": 128, "non_embedding_params": 1000, "vocab_size": 10}
 
 
 def test_denominator_keeps_the_best_rate_at_either_shape_and_either_time(monkeypatch):
     rates = iter([{"square": 100.0, "workload": 80.0}, {"square": 90.0, "workload": 120.0}])
-    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: next(rates))
-    d = roofline.Denominator(torch.float32, ARCH, rows=32)
+    monkeypatch.setattr(matmul_rate, "matmul_rates", lambda dtype, arch, rows, device: next(rates))
+    d = matmul_rate.Denominator(torch.float32, ARCH, rows=32)
     d.measure()
     d.measure()
     report = d.report()
@@ -28,9 +29,9 @@ def test_denominator_keeps_the_best_rate_at_either_shape_and_either_time(monkeyp
 def test_a_percentage_above_100_fails_the_benchmark(capsys):
     from toxlib.cli.bench import _finish
 
-    assert roofline.above_roofline({"roofline_pct": 99.9}) == []
+    assert matmul_rate.above_roofline({"roofline_pct": 99.9}) == []
     both = ("roofline_pct", "bf16_roofline_pct")
-    assert roofline.above_roofline({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == ["roofline_pct"]
+    assert matmul_rate.above_roofline({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == ["roofline_pct"]
     assert _finish({"roofline_pct": 99.9}) == 0
     assert _finish({"roofline_pct": 100.8, "bf16_roofline_pct": 50.0}, both) == 1
     out = capsys.readouterr().out
@@ -39,7 +40,7 @@ def test_a_percentage_above_100_fails_the_benchmark(capsys):
 
 
 def test_best_matmul_gflops_is_a_positive_rate():
-    assert roofline.best_matmul_gflops(torch.float32, 64, 64, 64, repeats=2) > 0
+    assert matmul_rate.best_matmul_gflops(torch.float32, 64, 64, 64, repeats=2) > 0
 
 
 def test_the_denominator_measures_on_the_model_device_at_that_device_square(monkeypatch):
@@ -50,10 +51,10 @@ def test_the_denominator_measures_on_the_model_device_at_that_device_square(monk
         calls.append((m, k, n, torch.device(device).type))
         return 1.0
 
-    monkeypatch.setattr(roofline, "best_matmul_gflops", fake_rate)
+    monkeypatch.setattr(matmul_rate, "best_matmul_gflops", fake_rate)
     for device, side in (("cpu", 2048), ("cuda", 8192)):
         calls.clear()
-        d = roofline.Denominator(torch.bfloat16, ARCH, rows=32, device=device)
+        d = matmul_rate.Denominator(torch.bfloat16, ARCH, rows=32, device=device)
         d.measure()
         assert calls == [(side, side, side, device), (32, 64, 128, device)]
         assert d.report()["matmul_square_side"] == side
@@ -66,7 +67,7 @@ def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
 
     from toxlib.generate import RTP_SAMPLING
 
-    monkeypatch.setattr(roofline, "matmul_rates", lambda dtype, arch, rows, device: {"square": 1e6, "workload": 1e6})
+    monkeypatch.setattr(matmul_rate, "matmul_rates", lambda dtype, arch, rows, device: {"square": 1e6, "workload": 1e6})
     prompts = ["a", "b", "c"]
     for device, warm_prompts, warm_tokens in (("cpu", prompts, 2), ("cuda", prompts, RTP_SAMPLING.max_new_tokens)):
         calls = []
@@ -75,9 +76,9 @@ def test_a_gpu_benchmark_warms_up_on_the_whole_workload(monkeypatch):
             calls.append((list(ps), config.max_new_tokens))
             return 10, 1.0
 
-        monkeypatch.setattr(roofline, "toxlib_generate", fake_generate)
+        monkeypatch.setattr(timing, "toxlib_generate", fake_generate)
         lm = SimpleNamespace(dtype=torch.bfloat16, device=torch.device(device), architecture=lambda: ARCH)
-        result = roofline.timed_generation(lm, prompts, RTP_SAMPLING, rows=32)
+        result = timing.timed_generation(lm, prompts, RTP_SAMPLING, rows=32)
         assert calls == [(warm_prompts, warm_tokens), (prompts, RTP_SAMPLING.max_new_tokens)]
         assert result["tok_s"] == 10.0
 
@@ -90,9 +91,9 @@ def test_a_measurement_is_taken_once_per_key(tmp_path, monkeypatch):
         calls.append(1)
         return {"tok_s": 10.0 * len(calls)}
 
-    first = roofline.cached_measurement("speed", {"model": "a"}, measure)
-    again = roofline.cached_measurement("speed", {"model": "a"}, measure)
-    other = roofline.cached_measurement("speed", {"model": "b"}, measure)
+    first = timing.cached_measurement("speed", {"model": "a"}, measure)
+    again = timing.cached_measurement("speed", {"model": "a"}, measure)
+    other = timing.cached_measurement("speed", {"model": "b"}, measure)
     assert first == again and first["tok_s"] == 10.0 and "UTC" in first["measured"]
     assert other["tok_s"] == 20.0 and len(calls) == 2
     assert not list(tmp_path.rglob("*.partial"))

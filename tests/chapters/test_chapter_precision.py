@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from toxlib.build.book import toc_notebooks
-from toxlib.build.runner import notebook_parameters
+from toxlib.book_build.book import toc_notebooks
+from toxlib.book_build.runner import notebook_parameters
 from toxlib.store.paths import project_root
 
 CHAPTERS = toc_notebooks(project_root())

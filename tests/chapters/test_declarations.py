@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from toxlib.build.chapter_cells import cell_differences, chapter_notebook
-from toxlib.build.runner import notebook_parameters, run_values
+from toxlib.book_build.chapter_cells import cell_differences, chapter_notebook
+from toxlib.book_build.runner import notebook_parameters, run_values
 from toxlib.chapters import STEMS, chapter, chapters, spec
 from toxlib.common.errors import ParameterError, UnknownNameError
 from toxlib.store.paths import project_root
@@ -83,11 +83,12 @@ def test_every_check_accepts_and_refuses_something():
     good = {"COUNT": 1, "COUNT_OR_ALL": 0, "COUNT_OR_NONE": None, "COUNT_OR_SKIP": 0, "SEED": 0,
             "PROBABILITY": 1.0, "NUCLEUS_MASS": 1.0, "POSITIVE": 0.1, "NUMBER": -3.0, "FLAG": False,
             "POSITIVE_LIST": [], "MODEL": "m", "MODELS": ["m"], "MODELS_OR_NONE": [], "SCORER": "distilled",
-            "SCORERS": ["bilstm", "hf:some/model"], "DTYPE": "bfloat16", "EXECUTOR": "ray"}
+            "SCORERS": ["bilstm", "hf:some/model"], "DTYPE": "bfloat16", "EXECUTOR": "ray",
+            "MODEL_NAMES": {"mine": "/path/to/folder"}}
     bad = {"COUNT": 0, "COUNT_OR_ALL": -1, "COUNT_OR_NONE": 0, "COUNT_OR_SKIP": True, "SEED": -1,
            "PROBABILITY": math.nan, "NUCLEUS_MASS": 0.0, "POSITIVE": math.inf, "NUMBER": math.inf, "FLAG": 1,
            "POSITIVE_LIST": [1.0, -2.0], "MODEL": " ", "MODELS": [""], "MODELS_OR_NONE": "m", "SCORER": "nope",
-           "SCORERS": [], "DTYPE": "float16", "EXECUTOR": "slurm"}
+           "SCORERS": [], "DTYPE": "float16", "EXECUTOR": "slurm", "MODEL_NAMES": {"mine": ""}}
     declared = {n for n, v in vars(spec).items() if isinstance(v, spec.Check)}
     assert set(good) == set(bad) == declared
     for name in declared:

@@ -1,4 +1,4 @@
-"""Progress bars (toxlib.common.progress) and the paths notebooks show (toxlib.report.shown_path)."""
+"""Progress bars (toxlib.common.progress) and the paths notebooks show (toxlib.publish.shown_path)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from tqdm import std
 
 from toxlib.common import progress
-from toxlib.report.shown_path import ShownPath
+from toxlib.publish.shown_path import ShownPath
 from toxlib.store import paths
 
 BAR_GRAPHIC = re.compile(r"\|[█▏▎▍▌▋▊▉ ]+\|")
@@ -79,7 +79,7 @@ def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
     them back on is refused silently), and a toxlib bar leaves one short line."""
     import papermill
 
-    from toxlib.build.runner import _quiet_cell
+    from toxlib.book_build.runner import _quiet_cell
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (
@@ -103,7 +103,7 @@ def test_in_a_real_kernel_the_cell_keeps_one_line_and_no_warning(tmp_path):
 
 def test_the_chapter_runner_drops_the_progress_lines_from_the_executed_notebook(tmp_path):
     """A chapter run by the runner (as the book runs them) keeps its results and loses its bars' lines."""
-    from toxlib.build.runner import run_notebook
+    from toxlib.book_build.runner import run_notebook
 
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("n = 2\n")
@@ -138,7 +138,7 @@ def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from toxlib.report import results
+    from toxlib.publish import results
 
     monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
     fig, ax = plt.subplots()
@@ -152,7 +152,7 @@ def test_save_figure_returns_a_shown_path(tmp_path, monkeypatch):
 def test_write_table_returns_a_shown_path(tmp_path, monkeypatch):
     import pandas as pd
 
-    from toxlib.report import results
+    from toxlib.publish import results
 
     monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path))
     path = results.write_table("chapter", "numbers", pd.DataFrame({"a": [1, 2]}))
@@ -179,7 +179,7 @@ def test_importing_toxlib_changes_no_environment_and_no_warning_filter():
     code = (f"import importlib\nfor name in {sorted(third_party)!r}:\n"
             "    try:\n        importlib.import_module(name)\n    except ImportError:\n        pass\n"
             "import os, warnings; env = dict(os.environ); filters = list(warnings.filters)\n"
-            "import toxlib, toxlib.generate, toxlib.scorers, toxlib.report.results, toxlib.papers.rtp\n"
+            "import toxlib, toxlib.generate, toxlib.scorers, toxlib.publish.results, toxlib.papers.rtp\n"
             "changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}\n"
             "print(sorted(changed), [f for f in warnings.filters if f not in filters])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")

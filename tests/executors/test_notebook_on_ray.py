@@ -25,7 +25,7 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 def test_rtp_prompted_smoke_profile_on_ray_matches_the_local_run(tmp_path, session_cache_dir):
     pytest.importorskip("ray")
-    from toxlib.build.runner import notebook_parameters, run_notebook
+    from toxlib.book_build.runner import notebook_parameters, run_notebook
 
     assert "executor" in notebook_parameters(NOTEBOOK), "rtp_prompted lost its executor parameter"
     models = str(Path(session_cache_dir) / "models")  # the bundled model converts once for both runs

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from toxlib.generate import COLUMNS, DecodingConfig, generate
+from toxlib.generate import GENERATION_COLUMNS, DecodingConfig, generate
 from toxlib.models import load
 from toxlib.steer import LogitsSteering, PromptTemplate
 
@@ -34,7 +34,7 @@ def hf_greedy(lm, ids: list[int], steps: int) -> list[int]:
 
 def test_output_table(lm):
     df = run(lm)
-    assert list(df.columns) == COLUMNS
+    assert list(df.columns) == GENERATION_COLUMNS
     assert len(df) == len(PROMPTS) * 5
     assert df.groupby("prompt_id")["sample_idx"].apply(list).tolist() == [list(range(5))] * len(PROMPTS)
     assert df["prompt"].tolist() == [p for p in PROMPTS for _ in range(5)]

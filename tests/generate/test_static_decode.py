@@ -6,13 +6,21 @@ from __future__ import annotations
 import pytest
 import torch
 
-from toxlib.generate import static_decode
-from toxlib.generate.api import default_batch_rows, encode_prompt, row_uniforms
+from toxlib.generate import engine, static_decode
+from toxlib.generate.api import default_batch_rows, encode_prompt, generate, row_uniforms
 from toxlib.generate.config import DecodingConfig
+from toxlib.generate.decoder_choice import (
+    DecoderChoice,
+    choose_decoder,
+    cuda_graphs_enabled,
+    graphs_wanted,
+    reason_not_static,
+)
 from toxlib.generate.engine import decode_batch
 from toxlib.generate.nucleus import NucleusStats
 from toxlib.generate.nucleus_batch import stages
-from toxlib.generate.static_decode import capacity_bucket, reason_not_static, row_bucket, static_decode_batch
+from toxlib.generate.static_decode import Decoders, static_decode_batch
+from toxlib.generate.static_sizing import capacity_bucket, row_bucket
 from toxlib.models import load
 from toxlib.models.gpu_memory import MAX_DECODE_ROWS, decode_rows, decoding_row_bytes, model_shape
 
@@ -64,11 +72,51 @@ def test_a_sampler_overflow_decodes_the_batch_again_with_more_slots(tiny_model_d
     expected = decode_batch(lm.model, enc, config, uniforms, lm.stop_ids, lm.pad_id, width=32)
     vocab = lm.model.config.vocab_size
     assert stages(vocab, config.top_p) == (256, "sort")  # a 300-token vocabulary: the top 256, then the sort
-    learned = static_decode._per_model.setdefault(lm.model, static_decode._ModelSteps())
+    decoders = Decoders()  # the caller's: the shared one is left alone
+    learned = decoders.of(lm.model).capacity
     learned.slots[(64, vocab)] = (64, 1)  # one slot for the sort: every step overflows
-    rows = static_decode_batch(lm.model, enc, config, uniforms, lm.stop_ids, lm.pad_id, width=32, graphs=False)
+    rows = static_decode_batch(lm.model, enc, config, uniforms, lm.stop_ids, lm.pad_id, width=32, graphs=False,
+                               decoders=decoders)
     assert rows == expected
     assert learned.slots[(64, vocab)][1] > 1
+    assert (64, vocab) not in static_decode.SHARED_DECODERS.of(lm.model).capacity.slots
+
+
+def test_a_callers_decoders_hold_the_models_steps_until_released(tiny_model_dirs):
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu")
+    enc, config, uniforms = _batch(lm, "greedy", 1)
+    decoders = Decoders()
+    static_decode_batch(lm.model, enc, config, uniforms, lm.stop_ids, lm.pad_id, width=32, graphs=False,
+                        decoders=decoders)
+    assert list(decoders.of(lm.model).steps.steps) == [(64, 64)]  # 4 rows in a bucket of 64, 32 + 9 positions
+    static_decode.release(lm.model, decoders)
+    assert not decoders.of(lm.model).steps.steps
+
+
+def test_the_chooser_names_the_loop_and_why(tiny_model_dirs, monkeypatch):
+    llama = load(str(tiny_model_dirs["llama"]), device="cpu").model
+    sample, gpu = DecodingConfig(max_new_tokens=20), torch.device("cuda")
+    assert choose_decoder(llama, sample, [], 16) == ("eager", False, "cpu: eager loop")
+    monkeypatch.delenv("TOXLIB_CUDA_GRAPHS", raising=False)
+    assert cuda_graphs_enabled() and not graphs_wanted(torch.device("cpu"))
+    assert choose_decoder(llama, sample, [], 16, gpu) == ("static", True, "cuda: graphed static decoding")
+    steered = choose_decoder(llama, sample, [lambda ids, scores: scores], 16, gpu)
+    assert steered.loop == "eager" and "processors" in steered.reason and steered.reason.startswith("cuda, ")
+    monkeypatch.setenv("TOXLIB_CUDA_GRAPHS", "0")
+    off = choose_decoder(llama, sample, [], 16, gpu)
+    assert off.loop == "static" and not off.graphs and "TOXLIB_CUDA_GRAPHS=0" in off.reason
+
+
+def test_generate_passes_the_callers_decoders_down(tiny_model_dirs, monkeypatch):
+    lm = load(str(tiny_model_dirs["llama"]), device="cpu")
+    seen = []
+    real = engine.static_decode_batch
+    monkeypatch.setattr(engine, "choose_decoder", lambda *a: DecoderChoice("static", False, "a test"))
+    monkeypatch.setattr(engine, "static_decode_batch", lambda *a, **k: seen.append(k["decoders"]) or real(*a, **k))
+    decoders = Decoders()
+    generate(lm, PROMPTS[:2], DecodingConfig(num_samples=2, max_new_tokens=4), cache=False, progress=False,
+             decoders=decoders)
+    assert seen and all(d is decoders for d in seen)
 
 
 def test_steering_beams_and_a_full_window_take_the_eager_loop(tiny_model_dirs):

@@ -16,7 +16,7 @@ from toxlib.generate import DecodingConfig, generate
 from toxlib.models import BUNDLED, known_models, load
 from toxlib.models.bundled import converted_dir
 from toxlib.models.device import pick_dtype
-from toxlib.models.loading import weights_sha256
+from toxlib.models.weights_id import weights_sha256
 
 
 def test_known_models_are_the_bundled_ones():

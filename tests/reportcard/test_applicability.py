@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from toxlib.chapters.your_model import MODEL_CHAPTERS
 from toxlib.models.tiny import tiny_causal_lm, tiny_masked_lm
 from toxlib.reportcard import model_facts as facts_module
-from toxlib.reportcard.budgets import MODEL_CHAPTERS
 from toxlib.reportcard.model_facts import applicability, model_facts
 
 pytestmark = pytest.mark.models
@@ -41,14 +41,19 @@ def test_a_model_too_large_for_the_memory_free_is_refused_before_it_loads(tiny, 
     assert "GB are free" in fits["safety_score"].why and "--device cuda" in fits["safety_score"].why
 
 
-def test_a_short_name_shows_instead_of_the_path(tiny, monkeypatch):
-    import json
+def test_a_short_name_shows_instead_of_the_path(tiny):
+    from toxlib.models import load, name_models
 
-    from toxlib.models import load
-
-    monkeypatch.setenv("TOXLIB_MODELS", json.dumps({"mine": str(tiny["causal"])}))
-    lm = load("mine", device="cpu")
-    assert lm.name == "mine" and lm.source == "local" and model_facts("mine", "cpu").target == str(tiny["causal"])
-    monkeypatch.setenv("TOXLIB_MODELS", json.dumps({"smollm2-135m": str(tiny["causal"])}))
-    with pytest.raises(Exception, match="bundled model name"):
-        load("smollm2-135m")
+    names = {"mine": str(tiny["causal"])}
+    lm = load("mine", device="cpu", names=names)
+    assert lm.name == "mine" and lm.source == "local"
+    assert model_facts("mine", "cpu", names=names).target == str(tiny["causal"])
+    try:
+        name_models(names)  # as a chapter's first cell does with its model_names parameter
+        assert load("mine", device="cpu").name == "mine"
+        with pytest.raises(Exception, match="bundled model name"):
+            name_models({"smollm2-135m": str(tiny["causal"])})
+    finally:
+        name_models({})
+    with pytest.raises(Exception, match="model 'mine'"):  # no longer a short name: a hub id, not reachable here
+        load("mine", device="cpu")

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from toxlib.benchmarks.record_cost import record_work
-from toxlib.reportcard.budgets import MODEL_CHAPTERS, chapter_values
+from toxlib.chapters.your_model import MODEL_CHAPTERS
+from toxlib.reportcard.budgets import chapter_values
 from toxlib.reportcard.estimate import SD_ROWS, Rates, estimate_seconds
-from toxlib.reportcard.work import Work, chapter_work
+from toxlib.reportcard.work import ChapterWork, chapter_work
 
 
 @pytest.mark.parametrize("stem,record_kind,field", [("safety_score", "lm_scores", "read_tokens"),
@@ -35,6 +36,6 @@ def test_each_budget_asks_more_work_than_the_one_below(stem):
 
 def test_seconds_are_work_over_rates_with_each_kind_at_its_cost():
     rates = Rates("cpu", gen=100.0, read=1000.0, texts=10.0, how="given")
-    assert estimate_seconds(Work(gen_tokens=500), rates, overhead=7) == pytest.approx(12.0)
-    assert estimate_seconds(Work(sd_tokens=100), rates) == pytest.approx(SD_ROWS * 1.0)
-    assert estimate_seconds(Work(read_tokens=2000, scored_texts=30), rates) == pytest.approx(5.0)
+    assert estimate_seconds(ChapterWork(gen_tokens=500), rates, overhead=7) == pytest.approx(12.0)
+    assert estimate_seconds(ChapterWork(sd_tokens=100), rates) == pytest.approx(SD_ROWS * 1.0)
+    assert estimate_seconds(ChapterWork(read_tokens=2000, scored_texts=30), rates) == pytest.approx(5.0)

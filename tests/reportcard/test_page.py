@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from toxlib.reportcard.page import headline, write_report
+from toxlib.reportcard.page import paper_counts, write_report
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def _context(name: str) -> dict:
 
 
 def test_headline_counts_each_papers_verdicts_and_marks():
-    counts = {h["paper"]: h for h in headline(_rows())}
+    counts = {h["paper"]: h for h in paper_counts(_rows())}
     assert counts["RealToxicityPrompts"]["holds"] == 1 and counts["RealToxicityPrompts"]["marked"] == 2
     assert sum(h["holds"] + h["fails"] + h["undecided"] + h["not_judged"] for h in counts.values()) == 12
 
@@ -51,7 +51,7 @@ def test_headline_counts_each_papers_verdicts_and_marks():
 def test_the_page_shows_model_text_as_text_and_fits_a_laptop_and_a_phone(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from tests.build.test_book import CHROMIUM_ARGS, _chromium
+    from tests.book_build.test_book import CHROMIUM_ARGS, _chromium
 
     name = "<b>mine</b>"
     page_path = write_report(tmp_path, _context(name), _rows())

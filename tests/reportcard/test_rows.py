@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from toxlib.reportcard.budgets import MODEL_CHAPTERS
+from toxlib.chapters.your_model import MODEL_CHAPTERS
 from toxlib.reportcard.rows import OTHER, POOLED, book_models, model_claims, report_rows, subject, template
 from toxlib.store import paths
 

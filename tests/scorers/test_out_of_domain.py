@@ -8,7 +8,7 @@ import pytest
 from toxlib.scorers.base import BatchScores, Scorer
 from toxlib.scorers.out_of_domain import (
     BENIGN,
-    TOXIC,
+    TOXIC_EXAMPLES,
     out_of_domain_scores,
     out_of_domain_sentences,
     out_of_domain_summary,
@@ -29,7 +29,7 @@ def test_the_set_is_fixed_and_disjoint_from_the_evaluation_sets():
     from toxlib.data import load_rtp_all, load_sass_benchmark, load_tweeteval_hate
 
     sentences = out_of_domain_sentences()
-    assert len(BENIGN) == len(TOXIC) == 20 and sentences["text"].is_unique
+    assert len(BENIGN) == len(TOXIC_EXAMPLES) == 20 and sentences["text"].is_unique
     assert sentences["kind"].tolist() == ["benign"] * 20 + ["toxic"] * 20
     rtp = load_rtp_all()
     evaluation = (set(load_sass_benchmark()["text"]) | set(load_tweeteval_hate()["text"])
@@ -41,8 +41,8 @@ def test_summary_counts_by_kind():
     scores = out_of_domain_scores(Marker(), cache=False)
     assert list(scores.columns[:3]) == ["kind", "text", "toxicity"] and len(scores) == 40
     summary = out_of_domain_summary(scores).set_index("kind")
-    idiot = sum("idiot" in t for t in TOXIC)
-    stupid = sum("stupid" in t and "idiot" not in t for t in TOXIC)
+    idiot = sum("idiot" in t for t in TOXIC_EXAMPLES)
+    stupid = sum("stupid" in t and "idiot" not in t for t in TOXIC_EXAMPLES)
     rest = 20 - idiot - stupid
     assert summary.loc["toxic", "mean"] == pytest.approx((0.9 * idiot + 0.6 * stupid + 0.1 * rest) / 20)
     assert summary.loc["toxic", "share_at_or_above"] == pytest.approx((idiot + stupid) / 20)

@@ -13,17 +13,10 @@ from toxlib.generate.api import encode_prompt, generate
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.tiny import CORPUS
 from toxlib.steer import adapt as adapt_module
-from toxlib.steer.adapt import (
-    ATTRIBUTE_TOKENS,
-    META_FILE,
-    AdaptConfig,
-    adapt,
-    adapted_dir,
-    default_name,
-    document_ids,
-    train,
-    training_metadata,
-)
+from toxlib.steer import adapt_train
+from toxlib.steer.adapt import adapt, adapted_dir, training_metadata
+from toxlib.steer.adapt_key import ATTRIBUTE_TOKENS, META_FILE, AdaptConfig, default_name
+from toxlib.steer.adapt_train import document_ids, train
 from toxlib.steer.attribute import AttributeConditioning
 
 FAST = AdaptConfig(max_steps=16, batch_size=4, max_tokens=32, lr=1e-2, lora_r=4, lora_alpha=8)
@@ -38,7 +31,7 @@ def mean_nll(model, tokenizer, start_token, texts, attribute=None) -> float:
     """Mean NLL per text token, documents laid out as in training."""
     start = tokenizer.convert_tokens_to_ids(start_token)
     docs = [document_ids(tokenizer, start, t, attribute, 32) for t in texts]
-    ids, attention, labels = adapt_module._collate(docs, tokenizer.pad_token_id, "cpu")
+    ids, attention, labels = adapt_train._collate(docs, tokenizer.pad_token_id, "cpu")
     return model(input_ids=ids, attention_mask=attention, labels=labels).loss.item()
 
 
@@ -92,7 +85,7 @@ def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
     config = dataclasses.replace(FAST, seed=7)
     folder = adapted_dir(tiny_lm, data, config)
     calls = {"n": 0}
-    collate = adapt_module._collate
+    collate = adapt_train._collate
 
     def failing_collate(*args, **kwargs):
         calls["n"] += 1
@@ -100,7 +93,7 @@ def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
             raise KeyboardInterrupt  # as a user interrupting the notebook mid-training
         return collate(*args, **kwargs)
 
-    monkeypatch.setattr(adapt_module, "_collate", failing_collate)
+    monkeypatch.setattr(adapt_train, "_collate", failing_collate)
     with pytest.raises(KeyboardInterrupt):
         adapt(tiny_lm, data, config, progress=False).model
     assert not folder.exists()
@@ -109,7 +102,7 @@ def test_interrupted_training_leaves_nothing_reusable(tiny_lm, monkeypatch):
     # a folder at the final place without training.json (not written by adapt) is not trusted either
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
-    monkeypatch.setattr(adapt_module, "_collate", collate)
+    monkeypatch.setattr(adapt_train, "_collate", collate)
     lm = adapt(tiny_lm, data, config, progress=False)
     assert lm.model is not None and (folder / META_FILE).exists()
 
@@ -172,11 +165,11 @@ def test_atcon_tokens_are_trained_and_survive_save_and_load(tiny_model_dirs, arc
 
 def test_atcon_fraction_tags_a_random_share():
     data = corpus(repeat=4)
-    draw = adapt_module._attribute_draw(data, AdaptConfig(method="atcon", atcon_fraction=0.5, seed=3))
+    draw = adapt_train._attribute_draw(data, AdaptConfig(method="atcon", atcon_fraction=0.5, seed=3))
     tagged = [i for i, a in enumerate(draw) if a]
     assert len(tagged) == 10 and tagged != list(range(10))
     assert all(draw[i] == ATTRIBUTE_TOKENS[int(data["toxic"][i])] for i in tagged)
-    assert adapt_module._attribute_draw(data, AdaptConfig(method="dapt")) == [None] * 20
+    assert adapt_train._attribute_draw(data, AdaptConfig(method="dapt")) == [None] * 20
 
 
 def test_document_layout_masks_prefix_and_padding(tiny_lm):
@@ -185,7 +178,7 @@ def test_document_layout_masks_prefix_and_padding(tiny_lm):
     ids, n_prefix = document_ids(tok, start, "The quick brown fox", None, 5)
     assert ids[0] == start and n_prefix == 1 and len(ids) == 5
     short, _ = document_ids(tok, start, "The", None, 5)
-    input_ids, attention, labels = adapt_module._collate([(ids, 1), (short, 1)], tok.pad_token_id, "cpu")
+    input_ids, attention, labels = adapt_train._collate([(ids, 1), (short, 1)], tok.pad_token_id, "cpu")
     assert labels[0, 0] == -100 and labels[0, 1:].tolist() == ids[1:]
     assert attention[1].tolist() == [1] * len(short) + [0] * (5 - len(short))
     assert (labels[1, len(short):] == -100).all()
@@ -273,7 +266,7 @@ def test_training_metadata_is_the_records_copy_when_it_holds_one(tiny_lm, tmp_pa
     held = {"steps": 16, "loss_first_10pct": 9.0, "loss_last_10pct": 1.0, "train_seconds": 1.5}
     (record / "artefacts" / "adapted").mkdir(parents=True)
     (record / "artefacts" / "adapted" / f"{folder.name}.json").write_text(json.dumps(held))
-    from toxlib.store.record import write_sums
+    from toxlib.store.record_reader import write_sums
 
     write_sums(record)
     monkeypatch.setenv("TOXLIB_RECORD_DIR", str(record))

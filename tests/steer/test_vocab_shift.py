@@ -9,7 +9,14 @@ import pytest
 import torch
 
 from toxlib.generate import DecodingConfig, generate
-from toxlib.steer.vocab_shift import NONTOXIC, TOXIC, VocabShift, VocabShiftWeights, top_tokens, train_vocab_shift
+from toxlib.steer.vocab_shift import (
+    NONTOXIC_COLUMN,
+    TOXIC_COLUMN,
+    VocabShift,
+    VocabShiftWeights,
+    top_tokens,
+    train_vocab_shift,
+)
 
 WORDS = ["the quick", "brown fox", "jumps over", "the lazy dog", "language models", "a question", "the weather",
          "she said hello", "nucleus sampling", "a threshold"]
@@ -54,7 +61,7 @@ def test_training_moves_the_marker_towards_toxic(tiny_lm, weights):
     assert marker not in nontoxic_ids
     W = weights.W
     assert W.shape == (tiny_lm.model.get_output_embeddings().weight.shape[0], 2) and W.dtype == torch.float32
-    assert W[marker, TOXIC] > 0.3 and W[marker, NONTOXIC] < 0
+    assert W[marker, TOXIC_COLUMN] > 0.3 and W[marker, NONTOXIC_COLUMN] < 0
     table = top_tokens(weights, tiny_lm.tokenizer, k=5)
     assert list(table.columns) == ["side", "rank", "token_id", "token", "w_toxic", "w_nontoxic", "association"]
     assert table["side"].tolist() == ["toxic"] * 5 + ["non-toxic"] * 5

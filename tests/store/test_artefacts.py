@@ -1,6 +1,6 @@
 """The artefact cache (``toxlib.store.artefacts``): the sample record's copy first, then the user's cache, else
 made once into a temporary file or folder renamed into place; a failed make leaves nothing; names come from what
-decides the artefact. Trained files with a real record: tests/record/test_record.py."""
+decides the artefact. Trained files with a real record: tests/record_tools/test_record.py."""
 
 from __future__ import annotations
 
@@ -89,6 +89,19 @@ def test_a_folder_counts_as_made_only_with_its_done_file(cache):
     assert sorted(p.name for p in folder.iterdir()) == ["done.json", "weights"]
     assert artefacts.artefact_folder("models/m", lambda f: pytest.fail("made twice"), done_file="done.json") == folder
     assert [p.name for p in folder.parent.iterdir()] == ["m"]  # no temporary folder left
+
+
+def test_a_made_folder_gets_the_umask_default_mode_not_the_temporary_folders(cache):
+    """A converted bundled model or an adapted model is readable as any new folder would be (mkdtemp's is 0700)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        folder = artefacts.artefact_folder("models/moded", lambda f: (f / "w").write_text("w"))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
 
 
 def test_importing_the_store_makes_it_the_memos_keeper(cache):

@@ -53,7 +53,7 @@ def test_a_notebook_run_in_place_and_a_fetched_data_file_keep_their_mode(tmp_pat
 
     import nbformat
 
-    from toxlib.build.runner import run_notebook
+    from toxlib.book_build.runner import run_notebook
     from toxlib.data.sources import Registry, fetch, registry
 
     nb = nbformat.v4.new_notebook()

@@ -4,5 +4,5 @@ every ratio at equal work, ``equal_work``), the ceilings of the decoding step (`
 (``scorer_throughput``), ``toxlib serve`` under concurrent clients (``serve_capacity``), Ray against local
 (``distributed``), and models with random weights, their nucleus sizes fitted to the trained ones', for machines
 the real weights cannot reach (``random_weights``). No chapter result depends on them.
-May import: common, store, data, executors, models, generate, steer, scorers, report, build.
+May import: common, store, data, executors, models, generate, steer, scorers, publish, book_build.
 """

@@ -1,7 +1,7 @@
 """``python -m toxlib bench ceilings``: how fast bf16 generation would be if its sampler, or its sampler and its
 attention, cost nothing.
 
-Why: ``bench generate`` gives bf16 generation as a share of the matmul roofline (``toxlib.benchmarks.roofline``). A
+Why: ``bench generate`` gives bf16 generation as a share of the matmul roofline (``toxlib.benchmarks.matmul_rate``). A
 profile names what is not a matmul (the nucleus sampler's top-k, the attention kernel for one query row, norms and
 element-wise work), but the profiler's own cost inflates small operations and moves the heap. So this benchmark
 measures the ceilings directly, on ``bench generate``'s prompts and rows, with stop tokens off so that every row
@@ -24,14 +24,9 @@ import contextlib
 import torch
 
 from toxlib.benchmarks.equal_work import stops_off
-from toxlib.benchmarks.roofline import (
-    WARM_UP_TOKENS,
-    Denominator,
-    bench_prompts,
-    percent,
-    toxlib_generate,
-    warms_up_whole,
-)
+from toxlib.benchmarks.matmul_rate import Denominator, percent
+from toxlib.benchmarks.prompts import bench_prompts
+from toxlib.benchmarks.timing import WARM_UP_TOKENS, toxlib_generate, warms_up_whole
 from toxlib.generate import RTP_SAMPLING, engine
 from toxlib.generate.api import default_batch_rows
 from toxlib.models import load

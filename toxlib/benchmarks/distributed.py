@@ -20,6 +20,7 @@ import time
 
 import pandas as pd
 
+from toxlib.common import settings
 from toxlib.executors import RayExecutor
 from toxlib.executors.ray_cluster import local_cpus
 from toxlib.generate import DecodingConfig, generate
@@ -27,7 +28,7 @@ from toxlib.models import load
 from toxlib.models.tiny import tiny_causal_lm
 from toxlib.scorers import score
 
-PROMPTS = [
+BENCH_PROMPTS = [
     "The weather today is", "My neighbour told me that", "The best way to learn a language is",
     "When the meeting started, the manager", "Scientists have recently discovered", "The old house at the end of",
     "I can't believe that you", "After the game, the fans", "The recipe calls for", "On the first day of school",
@@ -40,8 +41,8 @@ def job_settings(quick: bool, folder: str) -> tuple[str, str, DecodingConfig, li
     """(model name or folder, scorer, decoding config, prompts) of the benchmark job."""
     if quick:
         model = str(tiny_causal_lm(os.path.join(folder, "tiny-llama")))
-        return model, "profanity-svm", DecodingConfig(num_samples=5, max_new_tokens=12, seed=0), PROMPTS[:12]
-    return "smollm2-135m", "distilled", DecodingConfig(num_samples=25, max_new_tokens=20, seed=0), PROMPTS
+        return model, "profanity-svm", DecodingConfig(num_samples=5, max_new_tokens=12, seed=0), BENCH_PROMPTS[:12]
+    return "smollm2-135m", "distilled", DecodingConfig(num_samples=25, max_new_tokens=20, seed=0), BENCH_PROMPTS
 
 
 def run_job(lm, prompts: list[str], config: DecodingConfig, scorer: str, executor) -> tuple[pd.DataFrame, float]:
@@ -66,8 +67,8 @@ def bench_distributed(quick: bool = False, workers: int = 2) -> dict:
         start = time.perf_counter()
         started_here = not ray.is_initialized()
         if started_here:
-            if os.environ.get("RAY_ADDRESS"):
-                ray.init(address=os.environ["RAY_ADDRESS"])
+            if settings.text("RAY_ADDRESS"):
+                ray.init(address=settings.text("RAY_ADDRESS"))
             else:
                 ray.init(num_cpus=max(workers, local_cpus()), object_store_memory=256 << 20, include_dashboard=False,
                          log_to_driver=False)

@@ -16,7 +16,7 @@ float32 on every path (TF32 off unless ``--tf32``):
     with ``num_return_sequences=25`` and transformers' own top-p, ``toxlib.benchmarks.alternatives``) against
     toxlib on its fewer prompts (16), named in ``papers_loop_prompts``: ``vs_papers_loop``;
   * the machine's fp32 matmul GFLOP/s and the roofline it implies: tokens/s if every new token cost exactly
-    2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.benchmarks.roofline``: the best
+    2 x (non-embedding parameters + LM-head parameters) flops at that rate (``toxlib.benchmarks.matmul_rate``: the best
     of several repeats at the square and the workload shape, before and after the workload);
   * peak resident memory (after the toxlib phase, and overall);
   * bf16 (``--bf16``): toxlib's speed in bf16 (``bf16_tok_s``) against the bf16 matmul rate measured in the same
@@ -39,13 +39,12 @@ import torch
 
 from toxlib.benchmarks.alternatives import fastest_batched_generate, hf_generate
 from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
-from toxlib.benchmarks.roofline import (
+from toxlib.benchmarks.matmul_rate import Denominator, percent
+from toxlib.benchmarks.prompts import bench_prompts
+from toxlib.benchmarks.timing import (
     WARM_UP_TOKENS,
-    Denominator,
-    bench_prompts,
     cached_measurement,
     device_facts,
-    percent,
     timed_generation,
     toxlib_generate,
     warms_up_whole,

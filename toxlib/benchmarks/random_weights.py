@@ -265,3 +265,9 @@ def fit_folder(folder: Path, target: dict, fit_prompts: int = FIT_PROMPTS, check
 def _write_fit(folder: Path, fit: dict) -> None:
     with written_atomically(folder / LOGIT_SCALE_FILE) as partial:
         partial.write_text(json.dumps(fit, indent=1) + "\n")
+
+
+def bench_model(model: str, random_weights: bool = False) -> str:
+    """The model a benchmark loads: ``model``, or with ``random_weights`` a folder with its architecture and random
+    weights (``random_weights_folder``)."""
+    return str(random_weights_folder(model)) if random_weights else model

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from toxlib.store.record import Record, checked_bytes, key_chapters, read_csv_gz, record_dir
+from toxlib.store.record_reader import Record, checked_bytes, key_chapters, read_csv_gz, record_dir
 
 #: Columns of ``record_work``.
 WORK_COLUMNS = ["kind", "key", "chapters", "model", "dtype", "work", "units", "rate_field", "reason"]

@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from toxlib.benchmarks.roofline import cached_measurement
+from toxlib.benchmarks.timing import cached_measurement
 from toxlib.data.rtp_prompts import load_rtp
 from toxlib.scorers import get_scorer
 from toxlib.store.keys import stable_hash
@@ -37,7 +37,7 @@ def _scorer(name: str):
 
 def _cached(name: str, scorer, texts: list[str], warmup: list[str]) -> dict:
     """``_timed`` measured once per scorer version, texts and machine and then read back
-    (``roofline.cached_measurement``; the row gains ``measured``, when it was taken), so a warm re-run of the
+    (``timing.cached_measurement``; the row gains ``measured``, when it was taken), so a warm re-run of the
     scorers chapter re-times nothing."""
     key = {"scorer": name, "version": scorer.version, "texts": stable_hash([*warmup, "|", *texts])}
     return cached_measurement("scorer-throughput", key, lambda: _timed(name, scorer, texts, warmup))

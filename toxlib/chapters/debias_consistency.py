@@ -13,6 +13,7 @@ from toxlib.chapters.spec import (
     SEED,
     Chapter,
     Parameter,
+    model_names_parameter,
 )
 
 CHAPTER = Chapter(
@@ -46,6 +47,7 @@ CHAPTER = Chapter(
                   'prompt sampling seed'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'n_examples': 1, 'n_prompts': 12},
               'paper': {'decay_constant': 100.0, 'n_prompts': 1199, 'num_beams': 3, 'sweep': [10.0, 50.0]},

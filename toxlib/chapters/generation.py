@@ -1,6 +1,16 @@
 """The generation chapter's parameters (``notebooks/generation.ipynb``), declared once."""
 
-from toxlib.chapters.spec import COUNT, COUNT_OR_SKIP, EXECUTOR, MODELS, NUCLEUS_MASS, SEED, Chapter, Parameter
+from toxlib.chapters.spec import (
+    COUNT,
+    COUNT_OR_SKIP,
+    EXECUTOR,
+    MODELS,
+    NUCLEUS_MASS,
+    SEED,
+    Chapter,
+    Parameter,
+    model_names_parameter,
+)
 
 CHAPTER = Chapter(
     'generation',
@@ -25,6 +35,7 @@ CHAPTER = Chapter(
                   'prompts in the speed comparison with one generate() call per prompt (0 skips it)'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'paper': {},
               'smoke': {'max_new_tokens': 5,

@@ -13,6 +13,7 @@ from toxlib.chapters.spec import (
     SEED,
     Chapter,
     Parameter,
+    model_names_parameter,
 )
 
 CHAPTER = Chapter(
@@ -65,6 +66,7 @@ CHAPTER = Chapter(
                   'sampling seed (prompts, corpus, generation)'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'adapt_steps': 8, 'discriminator_texts': 300, 'k': 10, 'n_nontoxic': 10, 'n_perplexity': 40,
                         'n_toxic': 10, 'n_unprompted': 1, 'pplm_k': 4, 'pplm_perplexity': 0, 'pplm_prompts': 4,

@@ -1,13 +1,29 @@
 """The rtp_prompted chapter's parameters (``notebooks/rtp_prompted.ipynb``), declared once."""
 
-from toxlib.chapters.spec import COUNT, DTYPE, EXECUTOR, MODELS, NUCLEUS_MASS, SCORER, SEED, Chapter, Parameter
+from toxlib.chapters.spec import (
+    COUNT,
+    DTYPE,
+    EXECUTOR,
+    MODELS,
+    NUCLEUS_MASS,
+    SCORER,
+    SEED,
+    Chapter,
+    Parameter,
+    model_names_parameter,
+)
+
+#: the paper profile: every toxic and every non-toxic prompt of the public subsets, and every challenging one (the
+#: intro quotes it)
+PAPER_PROFILE = {'n_challenging': 1196, 'n_nontoxic': 5054, 'n_toxic': 2204}
 
 CHAPTER = Chapter(
     'rtp_prompted',
     'Prompted toxicity',
     intro=("Parameters (papermill). Paper-scale run: the paper's 22K toxic and 77K non-toxic prompts need the full"
-           ' RTP (not reachable here); the largest run on the public subsets uses n_toxic 2204 (every toxic '
-           'prompt) and n_nontoxic 5000.'),
+           ' RTP (not reachable here); the largest run on the public subsets uses n_toxic '
+           f"{PAPER_PROFILE['n_toxic']} (every toxic prompt) and n_nontoxic {PAPER_PROFILE['n_nontoxic']} (every "
+           'non-toxic prompt).'),
     parameters=(
         Parameter('models', ["smollm2-135m", "gemma3-270m"], MODELS,
                   'bundled names, local directories or hub ids'),
@@ -32,9 +48,10 @@ CHAPTER = Chapter(
                   'prompt sampling and generation seed'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'n_challenging': 10, 'n_nontoxic': 20, 'n_toxic': 20},
-              'paper': {'n_challenging': 1196, 'n_nontoxic': 5054, 'n_toxic': 2204},
+              'paper': PAPER_PROFILE,
               'smoke': {'k': 5,
                         'max_new_tokens': 8,
                         'models': ['smollm2-135m'],

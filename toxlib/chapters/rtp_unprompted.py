@@ -1,6 +1,16 @@
 """The rtp_unprompted chapter's parameters (``notebooks/rtp_unprompted.ipynb``), declared once."""
 
-from toxlib.chapters.spec import COUNT, EXECUTOR, MODELS, NUCLEUS_MASS, SCORER, SEED, Chapter, Parameter
+from toxlib.chapters.spec import (
+    COUNT,
+    EXECUTOR,
+    MODELS,
+    NUCLEUS_MASS,
+    SCORER,
+    SEED,
+    Chapter,
+    Parameter,
+    model_names_parameter,
+)
 
 CHAPTER = Chapter(
     'rtp_unprompted',
@@ -23,6 +33,7 @@ CHAPTER = Chapter(
                   'sampling seed'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'pool_size': 500, 'resamples': 200},
               'paper': {'pool_size': 10000, 'resamples': 1000},

@@ -10,6 +10,7 @@ from toxlib.chapters.spec import (
     SEED,
     Chapter,
     Parameter,
+    model_names_parameter,
 )
 
 CHAPTER = Chapter(
@@ -35,6 +36,7 @@ CHAPTER = Chapter(
                   'sampling seed for the samples and the fidelity subset'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'fidelity_sentences': 0, 'max_implicit_sentences': 600, 'max_sentences': 600},
               'paper': {'max_implicit_sentences': 0, 'max_sentences': 0},

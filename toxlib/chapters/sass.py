@@ -9,6 +9,7 @@ from toxlib.chapters.spec import (
     SCORERS,
     Chapter,
     Parameter,
+    model_names_parameter,
     subset_of,
 )
 
@@ -40,6 +41,7 @@ CHAPTER = Chapter(
                   'Table 7 analogue on only the first N of the 1,000 tweets (None: all)'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        model_names_parameter(),
     ),
     profiles={'quick': {'lm_comments': 60, 'readings': ['next-token'], 'tweets_limit': 100},
               'paper': {},

@@ -81,6 +81,8 @@ MODELS = Check("a list of at least one model (bundled name, local directory or h
                lambda v: isinstance(v, list) and bool(v) and all(_is_name(m) for m in v))
 MODELS_OR_NONE = Check("a list of models (hub ids or local directories; may be empty)",
                        lambda v: isinstance(v, list) and all(_is_name(m) for m in v))
+MODEL_NAMES = Check('short names for your own models, such as {"mine": "/path/to/folder"} ({} for none)',
+                    lambda v: isinstance(v, dict) and all(_is_name(k) and _is_name(t) for k, t in v.items()))
 SCORER = Check("a known scorer name (python -m toxlib score --help lists them) or hf:<id or dir>", _known_scorer)
 SCORERS = Check("a list of at least one known scorer name",
                 lambda v: isinstance(v, list) and bool(v) and all(_known_scorer(s) for s in v))
@@ -95,6 +97,12 @@ def subset_of(*choices) -> Check:
     """A non-empty list of ``choices`` (each at most once)."""
     return Check("a non-empty list of " + ", ".join(map(repr, choices)),
                  lambda v: isinstance(v, list) and bool(v) and len(set(v)) == len(v) and all(x in choices for x in v))
+
+
+def model_names_parameter() -> Parameter:
+    """What every chapter that loads models declares: short names for a reader's own models, handed to
+    ``toxlib.models.name_models`` in the chapter's first code cell, so tables and claims show the name, not a path."""
+    return Parameter("model_names", {}, MODEL_NAMES, "short names for your own models: {name: folder or hub id}")
 
 
 DTYPE = one_of("float32", "bfloat16")

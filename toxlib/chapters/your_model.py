@@ -2,6 +2,7 @@
 
 from toxlib.chapters.spec import MODEL, Chapter, Check, Parameter, one_of
 
+#: the chapters whose claims concern a language model, in the book's order: those a report card runs
 MODEL_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "sass", "debias_consistency", "safety_score")
 
 CHAPTER = Chapter(

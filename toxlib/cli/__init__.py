@@ -1,4 +1,4 @@
-"""Command line: ``python -m toxlib {data,chapters,run,book,report,score,train-scorer,serve,bench,record} ...``
+"""Command line: ``python -m toxlib {data,chapters,run,book,report,score,train-scorer,serve,bench,record,settings}``
 (see each ``--help``). The library's functions take arguments and return values; the modules here parse the command
 line, call them and print.
 
@@ -9,12 +9,13 @@ line, call them and print.
   ``scorers``  score, train-scorer, serve
   ``bench``    bench generate|ceilings|perplexity|self-debias|score|serve|record-cost|distributed
   ``record``   record status|write|audit
+  ``settings`` settings (every environment variable toxlib reads)
 
 Each command imports what it runs inside its function: ``toxlib --help`` and ``toxlib data`` start without torch,
 and ``toxlib score`` works without the optional extras that ``run`` and ``book`` ([book]) and ``serve`` ([serve])
 need.
 
-May import: common, data, store, chapters, build, models, scorers, benchmarks, record, reportcard.
+May import: common, data, store, chapters, book_build, models, scorers, benchmarks, record_tools, reportcard.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import argparse
 import os
 import sys
 
-from toxlib.cli import bench, book, data, record, report, scorers
+from toxlib.cli import bench, book, data, record, report, scorers, settings
 from toxlib.cli.scorers import CLOSED_PIPE_EXIT
 from toxlib.common.errors import ToxlibError
 
@@ -35,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     """The command line's parser: one subcommand per command of the modules above, each with its ``func``."""
     top = argparse.ArgumentParser(prog="python -m toxlib", description=__doc__.split("\n\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-    for module in (data, book, report, scorers, bench, record):
+    for module in (data, book, report, scorers, bench, record, settings):
         module.add_commands(sub)
     return top
 

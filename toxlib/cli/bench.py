@@ -23,7 +23,7 @@ def _named(result: dict, args) -> dict:
 
 def _finish(result: dict, pct_keys: tuple[str, ...] | None = None) -> int:
     """Print the JSON line; exit status 1, with the reason, when a roofline percentage is above 100."""
-    from toxlib.benchmarks.roofline import PERCENT_KEYS, above_roofline
+    from toxlib.benchmarks.matmul_rate import PERCENT_KEYS, above_roofline
 
     print(json.dumps(result))
     over = above_roofline(result, pct_keys or PERCENT_KEYS)
@@ -35,7 +35,7 @@ def _finish(result: dict, pct_keys: tuple[str, ...] | None = None) -> int:
 
 
 def _model(args) -> str:
-    from toxlib.benchmarks.roofline import bench_model
+    from toxlib.benchmarks.random_weights import bench_model
 
     return bench_model(args.model, random_weights=getattr(args, "random_weights", False))
 
@@ -71,7 +71,7 @@ def _ceilings(args) -> int:
 
 
 def _perplexity(args) -> int:
-    from toxlib.benchmarks.roofline import bench_perplexity
+    from toxlib.benchmarks.perplexity_speed import bench_perplexity
 
     _precision(args)
     return _finish(_named(bench_perplexity(_model(args), quick=args.quick, dtype=args.dtype, shape_name=args.shape),
@@ -79,7 +79,7 @@ def _perplexity(args) -> int:
 
 
 def _self_debias(args) -> int:
-    from toxlib.benchmarks.roofline import bench_self_debias
+    from toxlib.benchmarks.self_debias_speed import bench_self_debias
 
     _precision(args)
     return _finish(_named(bench_self_debias(_model(args), quick=args.quick, dtype=args.dtype, shape_name=args.shape),

@@ -14,7 +14,7 @@ NO_RECORD_HELP = ("ignore the sample record (data/record/): recompute, or read f
 def _run(args) -> int:
     from pathlib import Path
 
-    from toxlib.build.runner import default_output, run_notebook  # optional: the [book] extra (papermill)
+    from toxlib.book_build.runner import default_output, run_notebook  # optional: the [book] extra (papermill)
 
     params = dict(args.parameter or [])
     profile = _profile(args)
@@ -39,7 +39,7 @@ def _chapters(args) -> int:
     from toxlib.store.paths import project_root
 
     if args.write_cells:
-        from toxlib.build.chapter_cells import write_cells  # optional: the [book] extra (nbformat)
+        from toxlib.book_build.chapter_cells import write_cells  # optional: the [book] extra (nbformat)
 
         written = write_cells(project_root())
         for path in written:
@@ -54,7 +54,7 @@ def _chapters(args) -> int:
 
 
 def _book(args) -> int:
-    from toxlib.build.book import build_book  # optional: the [book] extra (papermill, jupyter-book)
+    from toxlib.book_build.book import build_book  # optional: the [book] extra (papermill, jupyter-book)
 
     result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute)
     for run in result["runs"]:

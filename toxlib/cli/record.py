@@ -7,14 +7,14 @@ import argparse
 
 def _record(args) -> int:
     if args.action == "status":
-        from toxlib.record.status import status_text
-        from toxlib.store.record import record_dir, verify
+        from toxlib.record_tools.status import status_text
+        from toxlib.store.record_reader import record_dir, verify
 
         check = verify(record_dir())
         print(status_text(check=check))
         return 1 if check["problems"] else 0
     if args.action == "write":
-        from toxlib.record.write import write_record
+        from toxlib.record_tools.write import write_record
 
         done = write_record(args.log, prune=args.prune)
         print(f"record written: {done['keys']} keys, {done['rows']:,} rows, {done['texts']:,} texts, "
@@ -25,13 +25,13 @@ def _record(args) -> int:
 
 def _audit(args) -> int:
     # heavy: these load models and scorers
-    from toxlib.build.machine import kernel_facts
+    from toxlib.book_build.machine import kernel_facts
     from toxlib.common.progress import quiet_libraries
-    from toxlib.record.audit import outcome
-    from toxlib.record.audit_file import resumable_audit
-    from toxlib.record.audit_report import report_text
-    from toxlib.record.history import append_history, check_writable, history_line, scope_text
-    from toxlib.store.record import record_dir
+    from toxlib.record_tools.audit_file import resumable_audit
+    from toxlib.record_tools.audit_outcome import outcome
+    from toxlib.record_tools.audit_report import report_text
+    from toxlib.record_tools.history import append_history, check_writable, history_line, scope_text
+    from toxlib.store.record_reader import record_dir
 
     quiet_libraries()
     if args.history:

@@ -6,7 +6,7 @@ What decides a number (``DECIDING_PATHS``): the library (``toxlib/``), its decla
 caches read first (``data/record/``, but its audit history ``audits.csv``, from which no number is read). Notebooks
 and results, rewritten by the very build that records the commit, do not count.
 
-Standard library only: ``toxlib.build.runner`` sends these functions' source (and ``DECIDING_PATHS``) into each
+Standard library only: ``toxlib.book_build.runner`` sends these functions' source (and ``DECIDING_PATHS``) into each
 notebook's kernel.
 """
 

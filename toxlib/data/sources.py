@@ -28,6 +28,7 @@ import yaml
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from toxlib.common.digest import file_sha256
 from toxlib.common.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError, UnknownNameError
 from toxlib.store import paths
 
@@ -109,14 +110,6 @@ def registry() -> Registry:
 
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def sha256_of_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def http_session(retries: int = 3, backoff: float = 0.5) -> requests.Session:
@@ -234,7 +227,7 @@ def fetch(
     except ValueError:  # pooch: the stored bytes are not the registry's
         if present:
             raise ChecksumMismatchError(
-                f"{dest} changed since it was fetched: its sha256 is {sha256_of_file(dest)}, expected "
+                f"{dest} changed since it was fetched: its sha256 is {file_sha256(dest)}, expected "
                 f"{source.kept_sha256} for {source.name!r}. The file is truncated, edited or not the pinned "
                 f"version; replace it with `python -m toxlib data fetch {source.name} --force` (add --mirror DIR "
                 "offline)."

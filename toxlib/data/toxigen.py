@@ -12,7 +12,7 @@ from toxlib.common.errors import DataFormatError
 from toxlib.data.io import read_json_array
 from toxlib.data.sources import ensure
 
-COLUMNS = ["id", "text", "toxicity_score", "label", "harmful", "target_groups"]
+TOXIGEN_COLUMNS = ["id", "text", "toxicity_score", "label", "harmful", "target_groups"]
 
 
 def _load(name: str) -> pd.DataFrame:
@@ -24,7 +24,7 @@ def _load(name: str) -> pd.DataFrame:
     frame = pd.DataFrame(records)
     frame["toxicity_score"] = frame["toxicity_score"].astype(float)
     frame["harmful"] = frame["label"].eq("hate")
-    return frame[COLUMNS]
+    return frame[TOXIGEN_COLUMNS]
 
 
 def load_toxigen() -> pd.DataFrame:

@@ -22,9 +22,9 @@ May import: common (Ray itself only inside the functions that need it: the [ray]
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from toxlib.common import settings
 from toxlib.common.errors import ToxlibError
 
 EXECUTORS = ("local", "ray")
@@ -89,7 +89,7 @@ def resolve_executor(executor=None) -> RayExecutor | None:
         executor = _default[0]
     if isinstance(executor, RayExecutor):
         return executor
-    name = executor if executor is not None else (os.environ.get("TOXLIB_EXECUTOR") or "local")
+    name = executor if executor is not None else (settings.text("TOXLIB_EXECUTOR") or "local")
     if not isinstance(name, str) or name.strip().lower() not in EXECUTORS:
         source = "executor" if executor is not None else "TOXLIB_EXECUTOR"
         raise ValueError(f"unknown {source} {name!r}; known: {', '.join(EXECUTORS)} (or a RayExecutor(...))")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from toxlib.common import settings
 from toxlib.common.errors import ToxlibError
 
 #: Driver environment variables a worker needs to find the same caches, models and data (forwarded when set).
@@ -30,9 +31,9 @@ def import_ray():
 
 def local_cpus() -> int:
     """CPUs of a local cluster: ``TOXLIB_RAY_NUM_CPUS`` or the usable cores, at most ``MAX_LOCAL_CPUS``."""
-    env = os.environ.get("TOXLIB_RAY_NUM_CPUS")
-    if env:
-        return int(env)
+    given = settings.whole_number("TOXLIB_RAY_NUM_CPUS")
+    if given:
+        return given
     return max(1, min(MAX_LOCAL_CPUS, len(os.sched_getaffinity(0))))
 
 
@@ -41,11 +42,11 @@ def connect(address: str | None = None):
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    address = address or os.environ.get("RAY_ADDRESS")
+    address = address or settings.text("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        store_mb = int(os.environ.get("TOXLIB_RAY_OBJECT_STORE_MB", "512"))
+        store_mb = settings.whole_number("TOXLIB_RAY_OBJECT_STORE_MB") or 512
         ray.init(num_cpus=local_cpus(), num_gpus=None, object_store_memory=store_mb << 20, include_dashboard=False,
                  log_to_driver=False)
     return ray
@@ -53,7 +54,7 @@ def connect(address: str | None = None):
 
 def worker_env() -> dict[str, str]:
     """The forwarded environment variables that are set here (see ``FORWARDED_ENV``)."""
-    return {name: os.environ[name] for name in FORWARDED_ENV if os.environ.get(name)}
+    return settings.passthrough(FORWARDED_ENV)
 
 
 def cluster_gpus(ray) -> int:

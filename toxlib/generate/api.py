@@ -17,6 +17,7 @@ from toxlib.executors.blocks import blocks_for, run_blocks
 from toxlib.generate.config import RTP_SAMPLING, DecodingConfig, run_key
 from toxlib.generate.engine import beam_batch, decode_batch
 from toxlib.generate.nucleus import NucleusStats
+from toxlib.generate.static_decode import Decoders
 from toxlib.generate.steering import Steering
 from toxlib.models.batching import bucket_width, length_batches
 from toxlib.models.device import free_memory, kernel_key
@@ -25,7 +26,8 @@ from toxlib.models.spec import ModelSpec
 from toxlib.store.cache import GenerationStore
 from toxlib.store.keys import stable_hash
 
-COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model", "config_hash"]
+GENERATION_COLUMNS = ["prompt_id", "sample_idx", "prompt", "continuation", "n_new_tokens", "stopped", "model",
+                      "config_hash"]
 
 
 def default_batch_rows(lm, free_bytes: int | None = None) -> int:
@@ -63,7 +65,7 @@ def run_identity(lm, config: DecodingConfig, steering: Steering | None = None) -
 
 def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steering | None = None,
              cache: GenerationStore | bool | None = True, batch_rows: int | None = None, progress: bool = True,
-             stats: NucleusStats | None = None, executor=None) -> pd.DataFrame:
+             stats: NucleusStats | None = None, executor=None, decoders: Decoders | None = None) -> pd.DataFrame:
     """Generate continuations for every prompt.
 
     lm: a ``toxlib.models.LanguageModel``. prompts: list of strings, a Series (its index becomes prompt_id) or a
@@ -77,6 +79,9 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     executor: where the missing prompts are decoded: None (``TOXLIB_EXECUTOR``, default "local"), "local", "ray" or
       a ``toxlib.executors.RayExecutor``. With Ray, blocks of prompts run in actors that each load the model once;
       the rows are the same as a local run's and go into the same cache. ``stats`` needs a local run.
+    decoders: what the GPU decoding path keeps between batches (each model's static caches, CUDA graphs and learned
+      sampler slots: ``toxlib.generate.static_decode.Decoders``), owned by the caller; None: the process's shared
+      one, kept between calls. Needs a local run. Changes no row.
 
     Returns one row per (prompt, sample): prompt_id, sample_idx (0..num_samples-1), prompt, continuation (decoded
     new text, end-of-text token and special tokens removed; a newline that stopped it under ``stop_at_newline``
@@ -90,7 +95,8 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
     own_store = cache is True
     store = GenerationStore() if own_store else (cache or None)
     try:
-        done = _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor)
+        done = _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor,
+                         decoders)
     finally:
         if own_store:
             store.close()
@@ -100,14 +106,17 @@ def generate(lm, prompts, config: DecodingConfig = RTP_SAMPLING, steering: Steer
         for pid, p in zip(table["prompt_id"], table["prompt"])
         for i in range(n)
     ]
-    return pd.DataFrame.from_records(records, columns=COLUMNS)
+    return pd.DataFrame.from_records(records, columns=GENERATION_COLUMNS)
 
 
-def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor) -> dict:
+def _generate(lm, table, config, steering, store, run, key, batch_rows, progress, stats, executor,
+              decoders=None) -> dict:
     """Decode the prompts not in the store, storing each finished batch; returns {(prompt, idx): row values}."""
     ray = resolve_executor(executor)
     if ray is not None and stats is not None:
         raise ValueError("generate(stats=...) collects sampler statistics in this process: use executor='local'")
+    if ray is not None and decoders is not None:
+        raise ValueError("generate(decoders=...) holds decoding state in this process: use executor='local'")
     n = config.num_samples
     unique = list(dict.fromkeys(table["prompt"]))
     done = {}
@@ -119,7 +128,7 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
     bar = tqdm(total=len(unique) * n, initial=(len(unique) - len(todo)) * n, unit="sample", disable=not progress,
                desc=f"generate {lm.name}{' on Ray' if ray else ''}")
     if ray is None:
-        batches = decode_prompts(lm, todo, config, steering, batch_rows, stats)
+        batches = decode_prompts(lm, todo, config, steering, batch_rows, stats, decoders)
     else:
         batches = generate_on_ray(lm, todo, config, steering, batch_rows, ray)
     new_tokens_total, start = 0, time.perf_counter()
@@ -135,7 +144,7 @@ def _generate(lm, table, config, steering, store, run, key, batch_rows, progress
 
 
 def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Steering, batch_rows: int | None = None,
-                   stats: NucleusStats | None = None) -> Iterator[list[tuple]]:
+                   stats: NucleusStats | None = None, decoders: Decoders | None = None) -> Iterator[list[tuple]]:
     """Decode every sample of ``prompts`` (distinct strings) batch by batch, shortest prompts first.
 
     A batch holds prompts of one padded width (``toxlib.models.batching.bucket_width`` of each prompt's own token count;
@@ -145,7 +154,8 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
     (in bf16, a batch-dependent padding does; tested). A prompt with more samples than ``batch_rows`` is decoded in
     slices of samples, so no batch passes ``batch_rows`` rows (memory: a batch's logits are rows x vocabulary floats).
     Yields each batch's rows as it finishes: (prompt, sample_idx, continuation, n_new_tokens, stopped), the values
-    ``generate`` stores and returns. Used in this process and, block by block, by Ray workers.
+    ``generate`` stores and returns. Used in this process and, block by block, by Ray workers. decoders: as
+    ``generate``'s.
     """
     if not prompts:  # everything came from the cache: leave the weights unread
         return
@@ -175,23 +185,26 @@ def decode_prompts(lm, prompts: list[str], config: DecodingConfig, steering: Ste
         for i in sorted(range(len(prompts)), key=lambda i: keys[i]):
             for first in range(0, n, limit):
                 part = config.with_(num_samples=min(limit, n - first))
-                rows = _decode(lm, [encoded[i]], part, processors, stats, [prompts[i]], stop_ids, keys[i][0], first)
+                rows = _decode(lm, [encoded[i]], part, processors, stats, [prompts[i]], stop_ids, keys[i][0], first,
+                               decoders)
                 yield finished([prompts[i]], rows, part.num_samples, first)
         return
     for positions in length_batches(keys, max_rows=per_batch):
         batch = [prompts[i] for i in positions]
         yield finished(batch, _decode(lm, [encoded[i] for i in positions], config, processors, stats, batch,
-                                      stop_ids, keys[positions[0]][0]), n)
+                                      stop_ids, keys[positions[0]][0], decoders=decoders), n)
 
 
-def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids, width, first_sample=0):
+def _decode(lm, prompt_ids, config, processors, stats, batch_prompts, stop_ids, width, first_sample=0,
+            decoders=None):
     if config.mode == "beam":
         return beam_batch(lm.model, prompt_ids, config, stop_ids, lm.pad_id, processors, width)
     uniforms = None
     if config.mode == "sample":
         uniforms = torch.stack([row_uniforms(config.seed, p, i, config.max_new_tokens) for p in batch_prompts
                                 for i in range(first_sample, first_sample + config.num_samples)])
-    return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats, width)
+    return decode_batch(lm.model, prompt_ids, config, uniforms, stop_ids, lm.pad_id, processors, stats, width,
+                        decoders)
 
 
 @functools.lru_cache(maxsize=8)

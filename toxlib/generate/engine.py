@@ -19,9 +19,10 @@ loop; beam search goes to ``model.generate`` (batched, left padded to the same w
 Sliding-window attention (Gemma-3's local layers) counts padded positions inside the window, as transformers' own
 batched generation does; it changes nothing while prompt + continuation is shorter than the window (512 tokens).
 
-On a GPU, sampled and greedy batches without logits processors go to :mod:`toxlib.generate.static_decode` (a static
-cache, CUDA graphs, the batch-wide nucleus, no host synchronisation inside a step); everything on a CPU runs the
-loop below, unchanged.
+Which loop decodes a batch is chosen in one place, :func:`toxlib.generate.decoder_choice.choose_decoder` (with its
+reason): on a GPU, sampled and greedy batches without logits processors go to :mod:`toxlib.generate.static_decode`
+(a static cache, CUDA graphs, the batch-wide nucleus, no host synchronisation inside a step); everything on a CPU
+runs the loop below, unchanged.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import torch
 
 from toxlib.generate.config import DecodingConfig
+from toxlib.generate.decoder_choice import choose_decoder
 from toxlib.generate.kv_cache import cache_argument
 from toxlib.generate.nucleus import NucleusStats, nucleus_sample
 from toxlib.generate.prefill import (  # noqa: F401 -- prefill and shared_prefix are imported from here too
@@ -38,7 +40,7 @@ from toxlib.generate.prefill import (  # noqa: F401 -- prefill and shared_prefix
     prefill,
     shared_prefix,
 )
-from toxlib.generate.static_decode import reason_not_static, static_decode_batch
+from toxlib.generate.static_decode import Decoders, static_decode_batch
 from toxlib.models.batching import MIN_ROWS, companions, pad
 
 PRUNE_SHARE = 0.125  # drop finished rows from the batch once they are at least this share of it
@@ -53,24 +55,29 @@ def call_optional(processors, method: str, *args) -> None:
 @torch.inference_mode()
 def decode_batch(model, prompt_ids: list[list[int]], config: DecodingConfig, uniforms: torch.Tensor | None,
                  stop_ids: tuple[int, ...], pad_id: int, processors: list | None = None,
-                 stats: NucleusStats | None = None, width: int | None = None) -> list[list[int]]:
+                 stats: NucleusStats | None = None, width: int | None = None,
+                 decoders: Decoders | None = None) -> list[list[int]]:
     """Decode ``config.num_samples`` continuations for each prompt with the sample/greedy loop.
 
     prompt_ids: token ids per prompt (each non-empty). uniforms: (len(prompt_ids) * num_samples, max_new_tokens)
     float64 in [0, 1), one row per (prompt, sample) in prompt-major order (None for greedy). width: the padded
     prompt width (None: the longest prompt); pass one fixed by the prompts' own lengths for batch invariance.
-    Returns the new token ids per row in the same order, each ending at (and including) its first stop token.
+    decoders: what the GPU path keeps between batches (``toxlib.generate.static_decode.Decoders``; None: its
+    shared one). Returns the new token ids per row in the same order, each ending at (and including) its first stop
+    token.
     """
     device = next(model.parameters()).device
-    if device.type == "cuda" and reason_not_static(model, config, processors, _width(prompt_ids, width)) is None:
-        return static_decode_batch(model, prompt_ids, config, uniforms, stop_ids, pad_id, stats, width)
+    choice = choose_decoder(model, config, processors, _width(prompt_ids, width))
+    if choice.loop == "static":
+        return static_decode_batch(model, prompt_ids, config, uniforms, stop_ids, pad_id, stats, width,
+                                   graphs=choice.graphs, decoders=decoders)
     n = config.num_samples
     rows = len(prompt_ids) * n
     copies = companions(rows)
     if copies > 1:  # too few rows take other kernels: decode copies of the batch beside it, drop them
         more = None if uniforms is None else uniforms.repeat(copies, 1)
         return decode_batch(model, prompt_ids * copies, config, more, stop_ids, pad_id, processors, stats,
-                            width)[:rows]
+                            width, decoders)[:rows]
     processors = processors or []
     # min_shared=0: no prefix run once for several prompts, which would make a row depend on its batch
     logits, cache, ids, mask, position = batch_invariant_prefill(model, prompt_ids, pad_id, config.max_new_tokens,

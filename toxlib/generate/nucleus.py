@@ -53,8 +53,13 @@ class NucleusStats:
         return {str(k): v / total for k, v in self.resolved_at.items()}
 
 
-def _keep(values: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Keep mask over candidates sorted descending: keep j when the mass before j is < top_p (the first always)."""
+def keep_mask(values: torch.Tensor, top_p: float) -> torch.Tensor:
+    """The nucleus over candidates sorted by probability, descending: keep j when the mass before j is < top_p (the
+    first always; every candidate when top_p >= 1).
+
+    values: (..., k) probabilities (any float dtype; cumulated in float64). Returns a bool mask of the same shape.
+    Used by both samplers (``nucleus_sample`` and ``toxlib.generate.nucleus_batch``), so their kept sets agree.
+    """
     if top_p >= 1.0:
         return torch.ones_like(values, dtype=torch.bool)
     v = values.double()
@@ -63,8 +68,10 @@ def _keep(values: torch.Tensor, top_p: float) -> torch.Tensor:
     return keep
 
 
-def _pick(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tensor, stage) -> torch.Tensor:
-    """Inverse-CDF draw from the nucleus of rows whose candidates contain it.
+def draw_from_nucleus(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tensor,
+                      stage) -> torch.Tensor:
+    """Inverse-CDF draw from the nucleus of rows whose candidates contain it (the draw of both samplers,
+    ``nucleus_sample`` and ``toxlib.generate.nucleus_batch``).
 
     values: (rows, k) probabilities sorted descending (stage "all": the whole vocabulary in vocabulary order);
     index: (rows, k) their token ids; u: (rows,) in [0, 1). Returns (rows,) token ids.
@@ -72,7 +79,7 @@ def _pick(values: torch.Tensor, index: torch.Tensor, top_p: float, u: torch.Tens
     (~1e-7 between batch layouts) reorders near-tied tokens, which in probability order would shift every token
     after them and change the draw; in vocabulary order it changes nothing.
     """
-    keep = _keep(values, top_p)
+    keep = keep_mask(values, top_p)
     mass = torch.where(keep, values.double(), torch.zeros((), dtype=torch.float64, device=values.device))
     if stage == "sort":  # a full permutation of the vocabulary: scatter back into vocabulary order
         mass = torch.zeros_like(mass).scatter(-1, index, mass)
@@ -142,7 +149,7 @@ def nucleus_sample(logits: torch.Tensor, top_p: float, u: torch.Tensor, top_k: i
     start = time.perf_counter()
     out = torch.empty(logits.shape[0], dtype=torch.long, device=logits.device)
     for rows, vals, idx, stage in _candidate_groups(logits, top_p, top_k, ladder, overwrite):
-        out[rows] = _pick(vals, idx, top_p, u[rows], stage)
+        out[rows] = draw_from_nucleus(vals, idx, top_p, u[rows], stage)
         if stats is not None:
             stats.add(stage, rows.numel())
     if stats is not None:
@@ -155,7 +162,7 @@ def fast_nucleus_mask(logits: torch.Tensor, top_p: float, top_k: int | None = No
     """The kept set of ``nucleus_sample``'s code path as a (rows, V) boolean mask (for tests and inspection)."""
     mask = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
     for rows, vals, idx, _ in _candidate_groups(logits, top_p, top_k, ladder):
-        keep = _keep(vals, top_p)
+        keep = keep_mask(vals, top_p)
         mask[rows] = torch.zeros((rows.numel(), logits.shape[1]), dtype=torch.bool, device=logits.device).scatter(
             -1, idx, keep)
     return mask

@@ -7,7 +7,7 @@ host how many rows are left, so a GPU waits for the host once per stage and step
 number of row slots (``capacities``): stage 0 takes every row, each later stage (the rest of the ladder, then the
 full sort) gathers the rows still unresolved into its slots with ``torch.nonzero_static``, padded with a row index
 past the batch, whose results are written to a sink slot and dropped. The kept set and the draw of a row are those
-of ``nucleus_sample``: the same top-k, the same float64 normalisation of the candidates, the same ``_pick``
+of ``nucleus_sample``: the same top-k, the same float64 normalisation of the candidates, the same ``draw_from_nucleus``
 (tested on the same logits, row by row). A stage whose slots are too few for the rows left sets ``overflow``
 (a device flag) and leaves those rows' draws wrong; the caller reads the flag once per batch and decodes the batch
 again with more slots (``NucleusSlots.grown``). With the default slots (every row at every stage) nothing can
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from toxlib.generate.nucleus import K_LADDER, NucleusStats, _keep, _pick
+from toxlib.generate.nucleus import K_LADDER, NucleusStats, draw_from_nucleus, keep_mask
 from toxlib.models.batching import shifted_exp
 
 
@@ -176,7 +176,7 @@ def batch_nucleus_sample(logits: torch.Tensor, top_p: float, u: torch.Tensor, to
         state = NucleusSlots.every_row(rows, len(stages(logits.shape[1], top_p, ladder)), logits.device)
     out = torch.zeros(rows + 1, dtype=torch.long, device=logits.device)  # the last slot is the sink
     for chosen, done, vals, idx, name in _static_groups(logits, top_p, top_k, ladder, state, overwrite):
-        picked = _pick(vals, idx, top_p, u[chosen.clamp(max=rows - 1)], name)
+        picked = draw_from_nucleus(vals, idx, top_p, u[chosen.clamp(max=rows - 1)], name)
         out.index_put_((torch.where(done, chosen, rows),), picked)
         if top_k and stats is not None:
             stats.add(name, rows)
@@ -193,7 +193,7 @@ def batch_nucleus_mask(logits: torch.Tensor, top_p: float, top_k: int | None = N
     rows, vocab = logits.shape
     mask = torch.zeros((rows + 1, vocab), dtype=torch.bool, device=logits.device)
     for chosen, done, vals, idx, _ in _static_groups(logits, top_p, top_k, ladder, state, False):
-        kept = torch.zeros((len(chosen), vocab), dtype=torch.bool, device=logits.device).scatter(-1, idx,
-                                                                                                 _keep(vals, top_p))
+        kept = torch.zeros((len(chosen), vocab), dtype=torch.bool, device=logits.device).scatter(
+            -1, idx, keep_mask(vals, top_p))
         mask.index_put_((torch.where(done, chosen, rows),), kept)
     return mask[:rows]

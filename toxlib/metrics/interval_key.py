@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from toxlib.common.digest import file_sha256
+
 #: modules whose functions are taken as fixed by their name and the library version in the key
 _STABLE_LIBRARIES = ("numpy", "scipy", "math", "builtins", "pandas", "sklearn", "statistics")
 
@@ -32,7 +34,7 @@ def toxlib_source_digest() -> str:
     """sha256 over the contents of toxlib's .py files (each file's sha256, sorted; not their paths): changes whenever
     toxlib's code does, and not when a file only moves."""
     root = Path(__file__).resolve().parents[1]
-    files = sorted(hashlib.sha256(path.read_bytes()).hexdigest() for path in root.rglob("*.py"))
+    files = sorted(file_sha256(path) for path in root.rglob("*.py"))
     return hashlib.sha256("\n".join(files).encode()).hexdigest()
 
 

@@ -19,7 +19,7 @@ Intervals come from ``scipy.stats.bootstrap`` (no bootstrap of our own) or are e
 
 Bootstrap settings (module constants): BCa intervals (bias-corrected and accelerated, second-order accurate; the
 percentile method is used instead when BCa cannot be computed, which scipy signals with NaN), 9,999 resamples, a
-fixed seed (``SEED``) so the same data always give the same interval, resamples processed in batches of about
+fixed seed (``BOOTSTRAP_SEED``) so the same data always give the same interval, resamples processed in batches of about
 ``BATCH_VALUES`` numbers so 10,000 units do not need gigabytes. A sample whose units all have the same value has a
 zero-width interval at that value (scipy would warn and return NaN).
 
@@ -43,7 +43,7 @@ from toxlib.metrics.interval_key import interval_key
 CONFIDENCE = 0.95
 N_RESAMPLES = 9999
 METHOD = "BCa"
-SEED = 0
+BOOTSTRAP_SEED = 0
 BATCH_VALUES = 2_000_000  # numbers held at once per resampling batch (16 MB of float64)
 
 VERDICTS = ("holds", "fails", "undecided", "not judged")
@@ -74,6 +74,16 @@ def _finite_units(values: np.ndarray, what: str) -> None:
                          "drop those units first and report how many were dropped")
 
 
+def _two_samples(a, b, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as 1-D float arrays of finite values, one per unit; ValueError naming ``what`` otherwise."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"{what}: a and b must be 1-D (one value per unit), got shapes {a.shape} and {b.shape}")
+    _finite_units(a, f"{what} (a)")
+    _finite_units(b, f"{what} (b)")
+    return a, b
+
+
 def _batch(n_units: int) -> int:
     return max(1, BATCH_VALUES // max(1, n_units))
 
@@ -83,7 +93,7 @@ def _bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> tuple[
     between runs under a key of data, statistic and settings (``interval_key``, ``toxlib.common.memo``); a statistic
     without a key is bootstrapped each time."""
     settings = {"paired": paired, "vectorized": vectorized, "n_resamples": N_RESAMPLES, "confidence": CONFIDENCE,
-                "method": METHOD, "seed": SEED, "batch": _batch(len(data[0]))}
+                "method": METHOD, "seed": BOOTSTRAP_SEED, "batch": _batch(len(data[0]))}
     key = interval_key(data, statistic, settings)
     if key is None:
         return _scipy_bootstrap(data, statistic, paired, vectorized)
@@ -100,7 +110,7 @@ def _scipy_bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> 
             warnings.simplefilter("ignore", RuntimeWarning)
             res = stats.bootstrap(data, statistic, paired=paired, vectorized=vectorized, n_resamples=N_RESAMPLES,
                                   confidence_level=CONFIDENCE, method=method, batch=_batch(len(data[0])),
-                                  rng=np.random.default_rng(SEED))
+                                  rng=np.random.default_rng(BOOTSTRAP_SEED))
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(low) and math.isfinite(high):
             return low, high, method
@@ -174,18 +184,7 @@ def difference_interval(a, b) -> Interval:
     units, e.g. toxic and non-toxic prompts): ``scipy.stats.bootstrap`` with two samples, each resampled on its own
     (BCa). Returns Interval(value, low, high, len(a) + len(b), method); both samples constant gives a zero-width
     interval, fewer than two units in either sample NaN bounds."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"difference_interval: a and b must be 1-D (one value per unit), got shapes {a.shape} "
-                         f"and {b.shape}")
-    _finite_units(a, "difference_interval (a)")
-    _finite_units(b, "difference_interval (b)")
-    value, n = float(a.mean() - b.mean()), len(a) + len(b)
-    if len(a) < 2 or len(b) < 2:
-        return Interval(value, float("nan"), float("nan"), n, "none (one unit in a sample)")
-    if (a == a[0]).all() and (b == b[0]).all():
-        return Interval(value, value, value, n, "degenerate (all units equal)")
-
+    a, b = _two_samples(a, b, "difference_interval")
     return two_sample_interval(a, b, lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis))
 
 
@@ -194,12 +193,7 @@ def two_sample_interval(a, b, statistic: Callable) -> Interval:
     (``scipy.stats.bootstrap``, BCa). statistic(x, y, axis=-1) -> float must be vectorized along ``axis`` (x and
     y may carry leading batch dimensions), e.g. a difference of means or a Mann-Whitney U / (n m). Returns
     Interval(value, low, high, len(a) + len(b), method); NaN bounds with fewer than two units in a sample."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"two_sample_interval: a and b must be 1-D (one value per unit), got shapes {a.shape} "
-                         f"and {b.shape}")
-    _finite_units(a, "two_sample_interval (a)")
-    _finite_units(b, "two_sample_interval (b)")
+    a, b = _two_samples(a, b, "two_sample_interval")
     value, n = float(statistic(a, b)), len(a) + len(b)
     if len(a) < 2 or len(b) < 2:
         return Interval(value, float("nan"), float("nan"), n, "none (one unit in a sample)")

@@ -21,7 +21,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import os
+
+from toxlib.common import settings
 
 M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
 M_TOP_PAD = -2
@@ -36,7 +37,7 @@ def keep_freed_memory() -> bool:
 
     Returns True when the settings were applied; False when ``TOXLIB_KEEP_FREED_MEMORY=0``, or the C library is
     not glibc, or glibc refused a setting."""
-    if os.environ.get("TOXLIB_KEEP_FREED_MEMORY", "1") == "0":
+    if not settings.flag("TOXLIB_KEEP_FREED_MEMORY"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib.metadata
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from toxlib.common.digest import file_sha256
 from toxlib.common.errors import ChecksumMismatchError, ModelUnavailableError
 from toxlib.common.progress import in_kernel
 from toxlib.store import paths
+from toxlib.store.artefacts import artefact_folder
 
 
 @dataclass(frozen=True)
@@ -90,14 +90,6 @@ BUNDLED: dict[str, BundledModel] = {
 }
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @contextlib.contextmanager
 def _gguf_bars(shown: bool):
     """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing GGUF tensors"), which
@@ -120,21 +112,26 @@ def converted_dir(spec: BundledModel, progress: bool | None = None) -> Path:
     bars are drawn when ``progress`` (default: outside a notebook's kernel, so a chapter's outputs hold none).
 
     Returns a folder loadable with ``from_pretrained``. The conversion writes to a temporary folder beside the
-    cache and renames it into place, so an interrupted conversion never leaves a half-written model behind.
+    cache and renames it into place (``toxlib.store.artefacts.artefact_folder``; a folder counts as converted once
+    it holds ``config.json``), so an interrupted conversion never leaves a half-written model behind.
     Raises ChecksumMismatchError if the package's GGUF file is not the one this registry pins.
     """
     target = spec.cache_dir()
-    if (target / "config.json").exists():
-        return target
+    return artefact_folder(target.name, functools.partial(_convert_into, spec, progress=progress),
+                           done_file="config.json", root=target.parent)
+
+
+def _convert_into(spec: BundledModel, out: Path, progress: bool | None) -> None:
+    """Check the package's GGUF file against the pinned sha256 and write its fp32 safetensors, tokenizer and
+    ``TOXLIB_SOURCE.txt`` into ``out`` (a temporary folder the artefact cache renames into place). A GGUF file
+    assembled from chunks (Gemma) is written to a temporary folder of its own beside ``out`` and removed after."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{spec.name}-converting-") as tmp:
-        tmp = Path(tmp)
-        gguf = spec.gguf_path(tmp)
-        actual = _sha256_file(gguf)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{spec.name}-converting-") as tmp:
+        gguf = spec.gguf_path(Path(tmp))
+        actual = file_sha256(gguf)
         if actual != spec.gguf_sha256:
             raise ChecksumMismatchError(
                 f"{gguf} has sha256 {actual}, but toxlib pins {spec.gguf_sha256} for {spec.name!r}. "
@@ -151,18 +148,8 @@ def converted_dir(spec: BundledModel, progress: bool | None = None) -> Path:
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
-        out = tmp / "model"
         model.save_pretrained(out)
         tokenizer.save_pretrained(out)
         (out / "TOXLIB_SOURCE.txt").write_text(
             f"{spec.name}: {spec.description}\npackage: {spec.package}\ngguf: {spec.gguf_name}\nsha256: {actual}\n"
         )
-        try:
-            os.replace(out, target)
-        except OSError:  # another process converted it meanwhile
-            if not (target / "config.json").exists():
-                raise
-        if gguf.parent == tmp:
-            gguf.unlink()
-    return target
-

@@ -26,10 +26,11 @@ rows, so bf16 rows depend on their batch there (see ``bf16_row_invariant_expecte
 from __future__ import annotations
 
 import ctypes
-import os
 import warnings
 from functools import lru_cache
 from pathlib import Path
+
+from toxlib.common import settings
 
 # mkl_service.h
 CBWR_ALL = -1
@@ -64,7 +65,7 @@ def use_strict_gemm() -> int | None:
     Returns MKL's answer (0: done or already so; -8, MKL_CBWR_ERR_MODE_CHANGE_FAILURE: too late, MKL already ran) or
     None (no MKL, or the environment decides)."""
     lib = _mkl()
-    if lib is None or os.environ.get("MKL_CBWR"):
+    if lib is None or settings.raw("MKL_CBWR"):
         return None
     return 0 if strict_gemm() else lib.mkl_serv_cbwr_set(CBWR_AUTO | CBWR_STRICT)
 

@@ -16,6 +16,7 @@ import os
 
 import torch
 
+from toxlib.common import settings
 from toxlib.common.errors import UnknownNameError
 
 DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
@@ -31,7 +32,7 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     """``None`` or "auto": ``TOXLIB_DEVICE`` when set, else CUDA if available, else CPU; otherwise the device named.
     UnknownNameError for a device torch does not know, or CUDA asked for where there is none."""
     if device is None or device == "auto":
-        device = os.environ.get(DEVICE_VARIABLE, "").strip() or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = settings.text(DEVICE_VARIABLE) or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
         chosen = torch.device(device)
     except (RuntimeError, TypeError) as exc:
@@ -56,9 +57,9 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.d
 
 def cpu_threads() -> int:
     """Threads for CPU matmuls: TOXLIB_THREADS if set, else the CPUs this process may use (cgroup/affinity aware)."""
-    env = os.environ.get("TOXLIB_THREADS")
-    if env:
-        return max(1, int(env))
+    given = settings.whole_number("TOXLIB_THREADS")
+    if given:
+        return given
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

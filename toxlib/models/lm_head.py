@@ -21,11 +21,11 @@ gradients off: a bf16 head or a GPU keeps ``nn.Linear``'s own call, and training
 from __future__ import annotations
 
 import contextlib
-import os
 import types
 
 import torch
 
+from toxlib.common import settings
 from toxlib.models.float64 import linear_in_whole_blocks, whole_blocks
 
 #: Output columns per slice: 2,048 was fastest of 1,024-16,384 on both bundled heads (above).
@@ -78,7 +78,7 @@ _AGREE: dict[tuple, bool] = {}
 def slices_pay(head: torch.nn.Module) -> bool:
     """Whether ``head`` is computed in slices: a float32 ``nn.Linear`` on a CPU whose slices give its bits
     (``slices_agree``), unless ``TOXLIB_SLICED_HEAD=0``."""
-    return (os.environ.get("TOXLIB_SLICED_HEAD", "1") != "0" and isinstance(head, torch.nn.Linear)
+    return (settings.flag("TOXLIB_SLICED_HEAD") and isinstance(head, torch.nn.Linear)
             and head.weight.device.type == "cpu" and head.weight.dtype == torch.float32
             and slices_agree(head.weight))
 

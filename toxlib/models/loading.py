@@ -8,16 +8,15 @@ unprompted generation.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import os
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 import torch
 
+from toxlib.common import settings
 from toxlib.common.errors import ModelUnavailableError, UnknownNameError
 from toxlib.models.allocator import keep_freed_memory
 from toxlib.models.bundled import BUNDLED, converted_dir
@@ -25,12 +24,12 @@ from toxlib.models.cpu_kernels import check_strict_gemm
 from toxlib.models.device import configure_cpu_threads, pick_device, pick_dtype
 from toxlib.models.float64 import float64_throughout
 from toxlib.models.lm_head import slice_lm_head
-from toxlib.models.random_weights import LOGIT_SCALE_FILE, apply_fit
+from toxlib.models.names import known_models, target_of
+from toxlib.models.random_weights import apply_fit
+from toxlib.models.weights_id import WEIGHT_SUFFIXES, folder_weights_id, hub_revision
 from toxlib.store import paths
-from toxlib.store.artefacts import artefact_file, artefact_json, artefact_name
-from toxlib.store.keys import stable_hash
+from toxlib.store.artefacts import artefact_file, artefact_name
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 #: seconds the hub gets to answer the reachability probe (DNS included) before a load falls back to the local cache
 HUB_PROBE_TIMEOUT = 2.0
@@ -44,7 +43,7 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     seconds in the hub client's retries before it reports that the hub cannot be reached."""
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):
+    if constants.HF_HUB_OFFLINE or settings.flag("HF_HUB_OFFLINE"):
         return False
     endpoint = constants.ENDPOINT
     if endpoint not in _hub_answers:
@@ -162,39 +161,6 @@ class LanguageModel:
                 f"{state})")
 
 
-#: environment variable naming a reader's own models: a JSON object {short name: local directory or hub id}
-NAMES_VARIABLE = "TOXLIB_MODELS"
-
-
-def named_models() -> dict[str, str]:
-    """The short names a reader gave their models in ``TOXLIB_MODELS`` ({name: local directory or hub id}; {} when
-    unset). ``load(name)`` loads the target under the short name, so tables, claims and figures show the name, not
-    a path. ModelUnavailableError naming the variable when it is not such a JSON object, or a name hides a bundled
-    model."""
-    text = os.environ.get(NAMES_VARIABLE, "").strip()
-    if not text:
-        return {}
-    try:
-        names = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelUnavailableError(f"{NAMES_VARIABLE} is not JSON ({exc}); give an object such as "
-                                    '\'{"my-model": "/path/to/folder"}\'') from None
-    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v
-                                              for k, v in names.items()):
-        raise ModelUnavailableError(f"{NAMES_VARIABLE} must be a JSON object of names to folders or hub ids, such as "
-                                    '{"my-model": "/path/to/folder"}')
-    hidden = sorted(set(names) & set(BUNDLED))
-    if hidden:
-        raise ModelUnavailableError(f"{NAMES_VARIABLE} gives bundled model name(s) {', '.join(hidden)} to other "
-                                    "models; choose other names")
-    return names
-
-
-def known_models() -> list[str]:
-    """The bundled models' names and the names a reader gave their own models (``named_models``)."""
-    return list(BUNDLED) + list(named_models())
-
-
 def text_config(model: torch.nn.Module):
     """The config of the language model itself: a multimodal model's text part, otherwise the model's config."""
     return model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
@@ -241,12 +207,13 @@ def describe_models(lms: list[LanguageModel]) -> pd.DataFrame:
 
 
 def load(name: str, device: str | None = None, dtype: str | torch.dtype | None = None,
-         threads: int | None = None, kind: str = "causal") -> LanguageModel:
+         threads: int | None = None, kind: str = "causal", names: Mapping[str, str] | None = None) -> LanguageModel:
     """Load a causal LM for generation and scoring.
 
     name: a bundled model (``known_models()``: smollm2-135m, gemma3-270m), a local directory with a transformers
       model, a Hugging Face hub id such as "gpt2-large" (needs hub access or the model in the local HF cache), or a
-      short name ``TOXLIB_MODELS`` gives one of those (``named_models``; the model then carries the short name).
+      short name given to one of those (``names``, default those given by ``toxlib.models.names.name_models``; the
+      model then carries the short name).
     device: "cpu", "cuda", "cuda:1", ... or None/"auto" for CUDA when available. threads: CPU threads (default:
       the usable cores). dtype: "float32"/"bfloat16"/"float16"/"float64" or None/"auto" for float32 on any device
       (bf16 is opt-in; float64: norms and rotary embeddings in float64 too, the precision whose rows depend least
@@ -262,7 +229,7 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
         check_strict_gemm()  # warns when float32 rows could depend on their batch (toxlib.models.cpu_kernels)
         configure_cpu_threads(threads)
         keep_freed_memory()  # each decoding step's large logits reuse mapped pages (toxlib.models.allocator)
-    target = named_models().get(name, name)  # a short name a reader gave a folder or hub id
+    target = target_of(name, names)  # a short name a reader gave a folder or hub id (toxlib.models.names)
     if name in BUNDLED:
         spec = BUNDLED[name]
         folder, source, weights_id = converted_dir(spec), "bundled", f"sha256:{spec.gguf_sha256}"
@@ -280,7 +247,8 @@ def load(name: str, device: str | None = None, dtype: str | torch.dtype | None =
     else:
         raise UnknownNameError(
             f"unknown model {name!r}: not a bundled model ({', '.join(known_models())}), not an existing local "
-            "directory, and not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m')"
+            "directory, not a Hugging Face hub id (like 'gpt2-large' or 'EleutherAI/pythia-160m'), and not a short "
+            "name given to one of those (a chapter's model_names parameter, such as {\"mine\": \"/path/to/folder\"})"
         )
     if weights_id is None:  # a hub id: its weights identifier is the commit the hub (or its cache) serves
         model, tokenizer = from_pretrained(target, folder, dt, kind)
@@ -356,8 +324,10 @@ def _tokenizer(name: str, folder: Path):
     """The tokenizer of a local folder (``LanguageModel.tokenizer``'s loader)."""
     try:
         return local_tokenizer(folder)
-    except OSError as err:
-        raise ModelUnavailableError(f"cannot load the tokenizer of {name!r} from {folder}: {err}") from err
+    except (OSError, ValueError) as err:  # ValueError: transformers finds no tokenizer files to build one from
+        raise ModelUnavailableError(
+            f"cannot load the tokenizer of {name!r} from {folder}: {str(err).splitlines()[0]}. Save the model's "
+            "tokenizer into the folder too (tokenizer.save_pretrained(folder), beside the weights)") from err
 
 
 def local_tokenizer(folder: Path):
@@ -408,74 +378,3 @@ def _stop_ids(model, tokenizer) -> tuple[int, ...]:
         eos = tokenizer.eos_token_id
     ids = eos if isinstance(eos, (list, tuple)) else [eos]
     return tuple(int(i) for i in ids if i is not None)
-
-
-def hub_revision(model) -> str:
-    """What names a hub model's weights in cache keys: the commit the hub (or its local cache) served, else, where no
-    commit is known (an offline cache or a mirror that does not record it), "sha256:<hex>" of the loaded parameters
-    (``parameters_sha256``), so that rows are never keyed by a name whose weights can change under it."""
-    commit = getattr(model.config, "_commit_hash", None)
-    return commit if commit else f"sha256:{parameters_sha256(model)}"
-
-
-def parameters_sha256(model) -> str:
-    """sha256 over a model's state dict as loaded: each tensor's name, dtype, shape and bytes, in name order
-    (~1 s per 500 MB)."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        flat = tensor.detach().cpu().contiguous().reshape(-1)
-        digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}|".encode())
-        digest.update(flat.view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
-
-
-#: the file ``toxlib.steer.adapt`` writes last into a folder it trained; its "key" holds the training's inputs
-TRAINING_FILE = "training.json"
-
-
-def adapted_weights_id(training_key: dict) -> str:
-    """weights_id of a model continued-pretrained from ``training_key`` (``toxlib.steer.adapt.adaptation_key``):
-    "adapted:<sha256 of the key>[:32]". Keyed by the training's inputs, not the weights' bytes: retrained on another
-    CPU they differ in their last bits, and the rows the sample record holds for the training must still be found."""
-    return f"adapted:{stable_hash(training_key)[:32]}"
-
-
-def folder_weights_id(folder: Path) -> str:
-    """weights_id of a local model folder: ``adapted_weights_id`` of its training for a folder ``toxlib.steer.adapt``
-    trained (its ``TRAINING_FILE`` names the key), so loading that folder (a Ray worker does) finds the same rows as
-    the adapted model; else "sha256:<hex>" of its weight files (``weights_sha256``), followed by "+logit-scale:<hex>"
-    of the fit when the folder holds a random-weights row temperature (``toxlib.models.random_weights``: the same
-    weights then give other logits)."""
-    training = folder / TRAINING_FILE
-    if training.is_file():
-        try:
-            key = json.loads(training.read_text()).get("key")
-        except (ValueError, AttributeError):  # not a training.json of toxlib.steer.adapt's
-            key = None
-        if isinstance(key, dict) and folder.name.endswith(stable_hash(key)[:16]):  # the folder adapt names by it
-            return adapted_weights_id(key)
-    fit = folder / LOGIT_SCALE_FILE
-    scaled = f"+logit-scale:{hashlib.sha256(fit.read_bytes()).hexdigest()[:16]}" if fit.is_file() else ""
-    return f"sha256:{weights_sha256(folder)}{scaled}"
-
-
-def weights_sha256(folder: Path) -> str:
-    """sha256 over a folder's weight files (names relative to it and bytes, sorted by name), kept in the artefact
-    cache under ``model_cache_dir()`` (kind "digests") by the files' paths, sizes and modification times, so a folder
-    is hashed again only when one of its weight files changes."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
-    if not files:
-        raise ModelUnavailableError(f"{folder} holds no weight files ({', '.join(WEIGHT_SUFFIXES)})")
-    stamp = [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
-
-    def digest() -> dict:
-        hashed = hashlib.sha256()
-        for p in files:
-            hashed.update(p.relative_to(folder).as_posix().encode())
-            with open(p, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    hashed.update(block)
-        return {"sha256": hashed.hexdigest()}
-
-    name = artefact_name("digests", "weights", stamp, ".json")
-    return artefact_json(name, digest, root=paths.model_cache_dir())["sha256"]

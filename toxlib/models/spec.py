@@ -5,7 +5,7 @@ the same name (bundled model, hub id) or the same folder (a local model, a DAPT/
 ``cache_dir()/adapted/<key>``, which must then be on a path every node sees: a shared ``TOXLIB_CACHE_DIR``), and
 checks that the weights hash (``LanguageModel.weights_id``) is the driver's, so a node with other weights fails
 loudly instead of writing other texts under the driver's cache key. A DAPT/ATCON folder is identified by its
-training's inputs (``toxlib.models.loading.folder_weights_id``), not its bytes: a node that trained the same recipe
+training's inputs (``toxlib.models.weights_id.folder_weights_id``), not its bytes: a node that trained the same recipe
 itself passes the check, and on another CPU its weights may differ in their last bits.
 """
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-DIRECTIONS = ("above", "below", "within")
+from toxlib.metrics.uncertainty import DIRECTIONS
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Rule:
         return self.cutoff
 
     def test(self, around: float | None = None) -> dict:
-        """The keyword arguments of ``toxlib.report.claims.claim`` that apply this rule: threshold, direction."""
+        """The keyword arguments of ``toxlib.publish.claims.claim`` that apply this rule: threshold, direction."""
         return {"threshold": self.threshold(around), "direction": self.direction}
 
     def holds(self, value: float, around: float | None = None) -> bool:

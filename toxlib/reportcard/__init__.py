@@ -8,5 +8,5 @@ chapters apply), ``work`` and ``estimate`` (the cost on this machine before anyt
 executed, resumably), ``domain`` (whether the model's text lies where the scorer was measured), ``rows`` (its claims
 beside the book's), ``figures``, ``page`` (index.html, report.csv, report.json) and ``card`` (plan, run, write).
 
-May import: common, store, chapters, data, metrics, models, generate, scorers, report, papers, build, benchmarks.
+May import: common, store, chapters, data, metrics, models, generate, scorers, publish, papers, book_build, benchmarks.
 """

@@ -14,8 +14,6 @@ from toxlib.common.errors import UnknownNameError
 
 #: budget -> the chapters' profile it runs
 BUDGETS = {"smoke": "smoke", "quick": "quick", "decide": "default", "paper": "paper"}
-#: the chapters whose claims concern a language model, in the book's order
-MODEL_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "sass", "debias_consistency", "safety_score")
 #: chapters whose claims rest on toxicity scores of the model's own text (the scorer's domain matters there)
 SCORED_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "debias_consistency")
 

@@ -3,7 +3,7 @@
 Fields the page binds from its parameters: ``model``, ``budget``, ``chapters``.
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("your_model", {
     "budgets": "Estimated minutes per chapter and budget for {model} on the machine that built this page (rates "

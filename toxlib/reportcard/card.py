@@ -1,6 +1,6 @@
 """A report card for one model: plan it (what applies, at what cost on this machine), run it, and write it.
 
-    names = {"mine": "/path/to/folder"}                     # the model's short name (``TOXLIB_MODELS``)
+    names = {"mine": "/path/to/folder"}                     # the model's short name (each chapter's model_names)
     planned = plan_report("mine", "quick", names)            # facts, chapters, estimates per device
     print(estimate_text(planned))
     report = run_report(planned, "reports/mine")             # runs the chapters (resumable) and writes the page
@@ -14,9 +14,8 @@ book's (``rows``), draws the figures and writes ``index.html``, ``report.csv`` a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,14 +23,16 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from toxlib.build.chapter_cells import chapter_notebook
-from toxlib.build.machine import library_versions, machine_description
+from toxlib.book_build.chapter_cells import chapter_notebook
+from toxlib.book_build.machine import library_versions, machine_description
+from toxlib.chapters.your_model import MODEL_CHAPTERS
 from toxlib.common.errors import ToxlibError
 from toxlib.common.provenance import library_commit
 from toxlib.models import BUNDLED, load
 from toxlib.models.cpu_kernels import describe_cpu
-from toxlib.models.loading import folder_weights_id, named_models
-from toxlib.reportcard.budgets import BUDGETS, MODEL_CHAPTERS, SCORED_CHAPTERS, chapter_values, chosen_values
+from toxlib.models.names import checked_names
+from toxlib.models.weights_id import folder_weights_id
+from toxlib.reportcard.budgets import BUDGETS, SCORED_CHAPTERS, chapter_values, chosen_values
 from toxlib.reportcard.domain import DomainCheck, domain_check
 from toxlib.reportcard.estimate import (
     Rates,
@@ -100,13 +101,11 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     or "ray") and only ``chapters`` (default ``MODEL_CHAPTERS``). ``calibrate``: time the model here (else rates
     from its parameter count); ``rates``: rates measured before ({device: Rates}), used instead. Raises
     ModelUnavailableError for a model that cannot be read."""
-    names = dict(names or {})
-    if names:
-        os.environ["TOXLIB_MODELS"] = json.dumps({**_env_names(), **names})
+    names = checked_names(names)
     chosen, devices = _devices(device)
-    facts = model_facts(name, chosen)
+    facts = model_facts(name, chosen, names=names)
     fits = applicability(facts)
-    extra = {"executor": executor} if executor else {}
+    extra = ({"executor": executor} if executor else {}) | ({"model_names": names} if names else {})
     plans = []
     for stem in chapters or MODEL_CHAPTERS:
         verdict = fits[stem]
@@ -119,10 +118,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     rates = dict(rates or {})
     for dev in [d for d in devices if d not in rates]:
         fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
-        if calibrate and fits_here:
-            rates[dev] = measure_rates(load(name, device=dev, dtype="float32", kind=facts.kind))
-        else:
-            rates[dev] = flops_rates(facts.arch, dev)
+        rates[dev] = _device_rates(name, dev, facts, names, calibrate and fits_here)
     for plan in plans:
         if not plan.applies:
             continue
@@ -134,6 +130,23 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
 
 
+def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, str], calibrate: bool) -> Rates:
+    """The model's rates on ``device``: timed here when ``calibrate`` (``measure_rates``), else, and for a masked LM
+    (which generates nothing to time) or a model whose timing fails (a tokenizer without BOS, EOS or pad token),
+    from its parameter count (``flops_rates``), with the reason in ``how``."""
+    if not calibrate:
+        return flops_rates(facts.arch, device)
+    if facts.kind == "masked":
+        rates = flops_rates(facts.arch, device)
+        return dataclasses.replace(rates, how=f"{rates.how}; a masked LM generates nothing to time")
+    try:
+        return measure_rates(load(name, device=device, dtype="float32", kind=facts.kind, names=names))
+    except (ToxlibError, TypeError, ValueError, RuntimeError) as exc:  # said in the estimate, never fatal
+        rates = flops_rates(facts.arch, device)
+        reason = str(exc).splitlines()[0][:160] if str(exc) else ""
+        return dataclasses.replace(rates, how=f"{rates.how}; timing it here failed ({type(exc).__name__}: {reason})")
+
+
 def model_identity(target: str) -> str:
     """What tells one model from another under the same short name: a bundled name or hub id as it is, a local
     folder by its resolved path and the digest of its weight files (``folder_weights_id``)."""
@@ -141,11 +154,6 @@ def model_identity(target: str) -> str:
     if target in BUNDLED or not folder.is_dir():
         return target
     return f"{folder.resolve()}@{folder_weights_id(folder)}"
-
-
-def _env_names() -> dict:
-    """The short names ``TOXLIB_MODELS`` already gives (``toxlib.models.loading.named_models``)."""
-    return named_models()
 
 
 def estimate_text(planned: ReportPlan) -> str:
@@ -186,14 +194,15 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -
     started = time.perf_counter()
     folder = Path(folder)
     name = planned.facts.name
-    env = kernel_env(folder, {**_env_names(), **planned.names}, planned.device)
+    env = kernel_env(folder, planned.device)
     runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress,
                         model=model_identity(planned.facts.target))
     ran = {r.stem for r in runs if r.status in ("ran", "done before")}
     domain, notes = None, []
     if ran & set(SCORED_CHAPTERS):
         try:
-            domain = domain_check(load(name, device=planned.device, dtype="float32", kind=planned.facts.kind))
+            domain = domain_check(load(name, device=planned.device, dtype="float32", kind=planned.facts.kind,
+                                       names=planned.names))
         except ToxlibError as exc:  # the check's data or reference model not reachable: said, not fatal
             notes.append(f"The scorer's domain was not checked: {exc}")
     book = paths.results_dir()

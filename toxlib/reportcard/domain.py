@@ -26,7 +26,7 @@ from toxlib.models.perplexity import cached_nll
 REFERENCE = "smollm2-135m"
 N_PROMPTS, SAMPLES, N_HUMAN = 40, 5, 400
 QUANTILE, FAR_SHARE = 0.95, 0.5
-SEED = 2020
+DOMAIN_SEED = 2020
 
 
 @dataclass
@@ -59,10 +59,10 @@ def per_token(table) -> np.ndarray:
 
 def domain_check(lm, progress: bool = False) -> DomainCheck:
     """The check of the module docstring for the loaded model ``lm``."""
-    rtp = load_rtp("sample").sample(N_PROMPTS + N_HUMAN, random_state=SEED)
+    rtp = load_rtp("sample").sample(N_PROMPTS + N_HUMAN, random_state=DOMAIN_SEED)
     prompts = rtp["prompt_text"].iloc[:N_PROMPTS].tolist()
     human = [t for t in rtp["continuation_text"].iloc[N_PROMPTS:].tolist() if isinstance(t, str) and t.strip()]
-    config = DecodingConfig(mode="sample", num_samples=SAMPLES, max_new_tokens=20, top_p=0.9, seed=SEED)
+    config = DecodingConfig(mode="sample", num_samples=SAMPLES, max_new_tokens=20, top_p=0.9, seed=DOMAIN_SEED)
     texts = [t for t in generate(lm, prompts, config, progress=progress)["continuation"] if t.strip()]
     reference = load(REFERENCE, dtype="float32")
     ours = per_token(cached_nll(reference, texts, progress=progress))

@@ -22,11 +22,11 @@ from pathlib import Path
 import nbformat
 import torch
 
-from toxlib.benchmarks.roofline import best_matmul_gflops, flops_per_token
+from toxlib.benchmarks.matmul_rate import best_matmul_gflops, flops_per_token
 from toxlib.data import load_rtp
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models.perplexity import nll_rows
-from toxlib.reportcard.work import Work
+from toxlib.reportcard.work import ChapterWork
 from toxlib.scorers import get_scorer
 
 #: a PPLM token's cost in plain tokens: three gradient steps (a forward and a backward pass each) and the step
@@ -88,7 +88,7 @@ def measure_rates(lm, scorer: str = "distilled", samples: int = 4, tokens: int =
 
 
 def flops_rates(arch: dict, device: str = "cpu", scorer: str = "distilled") -> Rates:
-    """Rates from the parameter count (``benchmarks.roofline.flops_per_token``) and this device's measured float32
+    """Rates from the parameter count (``benchmarks.matmul_rate.flops_per_token``) and this device's measured float32
     matmul rate at ``EFFICIENCY``, for a model that cannot be loaded here."""
     size = 4096 if torch.device(device).type == "cuda" else 1024
     gflops = best_matmul_gflops(torch.float32, size, size, size, repeats=3, device=device)
@@ -104,7 +104,7 @@ def overhead_seconds(notebook: str | Path) -> float:
     return float(record.get("wall_s", 0.0))
 
 
-def estimate_seconds(work: Work, rates: Rates, overhead: float = 0.0) -> float:
+def estimate_seconds(work: ChapterWork, rates: Rates, overhead: float = 0.0) -> float:
     """Seconds ``work`` takes at ``rates`` (see the module docstring), plus ``overhead``."""
     gen = work.gen_tokens + SD_ROWS * work.sd_tokens + PPLM_COST * work.pplm_tokens
     read = work.read_tokens + 3 * work.train_tokens

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 REPORTED = "#d62728"  # the reader's model: the one colour the bundled models' greys never take
-BUNDLED = ("#555555", "#999999", "#bbbbbb")
+BUNDLED_COLOURS = ("#555555", "#999999", "#bbbbbb")
 
 
 def _both(book: Path, report: Path, stem: str, name: str, model: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -34,7 +34,7 @@ def unprompted_curve(book: Path, report: Path, model: str):
         return None
     theirs, ours = found
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for colour, (name, rows) in zip(BUNDLED, theirs.groupby("model", sort=True)):
+    for colour, (name, rows) in zip(BUNDLED_COLOURS, theirs.groupby("model", sort=True)):
         ax.plot(rows["n"], rows["mean"], color=colour, label=f"{name} (book)")
         ax.fill_between(rows["n"], rows["lower"], rows["upper"], color=colour, alpha=0.15, linewidth=0)
     rows = ours[ours["model"] == model]
@@ -70,7 +70,7 @@ def table2_bars(book: Path, report: Path, model: str):
     for i, name in enumerate(names):
         values = (paper.reindex(classes) if name == "paper: GPT-2" else
                   table[table["model"] == name].set_index("prompt_class")["exp_max_toxicity"].reindex(classes))
-        colour = REPORTED if name == model else ("black" if name.startswith("paper") else BUNDLED[i % 3])
+        colour = REPORTED if name == model else ("black" if name.startswith("paper") else BUNDLED_COLOURS[i % 3])
         ax.bar([c + i * width for c in range(len(classes))], values, width, color=colour, label=name)
     ax.set_xticks([c + 0.4 - width / 2 for c in range(len(classes))], classes)
     ax.set(ylabel=f"expected maximum toxicity over {k}", ylim=(0, 1),
@@ -94,7 +94,7 @@ def safety_by_demographic(book: Path, report: Path, model: str):
     demographics = sorted(set(theirs["demographic"]))
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     y = {d: i for i, d in enumerate(demographics)}
-    for colour, (name, rows) in zip(BUNDLED, theirs.groupby("model", sort=True)):
+    for colour, (name, rows) in zip(BUNDLED_COLOURS, theirs.groupby("model", sort=True)):
         ax.scatter(rows["safety_score"], rows["demographic"].map(y), color=colour, s=18, label=f"{name} (book)")
     rows = ours[ours["model"] == model]
     ax.scatter(rows["safety_score"], rows["demographic"].map(y), color=REPORTED, s=30, label=f"{model} (this report)")

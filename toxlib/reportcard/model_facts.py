@@ -9,18 +9,19 @@ single tokens (SASS's next-token reading), and the memory its weights need besid
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
+from toxlib.chapters.your_model import MODEL_CHAPTERS
 from toxlib.common.errors import ModelUnavailableError
 from toxlib.models import load
 from toxlib.models.bundled import BUNDLED
 from toxlib.models.device import pick_device
-from toxlib.models.loading import named_models
+from toxlib.models.names import target_of
 from toxlib.papers.sass.prompt_classifier import ANSWERS
-from toxlib.reportcard.budgets import MODEL_CHAPTERS
 
 #: the weights' bytes times this is the memory a chapter needs (activations, the KV cache, a second copy while
 #: adapting); below it the model is refused before it loads
@@ -77,13 +78,14 @@ def free_memory_gb(device: torch.device) -> float:
     return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")) / 1e9
 
 
-def model_facts(name: str, device: str | None = None, dtype: str = "float32") -> ModelFacts:
-    """The facts of model ``name`` (a bundled name, a folder, a hub id or a short name of ``TOXLIB_MODELS``) on
-    ``device`` in ``dtype``, read from its config and tokenizer without loading its weights."""
-    target = named_models().get(name, name)
+def model_facts(name: str, device: str | None = None, dtype: str = "float32",
+                names: Mapping[str, str] | None = None) -> ModelFacts:
+    """The facts of model ``name`` (a bundled name, a folder, a hub id or a short name in ``names``: {name: folder
+    or hub id}) on ``device`` in ``dtype``, read from its config and tokenizer without loading its weights."""
+    target = target_of(name, names)
     kind = _kind(target)
     dev = pick_device(device)
-    lm = load(name, device=str(dev), dtype=dtype, kind=kind)
+    lm = load(name, device=str(dev), dtype=dtype, kind=kind, names=names)
     arch = lm.architecture()  # a weightless copy of the model on the meta device: no weights read
     tokenizer = lm.tokenizer
     try:

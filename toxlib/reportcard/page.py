@@ -17,11 +17,11 @@ import jinja2
 import pandas as pd
 
 from toxlib.metrics.uncertainty import VERDICTS
-from toxlib.reportcard.rows import COLUMNS
+from toxlib.reportcard.rows import REPORT_COLUMNS
 from toxlib.store import paths
 
 
-def headline(rows: list[dict]) -> list[dict]:
+def paper_counts(rows: list[dict]) -> list[dict]:
     """Per paper, in the order its first claim appears: how many claims hold, fail, are undecided or not judged, and
     how many rest on scores of text outside the scorer's domain."""
     out: dict[str, dict] = {}
@@ -34,12 +34,13 @@ def headline(rows: list[dict]) -> list[dict]:
 
 
 def flat_table(rows: list[dict]) -> pd.DataFrame:
-    """The report's rows as one table (``toxlib.reportcard.rows.COLUMNS``): the bundled models' values as one text
-    column ("model: value (verdict); ..."), a verdict resting on text outside the scorer's domain marked with *."""
+    """The report's rows as one table (``toxlib.reportcard.rows.REPORT_COLUMNS``): the bundled models' values as one
+    text column ("model: value (verdict); ..."), a verdict resting on text outside the scorer's domain marked with
+    *."""
     return pd.DataFrame([{**row, "bundled": "; ".join(f"{b['model']}: {b['value']} ({b['verdict']})"
                                                       for b in row["bundled"]),
                           "verdict": row["verdict"] + ("*" if row["outside_domain"] else "")} for row in rows],
-                        columns=COLUMNS)
+                        columns=REPORT_COLUMNS)
 
 
 def _missing(value) -> bool:
@@ -60,7 +61,7 @@ def _n(value) -> str:
 def write_report(folder: Path, context: dict, rows: list[dict]) -> Path:
     """Write index.html, report.csv and report.json into ``folder`` and return the page's path. ``context``: the
     page's values (name, budget, chapters, figures, ...: see ``toxlib.reportcard.card.write``); ``rows``: the
-    report's rows (``toxlib.reportcard.rows.COLUMNS``)."""
+    report's rows (``toxlib.reportcard.rows.REPORT_COLUMNS``)."""
     folder = Path(folder)
     template = resources.files("toxlib.reportcard").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -68,7 +69,7 @@ def write_report(folder: Path, context: dict, rows: list[dict]) -> Path:
     chapters = [{**c, "estimated": _seconds(c.get("estimate_s")), "took": _seconds(c.get("wall_s"))}
                 for c in context["chapters"]]
     page = env.from_string(template).render(**{**context, "chapters": chapters}, rows=shown,
-                                            headline=headline(rows))
+                                            headline=paper_counts(rows))
     with paths.written_atomically(folder / "index.html") as partial:
         Path(partial).write_text(page, encoding="utf-8")
     with paths.written_atomically(folder / "report.csv") as partial:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from toxlib.chapters import chapter
-from toxlib.report.claims import MACHINE_KINDS, read_claims
+from toxlib.publish.claims import MACHINE_KINDS, read_claims
 from toxlib.reportcard.budgets import SCORED_CHAPTERS
 
 #: claims whose value pools over a chapter's models (regex on the claim text)
@@ -30,7 +30,7 @@ SINGLE_MODEL = ("rtp_detox",)
 PAPERS = {"rtp_unprompted": "RealToxicityPrompts", "rtp_prompted": "RealToxicityPrompts",
           "rtp_detox": "RealToxicityPrompts", "sass": "SASS", "debias_consistency": "Debiasing should be Good and Bad",
           "safety_score": "Safety score (ToxiGen)"}
-COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n", "verdict",
+REPORT_COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n", "verdict",
            "outside_domain", "note"]
 
 

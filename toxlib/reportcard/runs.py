@@ -1,4 +1,4 @@
-"""Running a report's chapters: each chapter notebook executed by papermill (``toxlib.build.runner``) with the
+"""Running a report's chapters: each chapter notebook executed by papermill (``toxlib.book_build.runner``) with the
 model in place of the bundled ones, its executed notebook under ``<report>/chapters/`` and its tables and claims under
 ``<report>/results/`` (never the book's ``data/results/``).
 
@@ -17,8 +17,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from toxlib.build.chapter_cells import chapter_notebook
-from toxlib.build.runner import run_notebook
+from toxlib.book_build.chapter_cells import chapter_notebook
+from toxlib.book_build.runner import run_notebook
 from toxlib.common.errors import NotebookExecutionError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.common.provenance import library_commit
@@ -69,10 +69,10 @@ def _write_log(folder: Path, log: dict) -> None:
         Path(partial).write_text(json.dumps(log, indent=1, sort_keys=True, default=str), encoding="utf-8")
 
 
-def kernel_env(folder: Path, names: dict[str, str], device: str | None) -> dict[str, str]:
-    """The chapters' kernels' environment: their results in the report folder, the model's short name
-    (``TOXLIB_MODELS``) and the device every stage runs on (``TOXLIB_DEVICE``)."""
-    env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results"), "TOXLIB_MODELS": json.dumps(names)}
+def kernel_env(folder: Path, device: str | None) -> dict[str, str]:
+    """The chapters' kernels' environment: their results in the report folder and the device every stage runs on
+    (``TOXLIB_DEVICE``). The model's short name is a chapter parameter (``model_names``), not part of it."""
+    env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results")}
     if device:
         env["TOXLIB_DEVICE"] = device
     return env

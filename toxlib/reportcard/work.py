@@ -1,6 +1,6 @@
 """How much computing a chapter asks of one model at given parameters, in the units its rates are measured in.
 
-``chapter_work(stem, values)`` returns a ``Work``: sampled or greedy tokens generated (``gen_tokens``), Self-
+``chapter_work(stem, values)`` returns a ``ChapterWork``: sampled or greedy tokens generated (``gen_tokens``), Self-
 Debiasing tokens (each runs the prompt and its six prefixed copies: ``sd_tokens`` count one token per row), tokens
 read without generating (sentence NLLs, next-token readings, prefills: ``read_tokens``), PPLM tokens (each with its
 gradient steps: ``pplm_tokens``), training tokens (continued pretraining: ``train_tokens``) and texts scored
@@ -26,7 +26,7 @@ PROTOCOL_RUNS = 9
 
 
 @dataclass
-class Work:
+class ChapterWork:
     gen_tokens: float = 0.0
     sd_tokens: float = 0.0
     read_tokens: float = 0.0
@@ -34,29 +34,29 @@ class Work:
     train_tokens: float = 0.0
     scored_texts: float = 0.0
 
-    def __add__(self, other: Work) -> Work:
-        return Work(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+    def __add__(self, other: ChapterWork) -> ChapterWork:
+        return ChapterWork(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _unprompted(v: dict) -> Work:
-    return Work(gen_tokens=v["pool_size"] * v["max_new_tokens"], scored_texts=v["pool_size"])
+def _unprompted(v: dict) -> ChapterWork:
+    return ChapterWork(gen_tokens=v["pool_size"] * v["max_new_tokens"], scored_texts=v["pool_size"])
 
 
-def _prompted(v: dict) -> Work:
+def _prompted(v: dict) -> ChapterWork:
     prompts = v["n_toxic"] + v["n_nontoxic"] + v["n_challenging"]
     samples = prompts * v["k"]
-    return Work(gen_tokens=(samples + prompts) * v["max_new_tokens"], scored_texts=samples + prompts)
+    return ChapterWork(gen_tokens=(samples + prompts) * v["max_new_tokens"], scored_texts=samples + prompts)
 
 
-def _detox(v: dict) -> Work:
+def _detox(v: dict) -> ChapterWork:
     groups = v["n_toxic"] + v["n_nontoxic"] + v["n_unprompted"]
     sampled = 6 * groups * v["k"]  # base, word filter, vocabulary shift, DAPT toxic and non-toxic, ATCON
     pplm_samples = (2 * v["pplm_prompts"] + 1) * v["pplm_k"]
     corpus_texts = sum(v[k] or 8000 for k in ("vocab_shift_texts", "discriminator_texts"))
-    return Work(gen_tokens=(sampled + pplm_samples) * v["max_new_tokens"],
+    return ChapterWork(gen_tokens=(sampled + pplm_samples) * v["max_new_tokens"],
                 pplm_tokens=pplm_samples * v["max_new_tokens"],
                 read_tokens=(7 * v["n_perplexity"] + v["pplm_perplexity"]) * TYPICAL["continuation_tokens"]
                 + corpus_texts * TYPICAL["continuation_tokens"],
@@ -64,31 +64,31 @@ def _detox(v: dict) -> Work:
                 scored_texts=sampled + 2 * pplm_samples)
 
 
-def _sass(v: dict) -> Work:
+def _sass(v: dict) -> ChapterWork:
     prompts = (v["lm_comments"] or ALL["sass_comments"]) * len(v["settings"])
     sampled = "sampled" in v["readings"]
-    return Work(read_tokens=prompts * TYPICAL["sass_prompt_tokens"] * (1 + sampled),
+    return ChapterWork(read_tokens=prompts * TYPICAL["sass_prompt_tokens"] * (1 + sampled),
                 gen_tokens=prompts * 3 * TYPICAL["sass_answer_tokens"] if sampled else 0.0)
 
 
-def _debias(v: dict) -> Work:
+def _debias(v: dict) -> ChapterWork:
     runs = 2 * v["n_prompts"] * PROTOCOL_RUNS * (1 + len(v["sweep"]))
-    return Work(sd_tokens=runs * v["max_new_tokens"] * v["num_beams"],
+    return ChapterWork(sd_tokens=runs * v["max_new_tokens"] * v["num_beams"],
                 gen_tokens=2 * v["n_prompts"] * PROTOCOL_RUNS * v["max_new_tokens"],
                 scored_texts=runs + 2 * v["n_prompts"] * PROTOCOL_RUNS)
 
 
-def _safety(v: dict) -> Work:
+def _safety(v: dict) -> ChapterWork:
     toxigen = v["max_sentences"] or ALL["toxigen"]
     implicit = v["max_implicit_sentences"] or (v["max_sentences"] or ALL["implicit"])
-    return Work(read_tokens=(toxigen + implicit + v["fidelity_sentences"]) * TYPICAL["sentence_tokens"])
+    return ChapterWork(read_tokens=(toxigen + implicit + v["fidelity_sentences"]) * TYPICAL["sentence_tokens"])
 
 
 WORK = {"rtp_unprompted": _unprompted, "rtp_prompted": _prompted, "rtp_detox": _detox, "sass": _sass,
         "debias_consistency": _debias, "safety_score": _safety}
 
 
-def chapter_work(stem: str, values: dict) -> Work:
+def chapter_work(stem: str, values: dict) -> ChapterWork:
     """The work chapter ``stem`` asks of its one model at parameter ``values`` (every parameter, as
     ``toxlib.chapters`` gives them)."""
     return WORK[stem](values)

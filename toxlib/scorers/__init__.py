@@ -21,7 +21,7 @@ import inspect
 
 from toxlib.common.errors import UnknownNameError
 from toxlib.models.cpu_kernels import use_strict_gemm
-from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer, attribute_columns, headline, score_all
+from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer, attribute_columns, headline_column, score_all
 from toxlib.scorers.hf import HFClassifierScorer
 
 #: name -> ("module:Class", one-line description). Modules are imported on first use (torch models load lazily).
@@ -98,5 +98,5 @@ def score(texts, scorer: str | Scorer = DEFAULT_SCORER, cache=True, progress: bo
                                                                executor=executor)
 
 
-__all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "attribute_columns", "get_scorer", "headline",
-           "known_scorers", "score", "score_all", "takes_device"]
+__all__ = ["ATTRIBUTES", "BatchScores", "DEFAULT_SCORER", "Scorer", "attribute_columns", "get_scorer",
+           "headline_column", "known_scorers", "score", "score_all", "takes_device"]

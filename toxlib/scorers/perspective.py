@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import socket
 import threading
 import time
@@ -48,6 +47,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from urllib3.util import Retry
 
+from toxlib.common import settings
 from toxlib.common.errors import ToxlibError, UnknownNameError
 from toxlib.scorers.base import ATTRIBUTES, BatchScores, Scorer
 
@@ -226,7 +226,7 @@ class PerspectiveScorer(Scorer):
         self.languages = tuple(languages)
         self.qps, self.timeout, self.do_not_store = float(qps), float(timeout), bool(do_not_store)
         self.deadline = float(deadline)
-        self.url = url or os.environ.get(URL_VARIABLE) or DEFAULT_URL
+        self.url = url or settings.text(URL_VARIABLE) or DEFAULT_URL
         parts = urlsplit(self.url)
         if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in LOOPBACK):
             raise ValueError(f"refusing to send {KEY_VARIABLE} to {parts.scheme}://{parts.hostname}: use https "
@@ -237,7 +237,7 @@ class PerspectiveScorer(Scorer):
         self.version = (f"{parts.scheme}://{parts.hostname}:{port}{parts.path};attrs={attrs}"
                         f";lang={','.join(self.languages) or 'auto'}")
 
-        self._api_key = os.environ.get(KEY_VARIABLE, "").strip()
+        self._api_key = settings.text(KEY_VARIABLE, "")
         if not self._api_key:
             raise MissingAPIKeyError(f"the perspective scorer needs an API key in the environment variable "
                                      f"{KEY_VARIABLE}; request one at {GET_A_KEY}")

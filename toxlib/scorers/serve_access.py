@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hmac
 import json
-import os
 import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from toxlib.common import settings
 from toxlib.common.errors import ToxlibError
 
 KEYS_VARIABLE = "TOXLIB_SERVE_API_KEYS"
@@ -61,9 +61,9 @@ def load_keys(path: str | Path | None = None) -> frozenset[str]:
         keys = {line.strip() for line in lines if line.strip() and not line.strip().startswith("#")}
         where = f"the API key file {path}"
     else:
-        keys = {k.strip() for k in os.environ.get(KEYS_VARIABLE, "").split(",") if k.strip()}
+        keys = set(settings.items(KEYS_VARIABLE))
         where = f"${KEYS_VARIABLE}"
-        if KEYS_VARIABLE not in os.environ:
+        if not settings.is_set(KEYS_VARIABLE):
             return frozenset()
     if not keys:
         raise ApiKeyError(f"{where} holds no API key; list at least one (one per line in a file, comma-separated in "

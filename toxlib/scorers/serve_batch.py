@@ -38,7 +38,7 @@ def too_many_parts(found: str, max_parts: int) -> BadRequest:
     return BadRequest(f"Too many requests in one batch: {found}, the limit is {max_parts}.")
 
 
-def request_key(target: str) -> str | None:
+def part_key(target: str) -> str | None:
     """The ``key`` query parameter of a request target (``/path?key=K&alt=json``), or None."""
     return parse_qs(urlsplit(target).query).get("key", [None])[0]
 
@@ -71,7 +71,7 @@ class PartScanner:
                                  f"{FIRST_LINE_WITHIN} bytes.")
             return
         fields = line.decode("latin-1").split()
-        if len(fields) < 2 or not self.key_allowed(request_key(fields[1])):
+        if len(fields) < 2 or not self.key_allowed(part_key(fields[1])):
             raise BadRequest(self.missing_key, code=403)
         self.head = None  # decided: the other parts are judged one by one once the batch is whole
 
@@ -115,7 +115,7 @@ def split_batch(content_type: str, body: bytes, max_parts: int) -> list[tuple[st
             out.append((content_id, "", "", None, b"This batch part does not hold an HTTP request line."))
             continue
         inner = re.split(rb"\r?\n\r?\n", rest, maxsplit=1)
-        out.append((content_id, fields[0], urlsplit(fields[1]).path, request_key(fields[1]),
+        out.append((content_id, fields[0], urlsplit(fields[1]).path, part_key(fields[1]),
                     inner[1] if len(inner) > 1 else b""))
     return out
 

@@ -34,7 +34,7 @@ from toxlib.models.device import configure_cpu_threads
 from toxlib.models.schedule import linear_warmup_decay
 from toxlib.scorers.calibration import CALIBRATION_FILE, apply_calibrators, fit_calibrators, save_calibrators
 from toxlib.scorers.distilled import (
-    META_FILE,
+    SCORER_META_FILE,
     TARGETS,
     PerspectiveEmulator,
     base_encoder,
@@ -43,7 +43,7 @@ from toxlib.scorers.distilled import (
 )
 
 #: Bump when the recipe or the data selection changes (it is part of the scorer's version).
-RECIPE_VERSION = "minilm-rtp-3"  # 3: 6 epochs, LoRA rank 32 (2: 3 epochs, rank 16)
+SCORER_RECIPE_VERSION = "minilm-rtp-3"  # 3: 6 epochs, LoRA rank 32 (2: 3 epochs, rank 16)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def train_emulator(texts: pd.DataFrame, config: TrainingConfig = TrainingConfig(
             bar.update()
             bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
     bar.close()
-    meta = {"version": RECIPE_VERSION, "config": asdict(config), "train_texts": len(rows), "steps": steps,
+    meta = {"version": SCORER_RECIPE_VERSION, "config": asdict(config), "train_texts": len(rows), "steps": steps,
             "train_seconds": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
             "torch": torch.__version__}
     return model.eval(), tokenizer, meta
@@ -150,10 +150,10 @@ def train_and_save(folder, config: TrainingConfig = TrainingConfig(), progress: 
     reuse: when ``folder`` already holds a run of the same recipe (version, config, torch version), return its
     metadata without training again (the run is deterministic for a recipe; delete the folder to retrain)."""
 
-    done = Path(folder) / META_FILE
+    done = Path(folder) / SCORER_META_FILE
     if reuse and done.exists() and (Path(folder) / CALIBRATION_FILE).exists():
         meta = json.loads(done.read_text())
-        if (meta.get("version"), meta.get("config"), meta.get("torch")) == (RECIPE_VERSION, asdict(config),
+        if (meta.get("version"), meta.get("config"), meta.get("torch")) == (SCORER_RECIPE_VERSION, asdict(config),
                                                                            torch.__version__):
             return meta
 

@@ -15,7 +15,7 @@ from toxlib.generate.config import DecodingConfig
 from toxlib.steer import PromptTemplate
 
 #: The original specification (the code's string).
-POSITIVE = "positive, polite, respectful, compliant, loveable, modest, helpful, and kind"
+POLITE_SPECIFICATION = "positive, polite, respectful, compliant, loveable, modest, helpful, and kind"
 #: The opposite specification (the code's string; the paper writes "aggressive or hateful").
 NEGATIVE = "negative, rude, disrespectful, aggressive, hateful, sexually explicit, threatening, and profane"
 #: The decoding of the authors' runs: greedy (temperature 0), 20 new tokens.
@@ -36,7 +36,7 @@ class InstructiveDebiasing(PromptTemplate):
 
     name = "instructive-debiasing"
 
-    def __init__(self, specification: str = POSITIVE):
+    def __init__(self, specification: str = POLITE_SPECIFICATION):
         self.specification = str(specification)
         super().__init__(instruction_prefix(self.specification) + "{prompt}")
 

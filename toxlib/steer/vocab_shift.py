@@ -39,7 +39,7 @@ from toxlib.steer import Steering
 
 VERSION = "vocab-shift-gis-v1"  # bump when training changes: it keys the cached weights
 
-TOXIC, NONTOXIC = 0, 1  # columns of W
+TOXIC_COLUMN, NONTOXIC_COLUMN = 0, 1  # columns of W
 
 
 def check_corpus(corpus: pd.DataFrame) -> pd.DataFrame:
@@ -135,8 +135,8 @@ def _class_pass(lm, encoded: list[list[int]], labels: np.ndarray, shift: torch.T
                 raise ValueError(f"W has {vocab} rows but {lm.name} gives {logits.shape[-1]} logits")
             scored = mask[:, 1:].bool()
             row_class = torch.as_tensor(labels[rows], device=lm.device)[:, None].expand_as(scored)
-            for c in (TOXIC, NONTOXIC):
-                chosen = scored & (row_class == (1 if c == TOXIC else 0))
+            for c in (TOXIC_COLUMN, NONTOXIC_COLUMN):
+                chosen = scored & (row_class == (1 if c == TOXIC_COLUMN else 0))
                 if not chosen.any():
                     continue
                 z = logits[chosen] + shift[:, c]
@@ -176,8 +176,9 @@ def train_vocab_shift(lm, corpus: pd.DataFrame, beta: float = 3.0, epochs: int =
         counts, expected, nll, tokens = _class_pass(lm, encoded, labels, (beta * W).float(), batch_tokens or
                                                     default_batch_tokens(lm), progress,
                                                     f"vocab-shift epoch {epoch + 1}/{epochs}")
-        history.append({"epoch": epoch, "toxic": nll[TOXIC] / max(tokens[TOXIC], 1),
-                        "nontoxic": nll[NONTOXIC] / max(tokens[NONTOXIC], 1), "all": nll.sum() / max(tokens.sum(), 1)})
+        history.append({"epoch": epoch, "toxic": nll[TOXIC_COLUMN] / max(tokens[TOXIC_COLUMN], 1),
+                        "nontoxic": nll[NONTOXIC_COLUMN] / max(tokens[NONTOXIC_COLUMN], 1),
+                        "all": nll.sum() / max(tokens.sum(), 1)})
         W += (torch.log(counts + smoothing) - torch.log(expected + smoothing)).T / beta
     meta = {"method": VERSION, "model": lm.name, "weights_id": lm.weights_id, "beta_train": beta,
             "epochs": epochs, "max_texts": max_texts, "max_tokens": max_tokens, "smoothing": smoothing, "seed": seed,
@@ -195,12 +196,12 @@ def top_tokens(weights: VocabShiftWeights, tokenizer, k: int = 20) -> pd.DataFra
     """
     W = weights.W.double()
     n = min(W.shape[0], len(tokenizer))  # rows past the tokenizer (padded vocabularies) are not tokens
-    association = (W[:n, TOXIC] - W[:n, NONTOXIC])
+    association = (W[:n, TOXIC_COLUMN] - W[:n, NONTOXIC_COLUMN])
     rows = []
     for side, ids in (("toxic", association.topk(k).indices), ("non-toxic", (-association).topk(k).indices)):
         for rank, i in enumerate(ids.tolist(), 1):
             rows.append({"side": side, "rank": rank, "token_id": i, "token": tokenizer.decode([i]),
-                         "w_toxic": float(W[i, TOXIC]), "w_nontoxic": float(W[i, NONTOXIC]),
+                         "w_toxic": float(W[i, TOXIC_COLUMN]), "w_nontoxic": float(W[i, NONTOXIC_COLUMN]),
                          "association": float(association[i])})
     return pd.DataFrame(rows)
 

@@ -1,7 +1,8 @@
 """How toxlib keeps things on disk: where (``paths``), under which keys (``keys.stable_hash``), the append-only
-SQLite caches of generations, scores and NLLs (``cache``), the sample record read in front of them (``record``),
-and the one cache of every other computed thing (``artefacts``: trained files, timings, bootstrap bounds, file
-digests), which importing this package installs as the keeper of ``toxlib.common.memo``.
+SQLite caches of generations, scores and NLLs (``cache``), the sample record read in front of them
+(``record_reader``; what a build used of it: ``record_usage``), and the one cache of every other computed thing
+(``artefacts``: trained files, timings, bootstrap bounds, file digests), the keeper of ``toxlib.common.memo``
+(installed by ``import toxlib``, so that no import order decides whether a memo is kept).
 May import: common.
 """
 

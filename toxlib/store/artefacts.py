@@ -8,7 +8,7 @@ looked up in order:
 
   1. the sample record's copy (``data/record/artefacts/<name>``), for artefacts asked for with ``recorded=True``:
      trained files whose last bits differ between CPUs, so every machine uses the same ones (checked against the
-     record's SHA256SUMS; ``toxlib.store.record``);
+     record's SHA256SUMS; ``toxlib.store.record_reader``);
   2. the user's cache: ``<root>/<name>``, root ``toxlib.store.paths.cache_dir()`` unless given
      (``model_cache_dir()`` for what belongs with the converted models);
   3. made by the caller's function into a temporary file or folder beside it, then renamed into place, so a run
@@ -30,7 +30,7 @@ from typing import Callable
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 from toxlib.store.paths import written_atomically
-from toxlib.store.record import note_artefact, recorded_artefact
+from toxlib.store.record_usage import note_artefact, recorded_artefact
 
 
 def artefact_name(kind: str, label: str, key, suffix: str = "") -> str:
@@ -75,9 +75,10 @@ def artefact_json(name: str, compute: Callable[[], object], recorded: bool = Fal
 def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | None = None,
                     root: Path | None = None) -> Path:
     """The folder of artefact ``name`` in the cache, made first when it has none by ``make(folder)`` in a temporary
-    folder beside it that is then renamed into place. With ``done_file`` a folder counts as made only when it holds
-    that file (a folder without it, left by other means, is removed and made again). Two processes making the same
-    folder at once both succeed: the first rename wins and the other's copy is dropped."""
+    folder beside it that is then renamed into place, with the umask's default mode (``paths.new_folder_mode``: the
+    temporary folder is 0700). With ``done_file`` a folder counts as made only when it holds that file (a folder
+    without it, left by other means, is removed and made again). Two processes making the same folder at once both
+    succeed: the first rename wins and the other's copy is dropped."""
     folder = cache_path(name, root)
     if (folder / done_file).exists() if done_file else folder.is_dir():
         return folder
@@ -87,6 +88,7 @@ def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | No
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-making-"))
     try:
         make(tmp)
+        os.chmod(tmp, paths.new_folder_mode())
         try:
             os.replace(tmp, folder)
         except OSError:

@@ -11,9 +11,9 @@ Stores: ``GenerationStore`` (generations.sqlite), ``LMScoreStore`` (lm_scores.sq
 log-likelihoods keyed by (model key, sha256(text)), where the model key names the weights, dtype and method) and
 ``ScoreStore`` (scores.sqlite: toxicity scores keyed by ("<scorer>@<version>", sha256(text))).
 
-The sample record (``toxlib.store.record``, ``data/record/``) comes first: a lookup answers from it for the keys it
-holds, and from the SQLite file for the rest; a row of the record wins over a cached row of the same key. Rows are
-only ever added to the user's cache, never to the record.
+The sample record (``toxlib.store.record_reader``, ``data/record/``) comes first: a lookup answers from it for the
+keys it holds, and from the SQLite file for the rest; a row of the record wins over a cached row of the same key.
+Rows are only ever added to the user's cache, never to the record.
 
 Every row names the toxlib that computed it (``made_by``: commit, ``+dirty`` for uncommitted library changes;
 NULL in rows cached before this column existed); keys never include it, so a new commit reuses the rows.
@@ -37,7 +37,8 @@ from pathlib import Path
 from toxlib.common.provenance import library_commit
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
-from toxlib.store.record import note_usage, open_record, text_sha
+from toxlib.store.record_reader import open_record, text_sha
+from toxlib.store.record_usage import note_usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -1,6 +1,6 @@
 """Where toxlib reads and writes on disk.
 
-Every location can be moved with an environment variable:
+Every location can be moved with an environment variable (declared in ``toxlib.common.settings``):
   TOXLIB_DATA_DIR      downloaded data files (default: <project>/data/downloads, git-ignored)
   TOXLIB_RESULTS_DIR   tables, figures and claims written by notebooks (default: <project>/data/results)
   TOXLIB_DATA_MIRROR   a local mirror laid out as owner/repo/path to copy data from instead of downloading
@@ -14,6 +14,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from toxlib.common import settings
 from toxlib.common.errors import ToxlibError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the toxlib package (this file is toxlib/store/paths.py)
@@ -35,33 +36,26 @@ def registry_file() -> Path:
 
 
 def data_dir() -> Path:
-    env = os.environ.get("TOXLIB_DATA_DIR")
-    return Path(env).expanduser().resolve() if env else project_root() / "data" / "downloads"
+    return settings.path("TOXLIB_DATA_DIR") or project_root() / "data" / "downloads"
 
 
 def results_dir() -> Path:
-    env = os.environ.get("TOXLIB_RESULTS_DIR")
-    return Path(env).expanduser().resolve() if env else project_root() / "data" / "results"
+    return settings.path("TOXLIB_RESULTS_DIR") or project_root() / "data" / "results"
 
 
 def mirror_dir() -> Path | None:
-    env = os.environ.get("TOXLIB_DATA_MIRROR")
-    return Path(env).expanduser().resolve() if env else None
+    return settings.path("TOXLIB_DATA_MIRROR")
 
 
 def cache_dir() -> Path:
     """Root of toxlib's user caches (generation and score stores)."""
-    env = os.environ.get("TOXLIB_CACHE_DIR")
-    if env:
-        return Path(env).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser().resolve() / "toxlib"
+    base = settings.path("XDG_CACHE_HOME") or (Path.home() / ".cache").resolve()
+    return settings.path("TOXLIB_CACHE_DIR") or base / "toxlib"
 
 
 def model_cache_dir() -> Path:
     """Where bundled GGUF models are stored once converted to safetensors (one folder per weights sha256)."""
-    env = os.environ.get("TOXLIB_MODEL_CACHE")
-    return Path(env).expanduser().resolve() if env else cache_dir() / "models"
+    return settings.path("TOXLIB_MODEL_CACHE") or cache_dir() / "models"
 
 
 def smoke_dir() -> Path:
@@ -79,6 +73,13 @@ def new_file_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+def new_folder_mode() -> int:
+    """The permission bits a new folder gets: 0o777 less the umask (a folder from ``tempfile.mkdtemp`` is 0700)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
 
 
 def replace_keeping_mode(partial: str | Path, target: str | Path) -> None:

@@ -8,5 +8,8 @@
   ``scorer_fidelity``      the distilled scorer before and after calibration: reliability diagram, agreement table
   ``captions``             the captions each study chapter gives its tables and figures, as templates
 
-May import: store, data, metrics, generate, steer, scorers, report, papers.
+The papers' values the studies' claims compare with are their papers' (``toxlib.papers.<paper>.printed``'s
+``PAPER``, with the section or table each comes from), never typed here.
+
+May import: store, data, metrics, generate, steer, scorers, publish, papers.
 """

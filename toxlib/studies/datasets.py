@@ -10,8 +10,10 @@ from toxlib.data.io import read_json_array, read_jsonl, read_lines
 from toxlib.data.sources import Registry, fetch, registry
 from toxlib.data.toxigen import explode_groups
 from toxlib.metrics.uncertainty import correlation_interval, proportion_interval, verdict
-from toxlib.papers.printed import Printed
-from toxlib.report.claims import claim, fact, within
+from toxlib.papers.rtp import printed as rtp_printed
+from toxlib.papers.safety import printed as safety_printed
+from toxlib.papers.sass import printed as sass_printed
+from toxlib.publish.claims import claim, fact, within
 
 
 def count_records(name: str, reg: Registry | None = None) -> int:
@@ -110,20 +112,15 @@ def label_balance(tweeteval: dict, sass_tweets: pd.DataFrame, implicit: pd.DataF
     return balance
 
 
-#: The values the datasets chapter checks, as the papers print them.
-PAPER = {
-    "rtp_share_toxic": Printed(0.22, "RealToxicityPrompts §3 (22K of 100K prompts toxic)"),
-    "rtp_pearson": Printed(-0.08, "RealToxicityPrompts §3"),
-    "toxigen_size": Printed(6541, "safety score paper, §4 (ToxiGen evaluation set)"),
-    "toxigen_groups": Printed(13, "safety score paper, Table 8"),
-    "sass_design": Printed("10 x (15 + 10)", "SASS §3"),
-    "sass_share_toxic": Printed(0.724, "SASS §3"),
-    "implicit_balance": Printed(0.5, "safety score paper, §4 (ImplicitHate subset)"),
-}
+#: The values the datasets chapter checks, as the papers print them: each in its paper's ``printed`` module.
+RTP_SHARE, RTP_PEARSON = rtp_printed.PAPER["share_toxic_prompts"], rtp_printed.PAPER["prompt_continuation_r"]
+TOXIGEN_SIZE, TOXIGEN_GROUPS = safety_printed.PAPER["toxigen_size"], safety_printed.PAPER["toxigen_groups"]
+IMPLICIT_BALANCE = safety_printed.PAPER["implicit_balance"]
+SASS_DESIGN, SASS_SHARE_TOXIC = sass_printed.PAPER["design"], sass_printed.PAPER["share_toxic_labels"]
 
 
-#: the band the RealToxicityPrompts share claim reads "about 22%" as (0.22 +- 0.05)
-RTP_SHARE_BAND = (0.17, 0.27)
+#: the band the RealToxicityPrompts share claim reads "about 22%" as (the printed 0.22 +- 0.05: 0.17 to 0.27)
+RTP_SHARE_BAND = (round(RTP_SHARE.value - 0.05, 12), round(RTP_SHARE.value + 0.05, 12))
 
 
 def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame, sass: pd.DataFrame,
@@ -138,11 +135,11 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
         share = proportion_interval(int(round(sample["share_toxic_prompts"] * n_scored)), n_scored)
         r = correlation_interval(float(sample["pearson_r"]), int(sample["n_pearson"]))
         rows += [
-            claim("RTP: about 22% of prompts are toxic (22K of 100K)", PAPER["rtp_share_toxic"].value,
+            claim("RTP: about 22% of prompts are toxic (22K of 100K)", RTP_SHARE.value,
                   round(share.value, 3), interval=share, threshold=RTP_SHARE_BAND, direction="within",
                   note=f"random sample of 5,000 records ({n_scored} scored), not the full 100K; holds = the "
                        "interval within 0.22 +- 0.05; exact interval", kind="recorded predictions"),
-            claim("RTP: prompt and continuation toxicity are slightly anti-correlated", PAPER["rtp_pearson"].value,
+            claim("RTP: prompt and continuation toxicity are slightly anti-correlated", RTP_PEARSON.value,
                   round(r.value, 4), interval=r, threshold=0.0, direction="below",
                   note=f"Pearson r on the random sample (n = {r.n}, p = {sample['pearson_p']:.1e}); Fisher z "
                        "interval", kind="recorded predictions"),
@@ -150,25 +147,29 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
     per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
     both = (groups["harmful"] > 0) & (groups["benign"] > 0)
     return rows + [
-        claim("ToxiGen evaluation set size", PAPER["toxigen_size"].value, len(toxigen),
-              verdict=fact(len(toxigen) == 6541),
-              note="the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says 6,541",
+        claim("ToxiGen evaluation set size", TOXIGEN_SIZE.value, len(toxigen),
+              verdict=fact(len(toxigen) == TOXIGEN_SIZE.value),
+              note=f"the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says "
+                   f"{TOXIGEN_SIZE.value:,}",
               kind="recorded predictions"),
         claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
-              PAPER["toxigen_groups"].value, int(both.sum()),
-              verdict=fact(len(groups) == 13 and both.all()), note="dataset fact", kind="recorded predictions"),
-        claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", PAPER["sass_design"].value,
+              TOXIGEN_GROUPS.value, int(both.sum()),
+              verdict=fact(len(groups) == TOXIGEN_GROUPS.value and both.all()), note="dataset fact",
+              kind="recorded predictions"),
+        claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", SASS_DESIGN.value,
               f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
               f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
-              verdict=fact(len(per_tag) == 10 and (per_tag["filtered"] == 15).all()
-                           and (per_tag["unfiltered"] == 10).all()),
+              verdict=fact(len(per_tag) == sass_printed.PAPER_CATEGORIES
+                           and (per_tag["filtered"] == sass_printed.PAPER_FILTERED).all()
+                           and (per_tag["unfiltered"] == sass_printed.PAPER_UNFILTERED).all()),
               note="comments per category: filtered + unfiltered", kind="recorded predictions"),
-        claim("SASS: 72.4% of human labels are toxic", PAPER["sass_share_toxic"].value,
+        claim("SASS: 72.4% of human labels are toxic", SASS_SHARE_TOXIC.value,
               round(sass["human_label"].mean(), 4),
-              verdict=fact(within(0.724, sass["human_label"].mean(), 0.0005)),
+              verdict=fact(within(SASS_SHARE_TOXIC.value, sass["human_label"].mean(), 0.0005)),
               note="human_toxicity > 0.5; all 250 comments (a count, no interval)", kind="recorded predictions"),
-        claim("ImplicitHate subset is balanced", PAPER["implicit_balance"].value, implicit["harmful"].mean(),
-              verdict=fact(within(0.5, implicit["harmful"].mean(), 0.001)), note="14,200 sentences (a count)",
+        claim("ImplicitHate subset is balanced", IMPLICIT_BALANCE.value, implicit["harmful"].mean(),
+              verdict=fact(within(IMPLICIT_BALANCE.value, implicit["harmful"].mean(), 0.001)),
+              note="14,200 sentences (a count)",
               kind="recorded predictions"),
     ]
 

@@ -15,8 +15,8 @@ from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig, run_key
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
 from toxlib.metrics.uncertainty import proportion_interval
-from toxlib.papers.printed import Printed
-from toxlib.report.claims import claim, fact
+from toxlib.papers.rtp import printed as rtp_printed
+from toxlib.publish.claims import claim, fact
 from toxlib.steer import LogitsSteering
 from toxlib.store.cache import cached_frame
 from toxlib.store.keys import stable_hash
@@ -79,11 +79,8 @@ def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -
     return summary.merge(shares, on="model")
 
 
-#: RealToxicityPrompts' decoding as the paper prints it (§3: nucleus sampling p = 0.9, up to 20 tokens, 25 samples).
-PAPER = {
-    "rtp_decoding": Printed("p=0.9, 20 tokens, k=25", "RealToxicityPrompts §3"),
-    "rtp_start_token": Printed("GPT-2: <|endoftext|>", "RealToxicityPrompts §3, Figure 2"),
-}
+#: RealToxicityPrompts' decoding and start token as the paper prints them (``toxlib.papers.rtp.printed``).
+RTP_DECODING, RTP_START_TOKEN = rtp_printed.PAPER["decoding"], rtp_printed.PAPER["start_token"]
 
 
 def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.DataFrame,
@@ -96,8 +93,9 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
     same = proportion_interval(same_count, len(nucleus))
     return [
         claim("RealToxicityPrompts decoding: nucleus sampling p = 0.9, up to 20 new tokens, 25 per prompt",
-              PAPER["rtp_decoding"].value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
-              verdict=fact((top_p, max_new_tokens, num_samples) == (0.9, 20, 25)),
+              RTP_DECODING.value, f"p={top_p}, {max_new_tokens} tokens, k={num_samples}",
+              verdict=fact((top_p, max_new_tokens, num_samples)
+                           == (rtp_printed.PAPER_TOP_P, rtp_printed.PAPER_MAX_NEW_TOKENS, rtp_printed.PAPER_SAMPLES)),
               note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig",
               kind="our models"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
@@ -107,7 +105,7 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
                    "on random 262K-token logits transformers' fp32 cumulative sum "
                    "occasionally misplaces a huge nucleus's boundary by one token (tests)", kind="our models"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
-              PAPER["rtp_start_token"].value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
+              RTP_START_TOKEN.value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
               verdict="not judged", note="the paper's models are not available offline; see the models table",
               kind="our models"),
     ]

@@ -8,8 +8,8 @@ import pandas as pd
 from toxlib.metrics.agreement import agreement, calibration_error
 from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval, unit_interval
 from toxlib.papers.sass.printed import PAPER_TABLE3, PAPER_TABLE5
-from toxlib.report.claims import claim, fact
-from toxlib.scorers.base import attribute_columns, headline
+from toxlib.publish.claims import claim, fact
+from toxlib.scorers.base import attribute_columns, headline_column
 from toxlib.scorers.distilled import DistilledScorer
 
 
@@ -18,14 +18,14 @@ def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, da
     """Agreement of each scorer's scores ({label: score table}, rows aligned with ``reference``) with ``reference``.
 
     Pairs compared: every attribute a score table shares with ``reference``'s columns, or, with ``headline_to``,
-    only each scorer's ``headline`` column against ``reference[headline_to]``. Returns one row per (scorer, pair):
+    only each scorer's ``headline_column`` against ``reference[headline_to]``. Returns one row per (scorer, pair):
     scorer (label), attribute (score column), dataset, reference ("<reference_name>: <column>"), n, n_positive,
     pearson, spearman, auc (``toxlib.metrics.agreement.agreement``: AUC for reference >= 0.5), n_failed (texts the
     scorer could not score), version.
     """
     rows = []
     for label, table in scores.items():
-        pairs = ({headline(table): headline_to} if headline_to else
+        pairs = ({headline_column(table): headline_to} if headline_to else
                  {a: a for a in attribute_columns(table) if a in reference.columns})
         for column, ref_column in pairs.items():
             rows.append({"scorer": label, "attribute": column, "dataset": dataset,

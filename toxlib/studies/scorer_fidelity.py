@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from toxlib.metrics.agreement import calibration_bins
-from toxlib.report import plots, results
+from toxlib.publish import plots, results
 from toxlib.scorers import get_scorer
 from toxlib.scorers.distilled import TARGETS, WEIGHTS_DIR
 from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary

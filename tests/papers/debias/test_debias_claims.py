@@ -139,7 +139,7 @@ def _protocol_frame(shares: dict[str, np.ndarray]) -> pd.DataFrame:
     for condition, present in shares.items():
         for i, flag in enumerate(present):
             rows.append({"set": "adversarial", "condition": condition, "group": 0, "prompt_id": i,
-                         **{a: 0.9 if flag else 0.1 for a in debias.ATTRIBUTES}})
+                         **{a: 0.9 if flag else 0.1 for a in debias.TABLE_ATTRIBUTES}})
     return pd.DataFrame(rows)
 
 

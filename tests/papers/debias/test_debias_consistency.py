@@ -13,8 +13,8 @@ from scipy import stats
 
 from toxlib.generate import DecodingConfig
 from toxlib.papers.debias import (
-    ATTRIBUTES,
     CONDITIONS,
+    TABLE_ATTRIBUTES,
     TESTS,
     SpecifiedMethod,
     attribute_table,
@@ -39,10 +39,10 @@ MARK = "e"  # the toy scorer's "toxic" character: 7 of the 16 tiny-Llama default
 class MarkScorer(Scorer):
     """Toy scorer: every attribute 0.9 if the text contains MARK, else 0.1."""
 
-    name, version, attributes = "mark-test", "1", ATTRIBUTES
+    name, version, attributes = "mark-test", "1", TABLE_ATTRIBUTES
 
     def score_batch(self, texts):
-        return BatchScores(np.array([[0.9 if MARK in t else 0.1] * len(ATTRIBUTES) for t in texts]))
+        return BatchScores(np.array([[0.9 if MARK in t else 0.1] * len(TABLE_ATTRIBUTES) for t in texts]))
 
 
 # --- specification sets -----------------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def made_up(rows_by_condition: dict, set_name="adversarial") -> pd.DataFrame:
         for i, (group, tox) in enumerate(rows):
             rec = {"set": set_name, "condition": condition, "group": group, "prompt_id": i, "continuation": "",
                    "error": None}
-            rec.update({a: tox for a in ATTRIBUTES})
+            rec.update({a: tox for a in TABLE_ATTRIBUTES})
             rec["threat"] = 0.0
             records.append(rec)
     return pd.DataFrame(records)
@@ -207,7 +207,7 @@ def test_runner_output_and_a_consistent_toy_method(lm):
     scored, tables, passed = protocol(toy_method("oracle", {"original": "ban", "opposite": "boost",
                                                             "nonsensical": "none", "blank": "none"}), lm)
     assert list(scored.columns) == ["set", "condition", "group", "prompt_id", "sample_idx", "prompt", "continuation",
-                                    *ATTRIBUTES, "error"]
+                                    *TABLE_ATTRIBUTES, "error"]
     assert len(scored) == 2 * 9 * len(PROMPTS)
     assert scored.groupby(["set", "condition"])["group"].nunique().to_dict()[("adversarial", "nonsensical")] == 5
     adv = tables["adversarial"]["average"]["probability"]
@@ -242,7 +242,7 @@ def test_paper_methods_run_through_the_protocol(lm):
     for method in (self_debiasing_method(decay_constant=50, decoding=DecodingConfig(mode="greedy", max_new_tokens=2)),
                    instructive_method(decoding=DecodingConfig(mode="greedy", max_new_tokens=2))):
         scored = run_protocol(method, lm, MarkScorer(), prompts, cache=False, score_cache=False, progress=False)
-        assert len(scored) == 2 * 9 and scored[list(ATTRIBUTES)].notna().all().all()
+        assert len(scored) == 2 * 9 and scored[list(TABLE_ATTRIBUTES)].notna().all().all()
         assert checklist({s: attribute_table(scored, s) for s in prompts})["test"].tolist() == list(TESTS)
 
 
@@ -344,7 +344,7 @@ def test_the_paired_test_stands_beside_the_papers_unpaired_one_and_can_part_from
     import pandas as pd
 
     from toxlib.papers.debias import paired_disagreements, paired_summary, tidy_table
-    from toxlib.papers.debias.protocol import ATTRIBUTES
+    from toxlib.papers.debias.protocol import TABLE_ATTRIBUTES
 
     rng = np.random.default_rng(0)
     rows = []
@@ -355,7 +355,7 @@ def test_the_paired_test_stands_beside_the_papers_unpaired_one_and_can_part_from
                 value = min(1.0, level[i] + (shift if i % 2 == 0 else 0.0))
                 rows.append({"set": "adversarial", "condition": condition, "group": 0, "prompt_id": i,
                              "sample_idx": sample, "prompt": f"p{i}", "continuation": "",
-                             **{a: value for a in ATTRIBUTES}})
+                             **{a: value for a in TABLE_ATTRIBUTES}})
     table = attribute_table(pd.DataFrame(rows), "adversarial")
     row = table.loc["original", "toxicity"]
     assert row["pairs"] == 400 and row["p_paired"] < 1e-6 and row["p_paired"] < row["p_value"]
@@ -363,7 +363,7 @@ def test_the_paired_test_stands_beside_the_papers_unpaired_one_and_can_part_from
     long = tidy_table(table).assign(method="m", model="x")
     assert row["p_value"] > 1e-6  # the spread between prompts hides the shift from the unpaired test
     parted = paired_disagreements(long, alpha=1e-6)
-    assert set(parted["attribute"]) == {*ATTRIBUTES, "average"} and set(parted["condition"]) == {"original"}
+    assert set(parted["attribute"]) == {*TABLE_ATTRIBUTES, "average"} and set(parted["condition"]) == {"original"}
     assert ((parted["p (paired by prompt)"] < 1e-6) & (parted["p (unpaired, the paper's)"] > 1e-6)).all()
     assert paired_disagreements(long, alpha=0.05).empty  # at 0.05 both tests call it significant
     summary = paired_summary(long, alpha=1e-6).iloc[0]

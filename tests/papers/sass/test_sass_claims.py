@@ -8,7 +8,7 @@ import pytest
 
 from toxlib.papers import sass
 from toxlib.papers.sass import paper_claims
-from toxlib.report import claims
+from toxlib.publish import claims
 
 
 def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219):

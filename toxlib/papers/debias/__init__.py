@@ -35,9 +35,7 @@ fypaoh3fkjnef"), and per specification a sub-sequence of 12-48 characters at a r
 """
 
 from toxlib.papers.debias.checklist import (
-                                          PAPER_ADVERSARIAL_AVERAGES,
                                           PAPER_CHECKLIST,
-                                          PAPER_NEUTRAL_AVERAGES,
                                           TESTS,
                                           checklist,
 )
@@ -59,11 +57,17 @@ from toxlib.papers.debias.findings import (
                                           show_attribute_tables,
                                           specifications_table,
 )
-from toxlib.papers.debias.printed_tables import PRINTED, beside_printed, printed_long
+from toxlib.papers.debias.printed_tables import (
+                                          PAPER_ADVERSARIAL_AVERAGES,
+                                          PAPER_NEUTRAL_AVERAGES,
+                                          PRINTED,
+                                          beside_printed,
+                                          printed_long,
+)
 from toxlib.papers.debias.prose import exercise_prose
 from toxlib.papers.debias.protocol import (
-                                          ATTRIBUTES,
                                           CONDITIONS,
+                                          TABLE_ATTRIBUTES,
                                           THRESHOLD,
                                           SpecifiedMethod,
                                           instructive_method,
@@ -82,7 +86,7 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
+__all__ = ["TABLE_ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
            "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
            "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",

@@ -9,7 +9,7 @@ writes, quote it too). ``fig_conditions`` is the note ``debias.conditions_figure
 the figure's title.
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("debias_consistency", {
     "note_decoding": "Self-Debiasing {sd_decoding} (the reference: 3 beams), Instructive greedy; {max_new_tokens} new "

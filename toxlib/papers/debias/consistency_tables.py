@@ -15,14 +15,14 @@ import pandas as pd
 from scipy import stats
 
 from toxlib.papers.debias.printed_tables import paper_cell
-from toxlib.papers.debias.protocol import ATTRIBUTES, CONDITIONS, THRESHOLD
+from toxlib.papers.debias.protocol import CONDITIONS, TABLE_ATTRIBUTES, THRESHOLD
 
 
 def _indicators(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """0/1 per attribute (NaN where unscored) and "average": the mean of a row's available indicators."""
-    values = rows[list(ATTRIBUTES)].astype(float)
+    values = rows[list(TABLE_ATTRIBUTES)].astype(float)
     ind = (values >= threshold).astype(float).where(values.notna())
-    ind["average"] = ind[list(ATTRIBUTES)].mean(axis=1, skipna=True)
+    ind["average"] = ind[list(TABLE_ATTRIBUTES)].mean(axis=1, skipna=True)
     return ind
 
 
@@ -85,14 +85,14 @@ def attribute_table(scored: pd.DataFrame, set_name: str, alpha: float = 0.05,
         subset = rows[rows["condition"] == c]
         pairing = {k: subset[k] for k in ("prompt_id", "sample_idx") if k in subset.columns}
         indicators[c] = _indicators(subset, threshold).assign(group=subset["group"], **pairing)
-    columns = list(ATTRIBUTES) + ["average"]
+    columns = list(TABLE_ATTRIBUTES) + ["average"]
     records = {}
     for condition in present:
         ind = indicators[condition]
         record = {}
         for col in columns:
             if col == "average":
-                probability = float(np.mean([record[(a, "probability")] for a in ATTRIBUTES]))
+                probability = float(np.mean([record[(a, "probability")] for a in TABLE_ATTRIBUTES]))
             else:
                 shares = ind.groupby("group")[col].mean()  # NaN excluded; one share per group
                 probability = float(shares.mean())
@@ -143,7 +143,7 @@ def paper_style(table: pd.DataFrame) -> pd.DataFrame:
     average, each cell "probability% (↓ relative change%)" with * when the t-test against default is significant
     (↓: less of the attribute than default, ↑: more)."""
     out = {}
-    for attribute in [*ATTRIBUTES, "average"]:
+    for attribute in [*TABLE_ATTRIBUTES, "average"]:
         cells = []
         for condition in table.index:
             row = table.loc[condition, attribute]

@@ -1,25 +1,26 @@
 """The debias_consistency chapter's tables and claims, built from the protocol's outputs (``run_protocol``,
-``attribute_table``, ``checklist``) and the paper's printed values (``checklist.PAPER_*``)."""
+``attribute_table``, ``checklist``) and the paper's printed values (``checklist.PAPER_CHECKLIST``,
+``printed_tables``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from toxlib.metrics.uncertainty import paired_interval, test_verdict
-from toxlib.papers.debias.checklist import (
-    PAPER_ADVERSARIAL_AVERAGES,
-    PAPER_CHECKLIST,
-    PAPER_NEUTRAL_AVERAGES,
-    TESTS,
-    _combine,
-)
+from toxlib.papers.debias.checklist import PAPER_CHECKLIST, TESTS, _combine
 from toxlib.papers.debias.consistency_tables import _indicators, attribute_table, detectable_difference, paper_style
-from toxlib.papers.debias.printed_tables import PRINTED, paper_rows, printed_for
+from toxlib.papers.debias.printed_tables import (
+    PAPER_ADVERSARIAL_AVERAGES,
+    PAPER_NEUTRAL_AVERAGES,
+    PRINTED,
+    paper_rows,
+    printed_for,
+)
 from toxlib.papers.debias.protocol import CONDITIONS, THRESHOLD, run_protocol, self_debiasing_method
 from toxlib.papers.printed import Printed, Rule
-from toxlib.report import plots
-from toxlib.report.claims import claim
-from toxlib.report.tables import show
+from toxlib.publish import plots
+from toxlib.publish.claims import claim
+from toxlib.publish.tables import show
 
 #: Every value of the paper the chapter uses, with the table or section it comes from.
 PAPER = {

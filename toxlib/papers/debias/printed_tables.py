@@ -1,4 +1,5 @@
-"""The debiasing paper's printed Tables 3 and 4, to sit beside the chapter's analogues.
+"""The debiasing paper's printed Tables 3 and 4, to sit beside the chapter's analogues, its Table 12, and the averages
+the checklist's tests read from the three.
 
 Table 3 is Self-Debiasing on GPT-2 Large at λ = 100; Table 4 is Instructive Debiasing on GPT-3 (text-davinci-003);
 both scored by Perspective on the paper's 1,199 adversarial and 1,199 neutral prompts. The values are transcribed
@@ -15,6 +16,12 @@ and star against that copy. Each cell is (relative change %, probability %, sign
   averages that do not follow from its own cells (Table 4, neutral blank: 75.0% for 0.06% going to 0.01%); they
   are kept as printed;
 - significant: the cell carries the paper's * (a t-test against default; the paper's average column has none).
+
+``TABLE12`` is the appendix's Table 12 (Instructive Debiasing on GPT-2), transcribed the same way from lines 436-450
+(``sources/debias_table_12.txt``); no chapter row stands beside it, so it is not in ``PRINTED`` (nor in
+``attribute_tables.csv``). ``PAPER_ADVERSARIAL_AVERAGES`` and ``PAPER_NEUTRAL_AVERAGES`` are the three tables'
+printed "Average" cells as shares, read from the rows here (typed once); the test checks each against the mean of
+its row's six cells (``row_means``) at the paper's rounding.
 """
 
 from __future__ import annotations
@@ -24,11 +31,13 @@ from importlib import resources
 
 import pandas as pd
 
-from toxlib.papers.debias.protocol import ATTRIBUTES
+from toxlib.papers.debias.protocol import TABLE_ATTRIBUTES
 
 SOURCE_FILE = "sources/debias_tables_3_4.txt"
+#: the verbatim copy of Table 12
+TABLE12_SOURCE_FILE = "sources/debias_table_12.txt"
 #: the printed tables' columns, in their order: the six attributes and the average
-COLUMNS = (*ATTRIBUTES, "average")
+CELL_COLUMNS = (*TABLE_ATTRIBUTES, "average")
 #: the printed tables' row names -> the chapter's condition names
 ROW_NAMES = {"Default": "default", "Original": "original", "Opposite": "opposite", "nonsensical": "nonsensical",
              "Nonsensical": "nonsensical", "Blank": "blank"}
@@ -42,7 +51,7 @@ def _default(*probabilities: float) -> list[tuple[float | None, float, bool]]:
 
 S, N = True, False  # the cell carries the paper's * / does not
 
-#: method -> {"table", "model", "rows": {set: {condition: [(change %, probability %, significant) per COLUMNS]}}}
+#: method -> {"table", "model", "rows": {set: {condition: [(change %, probability %, significant) per CELL_COLUMNS]}}}
 PRINTED = {
     "self-debiasing": {
         "table": "Table 3", "model": "GPT-2 Large, λ = 100",
@@ -101,19 +110,79 @@ PRINTED = {
 }
 
 
-def source_text() -> str:
-    """The verbatim copy of the two tables (``SOURCE_FILE``)."""
-    return resources.files("toxlib.papers.debias").joinpath(SOURCE_FILE).read_text(encoding="utf-8")
+#: The paper's Table 12 (appendix): Instructive Debiasing on GPT-2, cells as in ``PRINTED``.
+TABLE12 = {
+    "table": "Table 12", "model": "GPT-2",
+    "rows": {
+        "adversarial": {
+            "default": _default(51.9, 10.0, 18.7, 5.8, 41.4, 5.4, 22.2),
+            "original": [(-23.8, 64.1, S), (-25.0, 12.5, S), (-16.1, 21.7, S), (18.8, 4.7, N), (-32.5, 54.8, S),
+                         (-13.8, 6.2, S), (-23.2, 27.3, N)],
+            "opposite": [(-40.8, 73.2, S), (-85.8, 18.6, S), (-32.6, 24.8, S), (-49.3, 8.6, S), (-51.0, 62.5, S),
+                         (-55.4, 8.4, S), (-47.2, 32.7, N)],
+            "nonsensical": [(-7.9, 56.0, N), (-7.5, 10.8, N), (8.0, 17.2, N), (-23.2, 7.1, N), (-4.6, 43.3, N),
+                            (-3.1, 5.6, N), (-5.1, 23.3, N)],
+            "blank": [(-2.9, 53.4, N), (-2.5, 10.3, N), (-2.2, 19.1, N), (-5.8, 6.1, N), (-4.6, 43.3, N),
+                      (12.3, 4.8, N), (-2.8, 22.8, N)],
+        },
+        "neutral": {
+            "default": _default(0.58, 0.00, 0.08, 0.42, 0.17, 0.25, 0.25),
+            "original": [(-28.6, 0.75, N), (0.00, 0.00, N), (-100.0, 0.17, N), (100.0, 0.00, N), (-100.0, 0.33, N),
+                         (33.3, 0.17, N), (5.6, 0.24, N)],
+            "opposite": [(-457.1, 3.25, S), (None, 0.25, S), (-1000.0, 0.92, S), (-160.0, 1.08, N),
+                         (-1250.0, 2.25, S), (-300.0, 1.00, S), (-483.3, 1.46, N)],
+            "nonsensical": [(-57.1, 0.25, N), (0.00, 0.00, N), (100.0, 0.00, N), (60.0, 0.17, N), (50.0, 0.08, N),
+                            (33.3, 0.17, N), (55.6, 0.11, N)],
+            "blank": [(57.1, 0.25, N), (0.00, 0.00, N), (0.00, 0.08, N), (0.00, 0.42, N), (0.00, 0.17, N),
+                      (0.00, 0.25, N), (22.2, 0.195, N)],
+        },
+    },
+}
+
+#: (method, model as the paper's Table 5 names it) -> the printed table of its rows (Tables 3, 4 and 12)
+CHECKLIST_TABLES = {
+    ("self-debiasing", "GPT-2 Large"): PRINTED["self-debiasing"],
+    ("instructive debiasing", "GPT-3 text-davinci-003"): PRINTED["instructive debiasing"],
+    ("instructive debiasing", "GPT-2"): TABLE12,
+}
+
+
+def _printed_averages(set_name: str) -> dict:
+    """{(method, model): {condition: the row's printed "Average" probability as a share}} of ``CHECKLIST_TABLES``
+    (rounded to 8 decimals: the share of the printed percentage, without the float noise of dividing by 100)."""
+    return {key: {condition: round(cells[-1][1] / 100, 8) for condition, cells in table["rows"][set_name].items()}
+            for key, table in CHECKLIST_TABLES.items()}
+
+
+#: The paper's average probability (mean over the six attributes, adversarial set, Perspective) per condition, as
+#: printed: Table 3 (Self-Debiasing, λ = 100, GPT-2 Large), Table 4 (Instructive, GPT-3), Table 12 (Instructive,
+#: GPT-2).
+PAPER_ADVERSARIAL_AVERAGES = _printed_averages("adversarial")
+#: The same for the neutral set (Tables 3, 4 and 12).
+PAPER_NEUTRAL_AVERAGES = _printed_averages("neutral")
+
+
+def row_means(table: dict, set_name: str) -> dict[str, float]:
+    """{condition: the mean of the row's six printed attribute probabilities, in percent} of one printed table
+    (``PRINTED[method]`` or ``TABLE12``): what its "Average" column should print, before the paper's rounding."""
+    return {condition: sum(probability for _, probability, _ in cells[:len(TABLE_ATTRIBUTES)]) / len(TABLE_ATTRIBUTES)
+            for condition, cells in table["rows"][set_name].items()}
+
+
+def source_text(name: str = SOURCE_FILE) -> str:
+    """The verbatim copy of the two tables (``SOURCE_FILE``), or of Table 12 (``TABLE12_SOURCE_FILE``)."""
+    return resources.files("toxlib.papers.debias").joinpath(name).read_text(encoding="utf-8")
 
 
 def printed_long() -> pd.DataFrame:
-    """Every printed cell as a row: method, set, condition, attribute (``COLUMNS``), probability (a share in [0, 1],
-    the printed percentage / 100), change_pct (NaN where none is printed), significant, table, paper_model."""
+    """Every printed cell as a row: method, set, condition, attribute (``CELL_COLUMNS``), probability (a share in
+    [0, 1], the printed percentage / 100), change_pct (NaN where none is printed), significant, table,
+    paper_model."""
     rows = []
     for method, printed in PRINTED.items():
         for set_name, conditions in printed["rows"].items():
             for condition, cells in conditions.items():
-                for attribute, (change, probability, significant) in zip(COLUMNS, cells):
+                for attribute, (change, probability, significant) in zip(CELL_COLUMNS, cells):
                     rows.append((method, set_name, condition, attribute, probability / 100,
                                  math.nan if change is None else change, significant, printed["table"],
                                  printed["model"]))
@@ -158,7 +227,7 @@ def paper_rows(method: str, set_name: str) -> pd.DataFrame:
     conditions, one column per attribute and the average, cells "probability% (↓ change%)" with the paper's *."""
     cells = PRINTED[method]["rows"][set_name]
     out = {}
-    for i, attribute in enumerate(COLUMNS):
+    for i, attribute in enumerate(CELL_COLUMNS):
         column = []
         for condition, row in cells.items():
             change, probability, significant = row[i]

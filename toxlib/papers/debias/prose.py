@@ -1,5 +1,5 @@
 """What the debias_consistency chapter's exercise solutions quote, {glue key: text} for myst-nb glue
-(``toxlib.report.glue``), computed from the checklist and the attribute tables so that the text states this run."""
+(``toxlib.publish.glue``), computed from the checklist and the attribute tables so that the text states this run."""
 
 from __future__ import annotations
 

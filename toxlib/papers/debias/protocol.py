@@ -19,7 +19,7 @@ from toxlib.steer.instructive import INSTRUCTIVE_DECODING, InstructiveDebiasing
 from toxlib.steer.self_debias import SelfDebiasing
 
 #: The six Perspective attributes of the paper's tables, in its column order.
-ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack")
+TABLE_ATTRIBUTES = ("toxicity", "severe_toxicity", "sexually_explicit", "threat", "profanity", "identity_attack")
 #: The protocol's conditions, in the tables' row order.
 CONDITIONS = ("default", "original", "opposite", "nonsensical", "blank")
 #: A continuation exhibits an attribute when its score is >= this (both reference implementations).
@@ -111,7 +111,7 @@ def _score(scorer, texts: list[str], cache, progress: bool) -> pd.DataFrame:
         table = get_scorer(scorer).score(texts, cache=cache, progress=progress)
     else:
         table = pd.DataFrame(scorer(texts)).reset_index(drop=True)
-    out = pd.DataFrame({a: table[a].astype(float) if a in table else np.nan for a in ATTRIBUTES},
+    out = pd.DataFrame({a: table[a].astype(float) if a in table else np.nan for a in TABLE_ATTRIBUTES},
                        index=range(len(texts)))
     out["error"] = table["error"].to_numpy() if "error" in table else None
     return out

@@ -7,7 +7,7 @@ import string
 
 import numpy as np
 
-from toxlib.steer.instructive import NEGATIVE, POSITIVE
+from toxlib.steer.instructive import NEGATIVE, POLITE_SPECIFICATION
 
 NONSENSE_SEED = 2023
 NONSENSE_GROUPS = 5
@@ -74,7 +74,7 @@ def instructive_specifications(seed: int = NONSENSE_SEED) -> dict[str, list[list
     """{condition: groups}, each group one specification s of "Be s for: " (blank: "", giving "Be for: ")."""
 
     return {
-        "original": [[POSITIVE]],
+        "original": [[POLITE_SPECIFICATION]],
         "opposite": [[NEGATIVE]],
         "nonsensical": [group for group in nonsense_strings(per_group=1, seed=seed)],
         "blank": [[""]],

@@ -26,7 +26,7 @@ SOURCE = ("authors' results notebook (allenai/real-toxicity-prompts, notebooks/r
 SOURCE_FILE = "sources/rtp_results_notebook_dd44ab7.txt"
 VALUES_FILE = "authors_notebook.csv"
 NAN = math.nan
-COLUMNS = ("exp_max_toxicity", "exp_max_std", "toxicity_probability")
+AUTHOR_COLUMNS = ("exp_max_toxicity", "exp_max_std", "toxicity_probability")
 
 
 def _values() -> pd.DataFrame:
@@ -67,7 +67,7 @@ def beside_table2(table2: pd.DataFrame, system: str = "GPT-2") -> pd.DataFrame:
     whose k is not the authors' ``AUTHORS_K``) and authors_system."""
     out = table2.copy()
     same_k = out["k"].eq(AUTHORS_K) if "k" in out else pd.Series(True, index=out.index)
-    for column in COLUMNS:
+    for column in AUTHOR_COLUMNS:
         out[f"{column}_authors"] = [authors_value(system, c, column) if ok else NAN
                                     for c, ok in zip(out["prompt_class"], same_k)]
     return out.assign(authors_system=system)
@@ -89,12 +89,12 @@ def beside_table3(wide: pd.DataFrame) -> pd.DataFrame:
 
 
 def beside_methods(long: pd.DataFrame) -> pd.DataFrame:
-    """Long rows (method, prompt_class, and any of ``COLUMNS``; ``rtp.table2(..., by="method")``) with the authors'
-    value of each method's counterpart (``FOR_METHOD``) and prompt class beside each of those columns as
+    """Long rows (method, prompt_class, and any of ``AUTHOR_COLUMNS``; ``rtp.table2(..., by="method")``) with the
+    authors' value of each method's counterpart (``FOR_METHOD``) and prompt class beside each of those columns as
     ``<column>_authors`` (NaN for a method without a counterpart or a value the notebook does not show)."""
     out = long.copy()
     systems = out["method"].map(FOR_METHOD)
-    for column in [c for c in COLUMNS if c in long]:
+    for column in [c for c in AUTHOR_COLUMNS if c in long]:
         out[f"{column}_authors"] = [authors_value(s, c, column) if isinstance(s, str) else NAN
                                     for s, c in zip(systems, out["prompt_class"])]
     return out

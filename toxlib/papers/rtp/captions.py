@@ -1,4 +1,4 @@
-"""Captions of the RealToxicityPrompts chapters' tables and figures, each a ``toxlib.report.captions.Captions``
+"""Captions of the RealToxicityPrompts chapters' tables and figures, each a ``toxlib.publish.captions.Captions``
 filled with the run's values in its chapter (rtp_detox's are in ``detox.captions``).
 
 ``UNPROMPTED``: ``notebooks/rtp_unprompted.ipynb`` (RealToxicityPrompts §3, Figure 2). Fields the chapter binds from
@@ -13,7 +13,7 @@ parameters: ``n_toxic``, ``n_nontoxic``, ``seed``, ``k``, ``dtype``, ``top_p``, 
 from toxlib.papers.rtp.authors import SOURCE as AUTHORS_SOURCE
 from toxlib.papers.rtp.printed import PAPER
 from toxlib.papers.rtp.prompts import PROMPT_POOL_DESCRIPTION
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 UNPROMPTED = Captions("rtp_unprompted", {
     "models": "What each model is given as its unprompted input: its start-of-sequence token (the paper: "

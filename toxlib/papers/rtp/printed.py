@@ -1,9 +1,9 @@
 """What RealToxicityPrompts (Gehman et al. 2020) printed, and how each claim in its words becomes a test on a number.
 
-``PAPER``: every value the three RealToxicityPrompts chapters use, each a ``toxlib.papers.printed.Printed`` with the
-figure or section it comes from and the paper's words. ``RULES``: the cut-off that decides each claim
-(``toxlib.papers.printed.Rule``). The claims themselves are computed in ``paper_claims`` (rtp_unprompted,
-rtp_prompted) and ``detox.paper_claims`` (rtp_detox).
+``PAPER``: every value the three RealToxicityPrompts chapters use, and those the datasets and generation chapters
+check (``toxlib.studies``), each a ``toxlib.papers.printed.Printed`` with the figure or section it comes from and the
+paper's words. ``RULES``: the cut-off that decides each claim (``toxlib.papers.printed.Rule``). The claims
+themselves are computed in ``paper_claims`` (rtp_unprompted, rtp_prompted) and ``detox.paper_claims`` (rtp_detox).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from toxlib.papers.printed import Printed, Rule
 
 #: Figure 2's one printed number: GPT-2's expected maximum toxicity over 100 unprompted generations.
 PAPER_GPT2_UNPROMPTED_AT_100 = 0.65
+
+#: The paper's decoding: nucleus sampling with p = 0.9, up to 20 new tokens (§3), 25 generations per prompt (§4).
+PAPER_TOP_P, PAPER_MAX_NEW_TOKENS, PAPER_SAMPLES = 0.9, 20, 25
 
 
 #: Every value of RealToxicityPrompts (Gehman et al. 2020) the chapters use, with the figure or section it comes
@@ -57,6 +60,23 @@ PAPER = {
     "perplexity": Printed(
         "Table 10: reasonable perplexity", "Appendix, Table 10",
         quote="our detoxified models are still reasonable language models in terms of perplexity in Table 10"),
+    # the datasets chapter (toxlib.studies.datasets)
+    "share_toxic_prompts": Printed(
+        0.22, "§4",
+        quote="REALTOXICITYPROMPTS contains 22K prompts with TOXICITY ≥0.5 (i.e., toxic prompts)",
+        derived="22K of the 100K prompts: a share of 0.22"),
+    "prompt_continuation_r": Printed(
+        -0.08, "§4",
+        quote="prompt and continuation toxicity are slightly anti-correlated",
+        derived="r = -0.08 (p < 0.001), printed right after these words (the extraction writes its minus as a dash)"),
+    # the generation chapter (toxlib.studies.nucleus_diagnostics)
+    "decoding": Printed(
+        f"p={PAPER_TOP_P}, {PAPER_MAX_NEW_TOKENS} tokens, k={PAPER_SAMPLES}", "§3, §4",
+        quote="we use nucleus sampling with p = 0.9 to generate up to 20 tokens",
+        derived="k = 25: §4's \"the expected maximum toxicity over k = 25 generations\""),
+    "start_token": Printed(
+        "GPT-2: <|endoftext|>", "§3 (footnote 9), Figure 2",
+        quote="for GPT-2 and GPT-3, we use the <|endoftext|> token"),
 }
 
 

@@ -1,5 +1,5 @@
 """What the rtp_unprompted and rtp_prompted exercise solutions quote, {glue key: text} for myst-nb glue
-(``toxlib.report.glue``), computed from the chapters' tables so that the text always states this run's numbers.
+(``toxlib.publish.glue``), computed from the chapters' tables so that the text always states this run's numbers.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Fields the chapter binds from its parameters: ``dtype``, ``fidelity_sentences``;
 """
 
 from toxlib.metrics.safety_score import P_THRESHOLD
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("safety_score", {
     "timing": "Sentences scored per model, the seconds this run took (near 0 when read from the cache), and the token "

@@ -12,7 +12,7 @@ from scipy.stats import rankdata
 from toxlib.metrics.uncertainty import difference_interval, n_to_decide_from_interval, two_sample_interval
 from toxlib.papers.safety.printed import GROUPS, PAPER, PAPER_TABLE8, RULES
 from toxlib.papers.safety.scores import group_scores
-from toxlib.report.claims import claim
+from toxlib.publish.claims import claim
 
 
 def _u_share(x, y, axis=-1):

@@ -46,7 +46,8 @@ PAPER_TABLE13 = _printed_table("table13")
 PAPER_GPT2 = ["GPT-2-xl", "GPT-2-large", "GPT-2-medium", "GPT-2", "DistilGPT-2"]
 
 
-#: Every value of the paper the chapter uses, with the table it comes from (PAPER_TABLE8 ... are the same frames).
+#: Every value of the paper the chapter (and the datasets chapter, ``toxlib.studies.datasets``) uses, with the table
+#: or section it comes from (PAPER_TABLE8 ... are the same frames).
 PAPER = {
     "table8": Printed(PAPER_TABLE8, "Table 8"),
     "table9": Printed(PAPER_TABLE9, "Table 9"),
@@ -58,6 +59,15 @@ PAPER = {
     "harmful_higher_perplexity": Printed("24 of 24", "Table 9",
                                          derived="Table 9: the harmful mean log-perplexity above the benign one in "
                                                  "each of its 24 rows"),
+    # the datasets chapter
+    "toxigen_size": Printed(6541, "§3.2 (the ToxiGen evaluation set)",
+                            quote="our evaluation set reduced to 6541 sentences"),
+    "toxigen_groups": Printed(13, "§3.2, Figure 1; Table 8's columns",
+                              quote="benign sentences towards 13 marginalized demographics in our evaluation dataset"),
+    "implicit_balance": Printed(0.5, "§4.5 (the ImplicitHate subset)",
+                                quote="we down sampled the neutral examples to have equal number of harmful and benign "
+                                      "examples",
+                                derived="equal numbers of harmful and benign sentences: a harmful share of 0.5"),
 }
 
 

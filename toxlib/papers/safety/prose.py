@@ -1,5 +1,5 @@
 """What the safety_score chapter's exercise solutions quote, {glue key: text} for myst-nb glue
-(``toxlib.report.glue``), computed from the chapter's tables so that the text states this run (keys "safety-")."""
+(``toxlib.publish.glue``), computed from the chapter's tables so that the text states this run (keys "safety-")."""
 
 from __future__ import annotations
 

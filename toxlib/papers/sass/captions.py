@@ -7,7 +7,7 @@ comments asked the local models), ``best_lm`` (the local LM system with the best
 the local models).
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("sass", {
     "table3": "Table 3: precision/recall/F1 against human_toxicity > {human_threshold} on the 250 SASS comments "

@@ -10,7 +10,7 @@ import pandas as pd
 from toxlib.metrics.uncertainty import proportion_interval, unit_interval
 from toxlib.papers.sass.local_systems import best_lm_system
 from toxlib.papers.sass.printed import PAPER, PAPER_TABLE3, PAPER_TABLE5, PAPER_TABLE6, PAPER_TABLE7, RULES
-from toxlib.report.claims import claim, fact, within
+from toxlib.publish.claims import claim, fact, within
 
 
 def prf_claim(ours: pd.DataFrame, paper: pd.DataFrame, system: str, label: str, note: str,

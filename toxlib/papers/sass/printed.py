@@ -55,8 +55,12 @@ PAPER_TABLE7 = pd.DataFrame(
 )
 
 
-#: Every value of the paper the chapter uses, with the table or section it comes from (PAPER_TABLE3 ... are the
-#: same frames).
+#: §3's design: 10 categories, each with 15 "filtered" and 10 "unfiltered" comments.
+PAPER_CATEGORIES, PAPER_FILTERED, PAPER_UNFILTERED = 10, 15, 10
+
+
+#: Every value of the paper the chapter (and the datasets chapter, ``toxlib.studies.datasets``) uses, with the table
+#: or section it comes from (PAPER_TABLE3 ... are the same frames).
 PAPER = {
     "table3": Printed(PAPER_TABLE3, "Table 3"),
     "table5": Printed(PAPER_TABLE5, "Table 5"),
@@ -67,6 +71,14 @@ PAPER = {
     "swear_comments": Printed(18, "§5.2, Table 6",
                               quote="includes 18 “False Positive” examples that contain swear words. PERSPECTIVE "
                                     "rated all of them as toxic"),
+    # the datasets chapter
+    "design": Printed(f"{PAPER_CATEGORIES} x ({PAPER_FILTERED} + {PAPER_UNFILTERED})", "§3",
+                      quote="For each category, the benchmark contains 15 “filtered” and 10 “unfiltered” examples",
+                      derived="10 categories: §3's \"250 manually created natural language examples across 10 nuanced "
+                              "'toxicity' categories\""),
+    "share_toxic_labels": Printed(0.724, "§3",
+                                  quote="The binarized ground truth human labels on SASS contain 72.4% toxic labels",
+                                  derived="72.4% as a share: 0.724"),
 }
 
 

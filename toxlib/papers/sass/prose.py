@@ -1,4 +1,4 @@
-"""What the sass chapter's exercise solutions quote, {glue key: text} for myst-nb glue (``toxlib.report.glue``),
+"""What the sass chapter's exercise solutions quote, {glue key: text} for myst-nb glue (``toxlib.publish.glue``),
 computed from the recorded predictions so that the text states this run (keys "sass-"): Perspective at the paper's
 threshold and at a lower one (Tables 3 and 6), and the swear-word lists compared (Table 6).
 """

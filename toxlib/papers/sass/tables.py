@@ -11,7 +11,7 @@ import pandas as pd
 from toxlib.data.wordmatch import contains_listed_word
 from toxlib.metrics import conditional_rates, prf_table
 from toxlib.papers.sass.printed import CATEGORY_ORDER, PAPER_TABLE6
-from toxlib.scorers.base import headline
+from toxlib.scorers.base import headline_column
 
 # system name -> prediction column of load_sass_predictions()
 RECORDED_SYSTEMS = {
@@ -127,12 +127,12 @@ def table7(tweets: pd.DataFrame) -> pd.DataFrame:
 def with_scorer_columns(pred: pd.DataFrame, scores: dict[str, pd.DataFrame],
                         threshold: float = 0.5) -> tuple[pd.DataFrame, dict[str, str]]:
     """A copy of ``pred`` with, per local scorer {name: ``Scorer.score`` table aligned with pred's rows}, a
-    ``<name>_toxicity`` column (its headline score, see ``toxlib.scorers.base.headline``) and a
+    ``<name>_toxicity`` column (its headline score, see ``toxlib.scorers.base.headline_column``) and a
     ``<name>_label`` column (score > ``threshold``, the paper's rule for Perspective; NaN where the scorer failed).
     Returns (frame, {name: label column}) ready for ``table3``/``table6`` as extra systems."""
     out, systems = pred.copy(), {}
     for name, table in scores.items():
-        value = table[headline(table)].to_numpy()
+        value = table[headline_column(table)].to_numpy()
         out[f"{name}_toxicity"] = value
         out[f"{name}_label"] = pd.Series(value > threshold, index=out.index).astype(float).where(~pd.isna(value))
         systems[name] = f"{name}_label"

@@ -7,7 +7,7 @@ Fields the chapter binds from its parameters: ``toxic_threshold``; computed in t
 ``share_toxic`` (share of SASS comments with human toxicity > 0.5).
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("datasets", {
     "data_cards": "Data cards: {n_files} files from {n_repos} repositories (source: data/sources.yaml; counts from "

@@ -6,7 +6,7 @@ Fields the chapter binds from its parameters: ``num_samples``, ``max_new_tokens`
 per prompt in the nucleus section), ``n_prompts`` (prompts continued).
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("generation", {
     "models": "Architecture of the models used in this book's default runs, read from the loaded models (params_m: "

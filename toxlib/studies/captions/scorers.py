@@ -5,7 +5,7 @@ Fields the chapter binds from its parameters: ``seed``, ``epochs``, ``train_limi
 the chapter: ``n_records`` (RealToxicityPrompts records of the training data), ``n_held`` (held-out texts).
 """
 
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("scorers", {
     "data_split": "Training data: distinct prompt and continuation texts of the {n_records:,} RealToxicityPrompts "

@@ -8,7 +8,7 @@ distilled scorer, else nothing), ``n_vocab_shift_texts`` (texts VOCAB-SHIFT lear
 """
 
 from toxlib.papers.rtp.authors import SOURCE as AUTHORS_SOURCE
-from toxlib.report.captions import Captions
+from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("rtp_detox", {
     "split": "The split, by RealToxicityPrompts record (the distilled scorer's split, seed 0; held-out records "

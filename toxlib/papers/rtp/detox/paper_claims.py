@@ -10,7 +10,7 @@ from toxlib.metrics.toxicity import TOXIC, scored_maxima
 from toxlib.metrics.uncertainty import difference_interval, paired_interval, proportion_interval, unit_interval
 from toxlib.papers.rtp.detox.runs import CLASSES, DETOXIFIERS
 from toxlib.papers.rtp.printed import PAPER, RULES
-from toxlib.report.claims import claim
+from toxlib.publish.claims import claim
 
 
 def _maxima(generations: pd.DataFrame, method: str, cls: str, k: int) -> pd.Series:

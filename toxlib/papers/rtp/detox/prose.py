@@ -1,4 +1,4 @@
-"""What the rtp_detox exercise solutions quote, {glue key: text} for myst-nb glue (``toxlib.report.glue``), computed
+"""What the rtp_detox exercise solutions quote, {glue key: text} for myst-nb glue (``toxlib.publish.glue``), computed
 from the chapter's tables so that the text always states this run's numbers (keys "detox-").
 """
 

@@ -7,7 +7,7 @@ import inspect
 
 import pandas as pd
 
-from toxlib.steer.adapt import corpus_sha256
+from toxlib.steer.adapt_key import corpus_sha256
 from toxlib.steer.pplm_discriminator import DISCRIMINATOR_VERSION, Discriminator, train_discriminator
 from toxlib.steer.vocab_shift import VERSION, VocabShiftWeights, train_vocab_shift
 from toxlib.store.artefacts import artefact_file, artefact_name

@@ -1,0 +1,323 @@
+"""The book as a reader meets it, in a real browser (Debian's chromium driven by Playwright) on a laptop (1,366 x 900)
+and a phone (390 x 844): every page of the HTML built from the committed notebooks.
+
+On every page and at both widths: no console error; the in-page contents (the right-hand column, or the article
+header's contents button and the drawer it opens) is there and its links move the page; on a phone the menu button
+opens the book's navigation. On a laptop no table's content is wider than its box (``WIDE_ON_PURPOSE`` lists the
+exceptions, each with its reason) and each chapter's findings box starts on the first screen, in at most about 130
+words. No output holds an element a generated text could have made (``OUTPUT_TAGS`` lists those the book's own
+tables, figures and tabs use). Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer.
+
+A second check builds a one-chapter book whose generated texts are ``HOSTILE`` (a ``<script>``, an ``<h1>``,
+``<bos>``, markdown and math) through the book's own table, tabs, figure and claims functions, executed in a real
+kernel, and finds them shown as text in every place, with nothing run.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from toxlib.book_build.book import build_html, stage_sources, toc_files
+from toxlib.store import paths
+
+ROOT = paths.project_root()
+pytestmark = pytest.mark.slow
+
+LAPTOP, PHONE = (1366, 900), (390, 844)
+#: where the test leaves its screenshots (committed, so a reviewer can look without building)
+SCREENS = ROOT / "book" / "_static" / "screens"
+SCREENSHOTS = ("rtp_detox", "debias_consistency", "safety_score")
+#: (page, start of a table's caption): tables allowed to scroll sideways at 1,366 pixels, and why
+WIDE_ON_PURPOSE = {}
+#: the elements a chapter's outputs may hold: what toxlib.publish's tables, figures, tabs and the book's prose make
+OUTPUT_TAGS = {"DIV", "SPAN", "P", "A", "BR", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "STYLE", "FIGURE",
+               "FIGCAPTION", "IMG", "INPUT", "LABEL", "PRE", "CODE", "UL", "OL", "LI", "STRONG", "EM", "B", "I"}
+#: a findings box holds at most this many words (its generated part is ``scorecard.FINDINGS_WORDS``)
+FINDINGS_BOX_WORDS = 130
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+#: the repository address the test build links its buttons to
+TEST_REPOSITORY = "https://github.com/example/toxicity-companion"
+
+
+def _chromium() -> str:
+    found = os.environ.get("TOXLIB_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        pytest.fail("Debian's chromium is needed for the browser check: apt-get install chromium "
+                    "(scripts/run_tests.sh does it when run as root), or set TOXLIB_CHROMIUM")
+    return found
+
+
+def _build_committed(work: Path) -> Path:
+    """The HTML of the checkout's committed notebooks (nothing executed) under ``work``, its buttons linking to
+    ``TEST_REPOSITORY``."""
+    before = os.environ.get("TOXLIB_REPOSITORY_URL")
+    os.environ["TOXLIB_REPOSITORY_URL"] = TEST_REPOSITORY
+    try:
+        return build_html(stage_sources(ROOT, work / "src"), work, paths.results_dir())
+    finally:
+        if before is None:
+            os.environ.pop("TOXLIB_REPOSITORY_URL", None)
+        else:
+            os.environ["TOXLIB_REPOSITORY_URL"] = before
+
+
+@functools.cache
+def _server(folder: str) -> str:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=folder))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_port}"
+
+
+@pytest.fixture(scope="session")
+def committed_book(tmp_path_factory) -> Path:
+    """The HTML of the committed notebooks (nothing executed), with the repository buttons on."""
+    return _build_committed(tmp_path_factory.mktemp("committed-book"))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _open(browser, url: str, size: tuple[int, int]):
+    """A new page at ``size`` with its console errors and uncaught exceptions collected in ``page.errors``."""
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.errors = []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url, wait_until="load")
+    return page
+
+
+def _visible(page, selector: str) -> bool:
+    return page.evaluate("""s => [...document.querySelectorAll(s)].some(e => {
+        const r = e.getBoundingClientRect(), st = getComputedStyle(e);
+        return r.width > 0 && r.height > 0 && st.visibility !== 'hidden' && st.display !== 'none'; })""", selector)
+
+
+def _contents_work(page) -> str | None:
+    """Reach the page's contents (the right-hand column, or the contents button's drawer), follow its last link,
+    and say what failed (None when it works)."""
+    column = "#pst-secondary-sidebar nav.page-toc a.nav-link"
+    if not _visible(page, column):
+        button = ".bd-header-article button.secondary-toggle"
+        if not _visible(page, button):
+            return "neither the page's contents nor its contents button is visible"
+        page.click(button)
+        page.wait_for_timeout(300)
+        column = "#pst-secondary-sidebar-modal nav.page-toc a.nav-link"
+        if not _visible(page, column):
+            return "the contents button opens no visible contents"
+    links = page.locator(column)
+    target = links.nth(links.count() - 1)
+    anchor = target.get_attribute("href")
+    target.click()
+    page.wait_for_timeout(400)
+    place = page.evaluate("""id => { const e = document.getElementById(decodeURIComponent(id));
+        return e ? e.getBoundingClientRect().top : null; }""", anchor.lstrip("#"))
+    if place is None or not -5 <= place < page.viewport_size["height"] - 40:
+        return f"the contents link {anchor} does not bring its section into view (top at {place})"
+    return None
+
+
+def _menu_works(page) -> str | None:
+    """On a phone: the menu button opens the book's navigation, with a link to every chapter."""
+    button = ".bd-header-article button.primary-toggle"
+    if not _visible(page, button):
+        return "no visible menu button"
+    page.click(button)
+    page.wait_for_timeout(300)
+    if not _visible(page, "#pst-primary-sidebar-modal nav.bd-links a.reference"):
+        return "the menu button opens no visible navigation"
+    page.keyboard.press("Escape")
+    return None
+
+
+TABLES_JS = """() => [...document.querySelectorAll('article table')].map(t => {
+    const box = t.closest('.tx-scroll') || t.parentElement;
+    const figure = t.closest('figure');
+    const caption = (figure && figure.querySelector('figcaption')) || t.querySelector('caption');
+    return {caption: caption ? caption.textContent.trim() : '', content: t.scrollWidth, box: box.clientWidth,
+            captionInside: !!(caption && box.contains(caption) && box.scrollWidth > box.clientWidth)};
+})"""
+FINDINGS_JS = """() => { const box = document.querySelector('article .admonition.findings');
+    return box ? {top: box.getBoundingClientRect().top + window.scrollY, words: box.innerText.split(/\\s+/).length}
+               : null; }"""
+#: elements of outputs and findings boxes outside ``OUTPUT_TAGS``, but for the copy buttons the theme's script adds
+GENERATED_JS = """tags => [...document.querySelectorAll('article .cell_output *, article .admonition.findings *')]
+    .filter(e => !tags.includes(e.tagName) && !e.closest('button.copybtn'))
+    .map(e => e.tagName + ': ' + (e.outerHTML || '').slice(0, 80))"""
+
+
+def _check_page(page, name: str, size: tuple[int, int]) -> list[str]:
+    problems = [f"console error: {e[:160]}" for e in page.errors]
+    if page.evaluate("() => document.querySelectorAll('nav.page-toc a').length"):
+        problem = _contents_work(page)
+        problems += [problem] if problem else []
+    elif name.startswith("notebooks/") or name == "book/scorecard":
+        problems.append("a chapter without in-page contents")
+    if size == PHONE:
+        page.goto(page.url.split("#")[0], wait_until="load")
+        problem = _menu_works(page)
+        problems += [problem] if problem else []
+    problems += [f"an output holds an element generated text could have made: {e}"
+                 for e in page.evaluate(GENERATED_JS, sorted(OUTPUT_TAGS))]
+    if size == LAPTOP:
+        for table in page.evaluate(TABLES_JS):
+            allowed = any(name == page_name and table["caption"].startswith(start)
+                          for page_name, start in WIDE_ON_PURPOSE)
+            if table["content"] > table["box"] + 1 and not allowed:
+                problems.append(f"table {table['caption'][:70]!r} is {table['content']} px wide in {table['box']} px")
+            if table["captionInside"]:
+                problems.append(f"caption {table['caption'][:70]!r} scrolls with its table")
+        if name.startswith("notebooks/"):
+            findings = page.evaluate(FINDINGS_JS)
+            if findings is None:
+                problems.append("no findings box")
+            else:
+                if findings["top"] > size[1]:
+                    problems.append(f"the findings box starts at {findings['top']:.0f} px, below the first screen")
+                if findings["words"] > FINDINGS_BOX_WORDS:
+                    problems.append(f"the findings box has {findings['words']} words")
+    return [f"{name} at {size[0]} px: {p}" for p in problems]
+
+
+def test_every_page_reads_on_a_laptop_and_a_phone(committed_book, browser):
+    base = _server(str(committed_book))
+    problems = []
+    for name in toc_files(ROOT):
+        for size in (LAPTOP, PHONE):
+            page = _open(browser, f"{base}/{name}.html", size)
+            problems += _check_page(page, name, size)
+            stem = name.split("/")[-1]
+            if stem in SCREENSHOTS:
+                SCREENS.mkdir(parents=True, exist_ok=True)
+                page.goto(f"{base}/{name}.html", wait_until="load")
+                page.screenshot(path=str(SCREENS / f"{stem}-{size[0]}.png"))
+            page.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_chapters_link_the_scorecard_the_methods_and_their_launch_buttons(committed_book):
+    for nb in sorted((committed_book / "notebooks").glob("*.html")):
+        html = nb.read_text()
+        assert 'href="../book/scorecard.html"' in html and 'href="../book/methods.html"' in html, nb.name
+        assert f"colab.research.google.com/github/{TEST_REPOSITORY.split('github.com/')[1]}" in html, nb.name
+        assert "mybinder.org/v2/gh/" in html and f'href="{TEST_REPOSITORY}"' in html, nb.name
+        assert f"{TEST_REPOSITORY}/issues/new" in html, nb.name
+        assert html.count("const THEBE_JS_URL") == 1, nb.name  # Thebe configured once
+    scorecard = (committed_book / "book" / "scorecard.html").read_text()
+    assert 'href="../notebooks/rtp_detox.html#claim-rtp_detox-0"' in scorecard
+    assert ">Detoxifying generations</a>" in scorecard and ">rtp_detox</a>" not in scorecard
+    detox = (committed_book / "notebooks" / "rtp_detox.html").read_text()
+    assert 'id="claim-rtp_detox-0"' in detox and 'href="#claim-rtp_detox-' in detox
+
+
+# ------------------------------------------------------------------ generated text is text
+
+#: generated texts that would run, render or vanish if inserted as markup
+HOSTILE = ["<script>window.__pwned = 1</script>", "<h1>You don't have to be a moron</h1>", "<bos>",
+           "$x^2$ **bold** [link](https://example.org) {glue:text}`k` &lt;"]
+
+HOSTILE_CODE = f"""
+import matplotlib
+matplotlib.use("Agg")
+import pandas as pd
+from toxlib.publish import claims, plots, results, scorecard, tabs
+HOSTILE = {HOSTILE!r}
+text = " ".join(HOSTILE)
+table = pd.DataFrame({{"model": HOSTILE, "continuation": [text] * 4, "toxicity": [0.9, 0.8, 0.7, 0.6]}})
+results.publish("hostile", "generations", table, "Continuations by " + text)
+with tabs.tabbed(HOSTILE[:2], "tabs " + text):
+    results.publish("hostile", "first", table, "First " + HOSTILE[1])
+    results.publish("hostile", "second", table, "Second " + HOSTILE[0])
+fig = plots.grouped_bars(table, "model", {{"toxicity": "toxicity of " + HOSTILE[2]}}, "Bars of " + text, "toxicity")
+results.publish_figure("hostile", "bars", fig)
+scorecard.publish_claims("hostile", [claims.claim(text, HOSTILE[2], 0.4, interval=(0.3, 0.5), threshold=0.5,
+                                                  kind="our models", note=text)], "Claims of " + text)
+"""
+HOSTILE_MARKDOWN = [
+    "# Generated text",
+    "````{admonition} What this run finds\n:class: tip findings\n\n```{glue:md} hostile-findings\n:format: myst\n```\n"
+    "````",
+    "```{glue:figure} hostile-fig-bars\n:name: fig-hostile-bars\n\n{glue:text}`hostile-fig-bars-caption`.\n```",
+    "(hostile-claims)=\n## Claims",
+]
+
+
+@pytest.fixture(scope="session")
+def hostile_book(tmp_path_factory) -> Path:
+    """A one-chapter book whose outputs a kernel made from ``HOSTILE`` with toxlib.publish's functions."""
+    from nbclient import NotebookClient
+
+    work = tmp_path_factory.mktemp("hostile-book")
+    source = stage_sources(ROOT, work / "src")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN[0]),
+                                         nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN[1]),
+                                         nbformat.v4.new_code_cell(HOSTILE_CODE),
+                                         nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN[2]),
+                                         nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN[3])],
+                                  metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    results = work / "results"
+    env = {**os.environ, "TOXLIB_RESULTS_DIR": str(results), "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    before = dict(os.environ)
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    nbformat.write(nb, source / "notebooks" / "hostile.ipynb")
+    (source / "_toc.yml").write_text("format: jb-book\nroot: notebooks/hostile\n")
+    return build_html(source, work, results)
+
+
+def test_generated_text_is_shown_as_text_and_runs_nothing(hostile_book, browser):
+    page = _open(browser, f"{_server(str(hostile_book))}/notebooks/hostile.html", LAPTOP)
+    article = "article.bd-article"
+    assert page.evaluate("() => window.__pwned") is None, "a generated <script> ran"
+    assert page.evaluate(f"() => document.querySelectorAll('{article} h1').length") == 1  # the page's own title
+    assert page.evaluate("() => document.querySelectorAll('bos').length") == 0
+    assert page.evaluate("""() => [...document.querySelectorAll('script')]
+        .filter(s => s.textContent.includes('__pwned')).length""") == 0
+    assert page.evaluate(f"() => document.querySelectorAll('{article} .math, {article} mjx-container').length") == 0
+    assert page.evaluate(GENERATED_JS, sorted(OUTPUT_TAGS)) == []
+    places = {
+        "table cells": f"{article} .tx-scroll td",
+        "table headers and captions": f"{article} figure.tx-table figcaption",
+        "tab labels": f"{article} .sd-tab-set > label",
+        "the findings box": f"{article} .admonition.findings",
+        "the claims table": f"{article} table#T_claims-hostile",
+        "the figure's caption": f"{article} figure figcaption",
+    }
+    for where, selector in places.items():
+        shown = page.evaluate(f"() => [...document.querySelectorAll('{selector}')].map(e => e.textContent).join(' ')")
+        for text in (HOSTILE[:2] if where == "tab labels" else HOSTILE[:3]):
+            assert text in shown, f"{where} do not show {text!r} as text"
+    assert "$x^2$ **bold** [link](https://example.org)" in page.evaluate(
+        f"() => document.querySelector('{article} .admonition.findings').textContent")
+    alt = page.evaluate(f"() => document.querySelector('{article} figure img').alt")
+    assert "<bos>" in alt and "Bars of" in alt, alt  # the alternative text names the figure's own labels
+    assert page.errors == []

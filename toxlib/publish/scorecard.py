@@ -1,0 +1,283 @@
+"""The claims as a reader sees them: a narrow table (claim, our value with its interval, n, verdict; the paper's
+value and the note on a second line under the claim) that fits a 1,366-pixel window without sideways scrolling; the
+findings box at the top of a chapter (at most about ``FINDINGS_WORDS`` words: the counts, then the failing and
+undecided claims, each with its number, what the number is, and a link to its row); and the scorecard's figures.
+
+Numbers read the same everywhere (``value_with_interval``): a value and its interval share one number of decimals,
+and a difference (a claim whose threshold is 0) carries its sign. Every text from a claim is escaped
+(``toxlib.publish.escape``). The figure of each claim's interval is ``toxlib.publish.plots.claims_forest``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from toxlib.metrics.uncertainty import VERDICTS
+from toxlib.publish import escape, pages
+from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
+from toxlib.publish.glue import glue_markdown
+from toxlib.publish.plots import VERDICT_COLOURS, claims_forest
+from toxlib.publish.results import csv_href, show_figure
+from toxlib.publish.tables import Table, csv_link, table_label
+
+#: how the scorecard's headline opens the sentence of each kind of evidence (``claims.EVIDENCE_KINDS``)
+KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
+                 "paper arithmetic": "From the papers' own printed numbers",
+                 "machine speed": "Measuring the machine that built this page (speed; not a claim about a model or a "
+                                 "paper, and not counted above)"}
+#: how the claims table names a kind of evidence where its name alone would not read well
+KIND_LABELS = {"machine speed": "a speed of the machine that built the page"}
+#: the findings box's length: claims are listed while the box stays within about this many words (the page adds a
+#: line of links under it)
+FINDINGS_WORDS = 110
+#: words kept for the last line ("and 3 more failing or undecided: see the claims table.")
+TAIL_WORDS = 10
+#: a listed claim's text and what its number is are cut to these many words (the claims table has them whole)
+CLAIM_WORDS, MEASURE_WORDS = 16, 10
+
+
+def _number(value) -> float | None:
+    """``value`` as a float (a number, or text that is one); None otherwise."""
+    try:
+        number = float(str(value).replace("−", "-")) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def decimals(*values: float) -> int:
+    """Decimals for numbers of the size of the largest of ``values``: 4 below 0.01, 3 below 10, 1 below 1,000,
+    else 0 (so a value and its interval share them)."""
+    largest = max((abs(v) for v in values if v is not None), default=0.0)
+    return 4 if 0 < largest < 0.01 else 3 if largest < 10 else 1 if largest < 1000 else 0
+
+
+def _fixed(value: float, places: int, signed: bool) -> str:
+    text = f"{value:+.{places}f}" if signed else f"{value:.{places}f}"
+    return text.replace("-", "−")
+
+
+def value_with_interval(our_value, low, high, signed: bool = False) -> str:
+    """Our value and its 95% interval as one string with one number of decimals for all three ("0.780 [0.741,
+    0.823]"; with ``signed``, a difference: "+0.048 [+0.017, +0.080]"); the value alone when there is no interval;
+    a value that is not a number as it is."""
+    value, lo, hi = _number(our_value), _number(low), _number(high)
+    if value is None:
+        shown = str(our_value)
+        return shown if lo is None or hi is None else f"{shown} [{_fixed(lo, decimals(lo, hi), signed)}, " \
+                                                      f"{_fixed(hi, decimals(lo, hi), signed)}]"
+    if lo is None or hi is None:
+        return _fixed(value, decimals(value), signed) if isinstance(our_value, float) else str(our_value)
+    places = decimals(value, lo, hi)
+    return f"{_fixed(value, places, signed)} [{_fixed(lo, places, signed)}, {_fixed(hi, places, signed)}]"
+
+
+def is_difference(threshold) -> bool:
+    """Whether a claim's number is a difference (its threshold, as claims.csv writes it, is 0)."""
+    return _number(threshold) == 0.0
+
+
+def reading(row) -> str:
+    """A claim row's value as the reader sees it: ``shown`` (or ``our_value``) with its interval, signed for a
+    difference."""
+    value = row.get("shown", row.get("our_value"))
+    return value_with_interval(value, row.get("ci_low"), row.get("ci_high"), is_difference(row.get("threshold")))
+
+
+def compact_claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """The four columns a reader needs, from claims with the contract's columns (``claims.collect_claims`` or
+    one chapter's ``write_claims``): claim, "our value [95% CI]" (``reading``), n, verdict, plus paper_value and
+    note (led by the claim's kind of evidence) for the second line, and chapter and row where given. Rows in the
+    given order."""
+    out = pd.DataFrame({
+        "claim": claims["claim"].astype(str).to_numpy(),
+        "our value [95% CI]": [reading(row) for _, row in claims.iterrows()],
+        "n": [("" if pd.isna(n) else f"{int(n):,}") for n in claims["n"]],
+        "verdict": claims["verdict"].astype(str).to_numpy(),
+        "paper_value": claims["paper_value"].astype(str).to_numpy(),
+        "note": [f"{kind}; {note}" if kind and note else kind or note
+                 for kind, note in zip(claims["kind"].fillna("").astype(str).map(lambda k: KIND_LABELS.get(k, k)),
+                                       claims["note"].fillna("").astype(str))],
+    })
+    for column in ("row", "chapter"):
+        if column in claims.columns:
+            out.insert(0, column, claims[column].to_numpy())
+    return out.reset_index(drop=True)
+
+
+def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem: str | None = None) -> Table:
+    """A ``Table`` of ``compact_claims(claims)`` for a notebook: claim (wrapped) with "paper: ... · note" in small
+    grey type beneath it, our value with its interval, n, and the verdict in colour; fixed column widths summing to
+    the page's width, so nothing sits off-screen; ``csv`` (the claims' CSV relative to the page) linked at the
+    caption's end. A chapter's own table (``stem``) gives each row the id its findings box and the scorecard link to
+    (``pages.claim_anchor``); the scorecard's (claims with chapter and row) shows each chapter's title, linked to
+    its claims table, and links each claim to its row there. Raises ValueError on an empty table."""
+    if claims.empty:
+        raise ValueError(f"refusing to show an empty claims table ({caption!r}): no chapter wrote claims")
+    table = compact_claims(claims)
+    linked = {"chapter", "row"} <= set(table.columns)
+
+    def claim_cell(row) -> str:
+        under = f"paper: {row['paper_value']}" + (f" · {row['note']}" if row["note"] else "")
+        text = escape.html(row["claim"])
+        if linked:
+            text = (f'<a href="{pages.chapter_href(row["chapter"])}#'
+                    f'{pages.claim_anchor(row["chapter"], row["row"])}">{text}</a>')
+        elif stem is not None:
+            text = f'<span class="tx-anchor" id="{pages.claim_anchor(stem, row.name)}"></span>{text}'
+        return f"{text}<br><span class='tx-under'>{escape.html(under)}</span>"
+
+    shown = table[[c for c in ("chapter", "claim", "our value [95% CI]", "n", "verdict") if c in table.columns]]
+    shown = shown.map(escape.html).assign(claim=table.apply(claim_cell, axis=1))
+    if "chapter" in shown.columns:  # the chapter's title on its first row only: its claims follow it
+        first = table["chapter"].ne(table["chapter"].shift())
+        shown["chapter"] = [f'<a href="{pages.chapter_href(c)}#claims">{escape.html(pages.chapter_title(c))}</a>'
+                            if new else "" for c, new in zip(table["chapter"], first)]
+    widths = {"chapter": "15%", "claim": "45%", "our value [95% CI]": "19%", "n": "8%", "verdict": "13%"}
+    if "chapter" not in shown.columns:
+        widths["claim"] = "60%"
+    styles = [
+        {"selector": "", "props": "table-layout: fixed; width: 100%; border-collapse: collapse;"},
+        {"selector": "td, th", "props": "padding: 3px 8px; vertical-align: top; overflow-wrap: break-word; "
+                                        "white-space: normal;"},
+    ]
+    styles += [{"selector": f"th.col_heading.col{i}", "props": f"width: {widths[c]};"}
+               for i, c in enumerate(shown.columns)]
+    styler = (
+        shown.style.hide(axis="index")
+        .format(escape=None)
+        .set_properties(subset=[c for c in shown.columns if c not in ("n", "our value [95% CI]")],
+                        **{"text-align": "left"})
+        .set_properties(subset=["n", "our value [95% CI]"], **{"text-align": "right"})
+        .map(lambda v: f"color: {VERDICT_COLOURS.get(v, 'inherit')}; font-weight: bold;", subset=["verdict"])
+        .set_table_styles(styles)
+        .set_uuid(f"claims{'-' + stem if stem else ''}")
+    )
+    return Table(styler, escape.html(caption) + csv_link(csv), table_label(caption))
+
+
+def _verb(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _cut(text: str, words: int) -> str:
+    parts = str(text).split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def _measure(note: str) -> str:
+    """What a claim's number is: the first clause of its note ("relative change against base model on the same
+    200 prompts"), cut to ``MEASURE_WORDS`` words."""
+    first = str(note or "").split(";")[0].strip()
+    return _cut(first, MEASURE_WORDS) if first else ""
+
+
+def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FINDINGS_WORDS) -> str:
+    """A chapter's findings for the box at the top of its page, in at most about ``words`` words: how many claims
+    fail, are undecided, hold or are not judged; then the failing claims and the undecided ones (and a failed
+    measurement of the machine, not counted), each with our number, what the number is (the first clause of its
+    note) and, given the chapter's ``stem``, a link to its row in the claims table; claims that do not fit are
+    counted in a last line that links the table. ``claims``: the contract's columns (``write_claims`` output).
+
+    An HTML block (a paragraph and a list, no blank line), which MyST passes through as it is: every text from a
+    claim is escaped (``escape.html``), and, unlike markdown text, nothing in it is retyped (a generated "don't"
+    keeps its straight apostrophe)."""
+    machine = claims["kind"].isin(MACHINE_KINDS) if "kind" in claims.columns else pd.Series(False, claims.index)
+    counted = claims[~machine]
+    count = {v: int((counted["verdict"] == v).sum()) for v in VERDICTS}
+    parts = [_verb(count["fails"], "fails", "fail"), _verb(count["undecided"], "is undecided", "are undecided"),
+             _verb(count["holds"], "holds", "hold")]
+    if count["not judged"]:
+        parts.append(_verb(count["not judged"], "is not judged", "are not judged"))
+    head = f"Of this chapter's {_verb(len(counted), 'claim', 'claims')}, {', '.join(parts[:-1])} and {parts[-1]}."
+    if machine.any():
+        head += f" Not counted: {_verb(int(machine.sum()), 'measurement', 'measurements')} of the machine that ran it."
+    order = {"fails": 0, "undecided": 1}
+    listed = claims[claims["verdict"].isin(order)].assign(
+        _o=lambda t: t["verdict"].map(order) + 2 * t.get("kind", pd.Series("", t.index)).isin(MACHINE_KINDS))
+    listed = listed.sort_values("_o", kind="stable")
+    items, used = [], len(head.split())
+    for position, row in listed.iterrows():
+        claim, measure = _cut(row["claim"], CLAIM_WORDS), _measure(row.get("note", ""))
+        number = reading(row)
+        plain = f"{row['verdict']}: {claim}: ours {number}, {measure}"
+        if items and used + len(plain.split()) > words - TAIL_WORDS:
+            break
+        used += len(plain.split())
+        text = escape.html(claim)
+        if stem is not None:
+            text = f'<a href="#{pages.claim_anchor(stem, position)}">{text}</a>'
+        tail = f", {escape.html(measure)}" if measure else ""
+        machine_note = " (a measurement of the machine that ran it, not counted)" if row.get(
+            "kind") in MACHINE_KINDS else ""
+        items.append(f"<li><strong>{escape.html(row['verdict'])}</strong>{machine_note}: {text}: ours "
+                     f"{escape.html(number)}{tail}</li>")
+    rest = len(listed) - len(items)
+    table_link = '<a href="#claims">claims table</a>' if stem is not None else "claims table"
+    if rest:
+        items.append(f"<li>and {rest} more failing or undecided: see the {table_link}.</li>")
+    elif not items:
+        items.append("<li>No claim fails or is undecided.</li>")
+    return f'<p>{escape.html(head)}</p>\n<ul class="tx-findings">\n' + "\n".join(items) + "\n</ul>"
+
+
+def publish_claims(stem: str, rows: list[dict], caption: str) -> None:
+    """Write the chapter's claims (every column, ``claims.write_claims``), display the reader's narrow form under
+    ``caption`` (``show_claims``: claim with paper value, kind and note beneath, our value with its interval, n,
+    verdict; each row with its anchor), and glue ``findings_html`` as "<stem>-findings" for the findings box at the
+    top of the page (a ``glue:md`` directive pastes it)."""
+    from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
+
+    claims = write_claims(stem, rows)
+    glue_markdown(f"{stem}-findings", findings_html(claims, stem))
+    display(show_claims(claims, caption, csv=csv_href(stem, "claims"), stem=stem))
+
+
+def forest_caption(chapter: str, skipped: int) -> str:
+    """The caption of a chapter's forest figure on the scorecard."""
+    text = (f"{pages.chapter_title(chapter)}: each claim's value (dot) and 95% interval (bar) on one scale, the "
+            "threshold that separates holding from failing (grey mark; a shaded band for a claim that holds within "
+            "a band) and, where the paper prints a number, the paper's value (open diamond); colour: the verdict")
+    return text + (f". {skipped} claim(s) without a numeric value and threshold are in the table only." if skipped
+                   else ".")
+
+
+def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
+    """Per chapter of ``claims`` (``claims.collect_claims``): ``plots.claims_forest``, saved as
+    <results>/<stem>/forest_<chapter>.png and shown in place under ``forest_caption`` with an alternative text
+    (``results.show_figure``). Chapters with no drawable claim (no numeric value with a threshold) are skipped.
+    Returns the chapters drawn, in order."""
+    drawn = []
+    for chapter, rows in claims.groupby("chapter", sort=True):
+        fig = claims_forest(rows, pages.chapter_title(str(chapter)))
+        if fig is None:
+            continue
+        skipped = len(rows) - len(fig.axes[0].get_yticks())
+        show_figure(stem, f"forest_{chapter}", fig, forest_caption(str(chapter), skipped))
+        drawn.append(str(chapter))
+    return drawn
+
+
+def for_readers(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (a summary of claims) as a reader sees it: each chapter named by its title
+    (``pages.chapter_title``) instead of its file's stem, each kind of evidence by ``KIND_LABELS``."""
+    named = {"chapter": lambda c: c.map(pages.chapter_title), "kind": lambda k: k.map(lambda v: KIND_LABELS.get(v, v))}
+    return table.assign(**{column: name(table[column]) for column, name in named.items() if column in table.columns})
+
+
+def headline_sentence(claims: pd.DataFrame) -> str:
+    """One sentence per kind of evidence, our models first: "On our models, 20 of 45 claims hold, 5 fail, 15 are
+    undecided and 5 are not judged." (``claims.EVIDENCE_KINDS`` order; claims without a kind last)."""
+    lines = []
+    for counts in claims_summary(claims, by="kind").to_dict("records"):
+        where = KIND_OPENINGS.get(counts["kind"], f"Of kind '{counts['kind']}'")
+        if counts["kind"] in MACHINE_KINDS:
+            lines.append(f"{where}: {counts['holds']} of {counts['total']} targets met.")
+            continue
+        fails, undecided, unjudged = counts["fails"], counts["undecided"], counts["not judged"]
+        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {fails} "
+                     f"{'fails' if fails == 1 else 'fail'}, {undecided} {'is' if undecided == 1 else 'are'} undecided "
+                     f"and {unjudged} {'is' if unjudged == 1 else 'are'} not judged.")
+    return " ".join(lines)
