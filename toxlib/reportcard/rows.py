@@ -30,8 +30,8 @@ SINGLE_MODEL = ("rtp_detox",)
 PAPERS = {"rtp_unprompted": "RealToxicityPrompts", "rtp_prompted": "RealToxicityPrompts",
           "rtp_detox": "RealToxicityPrompts", "sass": "SASS", "debias_consistency": "Debiasing should be Good and Bad",
           "safety_score": "Safety score (ToxiGen)"}
-REPORT_COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n", "verdict",
-           "outside_domain", "note"]
+REPORT_COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n",
+                  "verdict", "outside_domain", "note"]
 
 
 def _mention(name: str) -> re.Pattern:
