@@ -65,8 +65,8 @@ def test_every_variable_toxlib_names_is_declared():
     assert not missing, f"named but not declared in toxlib.common.settings.SETTINGS: {missing}"
 
 
-def test_the_methods_page_lists_every_setting_from_the_declaration():
-    page = (ROOT / "book" / "methods.md").read_text()
+def test_the_settings_page_lists_every_setting_from_the_declaration():
+    page = (ROOT / "book" / "settings.md").read_text()
     assert settings.markdown_table() in page, "paste `python -m toxlib settings --markdown` into the Settings section"
     listed = {m for m in re.findall(r"^\| `([A-Z_0-9]+)` \|", page, re.M)}
     assert listed == set(settings.SETTINGS)

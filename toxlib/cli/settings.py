@@ -1,6 +1,6 @@
 """``python -m toxlib settings``: every environment variable toxlib reads (``toxlib.common.settings``), with its
-default, what it does and its value here (secrets shown as "set", never their value); ``--markdown``: the methods
-page's table."""
+default, what it does and its value here (secrets shown as "set", never their value); ``--markdown``: the book's
+"Settings" page."""
 
 from __future__ import annotations
 
@@ -26,5 +26,6 @@ def _settings(args) -> int:
 
 def add_commands(sub) -> None:
     command = sub.add_parser("settings", help="every environment variable toxlib reads: default, meaning, value here")
-    command.add_argument("--markdown", action="store_true", help="print the methods page's table instead")
+    command.add_argument("--markdown", action="store_true",
+                         help="print the book's Settings page (a Markdown table) instead")
     command.set_defaults(func=_settings)

@@ -8,8 +8,8 @@
 
 No other module of toxlib reads ``os.environ`` by name (``tests/common/test_settings.py`` fails on one that does):
 the rest receive values. Asking for a name not declared in ``SETTINGS`` raises KeyError, so a variable cannot be
-read without being listed here; ``python -m toxlib settings`` prints the list (the methods page's "Settings" table
-is its ``--markdown`` output, and a test holds the two equal).
+read without being listed here; ``python -m toxlib settings`` prints the list (the book's "Settings" page,
+``book/settings.md``, shows its ``--markdown`` output, and a test holds the two equal).
 
 Some variables are how a parent process hands a value to the chapters' kernels it starts (``set_by`` says who sets
 them): the book's runner sets ``TOXLIB_RECORD_CHAPTER`` and the results folder, ``--device`` and ``--no-record`` set
@@ -53,7 +53,7 @@ class Setting:
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("TOXLIB_DATA_DIR", "path", "<checkout>/data/downloads", "where data files are downloaded to", "paths"),
     Setting("TOXLIB_DATA_MIRROR", "path", "", "a local mirror laid out as owner/repo/path, read instead of the "
-            "network (the scripts use ../shared/data when it exists)", "paths"),
+            "network (the scripts set one when the checkout has a data mirror beside it)", "paths"),
     Setting("TOXLIB_RESULTS_DIR", "path", "<checkout>/data/results", "where chapters write their tables, figures "
             "and claims", "paths", "the book's runner (smoke runs), the report card"),
     Setting("TOXLIB_CACHE_DIR", "path", "$XDG_CACHE_HOME/toxlib or ~/.cache/toxlib", "the user's generation, "
@@ -62,7 +62,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "paths"),
     Setting("XDG_CACHE_HOME", "path", "~/.cache", "the base of TOXLIB_CACHE_DIR's default", "paths"),
     Setting("TOXLIB_RECORD", "flag", "on", "off: ignore the sample record and recompute (--no-record)", "record",
-            "python -m toxlib run|book --no-record"),
+            "`run` and `book` with --no-record"),
     Setting("TOXLIB_RECORD_DIR", "path", "<checkout>/data/record", "read another sample record", "record"),
     Setting("TOXLIB_RECORD_USAGE", "path", "", "a SQLite file naming every row a build used, for `record write`",
             "record"),
@@ -70,7 +70,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "record", "record", "the book's runner"),
     Setting("TOXLIB_EXECUTOR", "choice", "local", "where heavy stages run: local or ray", "compute"),
     Setting("TOXLIB_DEVICE", "text", "cuda when torch sees a GPU, else cpu", "the device every stage runs on: cpu, "
-            "cuda, cuda:N", "compute", "python -m toxlib run|book|report --device"),
+            "cuda, cuda:N", "compute", "`run`, `book` and `report` with --device"),
     Setting("TOXLIB_THREADS", "whole number", "the cores this process may use", "threads for CPU matmuls",
             "compute"),
     Setting("TOXLIB_KEEP_FREED_MEMORY", "flag", "on", "off: leave glibc's malloc settings as they are", "compute"),
@@ -162,7 +162,7 @@ def items(name: str) -> list[str]:
 
 
 def markdown_table() -> str:
-    """Every setting as a Markdown table (the methods page's "Settings" section); defaults as code, so that
+    """Every setting as a Markdown table (the book's "Settings" page); defaults as code, so that
     ``<checkout>`` or ``$XDG_CACHE_HOME`` are shown as written."""
     lines = ["| variable | what it does | default | set by toxlib for its child processes |", "|---|---|---|---|"]
     for s in SETTINGS.values():
