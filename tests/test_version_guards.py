@@ -25,6 +25,12 @@ GUARDS = {
         5, ["toxlib.generate.engine", "toxlib.generate.nucleus", "toxlib.models.batching", "toxlib.generate.kv_cache",
             "toxlib.generate.decoder_choice"],
         "fdcdf371665d858a"),
+    # the GPU path's own revision, keyed into GPU rows beside ENGINE_VERSION; guarded from the split that made these
+    # modules (no GPU row existed before it: the path had never run on a GPU)
+    "toxlib.generate.config:GPU_ENGINE_VERSION": (
+        1, ["toxlib.generate.static_decode", "toxlib.generate.static_sizing", "toxlib.generate.graphed_step",
+            "toxlib.generate.sampler_capacity", "toxlib.generate.nucleus_batch"],
+        "e67aea7e28278ecb"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
         "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6e8a90fd827605e6"),
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (
