@@ -94,9 +94,9 @@ def test_claims_summary_counts_by_hand(results_dir):
                                claims.claim("4", 1, 1, verdict="undecided", kind="our models")])
     claims.write_claims("b", [claims.claim("5", 1, "?", kind="our models")])
     summary = claims.claims_summary(claims.collect_claims()).set_index("chapter")
-    assert summary.columns.tolist() == ["holds", "fails", "undecided", "not judged", "total"]
-    assert summary.loc["a"].tolist() == [2, 1, 1, 0, 4]
-    assert summary.loc["b"].tolist() == [0, 0, 0, 1, 1]
+    assert summary.columns.tolist() == ["holds", "fails", "undecided", "not informative", "not judged", "total"]
+    assert summary.loc["a"].tolist() == [2, 1, 1, 0, 0, 4]
+    assert summary.loc["b"].tolist() == [0, 0, 0, 0, 1, 1]
 
 
 def test_write_claims_refuses_rows_without_a_verdict(results_dir):
@@ -113,7 +113,7 @@ def test_claims_summary_by_kind_leads_with_our_models(results_dir):
                                claims.claim("4", 1, 2, verdict="holds", kind="recorded predictions")])
     by_kind = claims.claims_summary(claims.collect_claims(), by="kind").set_index("kind")
     assert by_kind.index.tolist() == ["our models", "recorded predictions", "paper arithmetic"]
-    assert by_kind.loc["our models"].tolist() == [0, 1, 1, 0, 2]
+    assert by_kind.loc["our models"].tolist() == [0, 1, 1, 0, 0, 2]
     assert by_kind.loc["paper arithmetic", "holds"] == 1 and by_kind["total"].sum() == 4
 
 
@@ -130,3 +130,33 @@ def test_the_verdict_reads_the_unrounded_interval():
     assert row["verdict"] == "holds" and row["ci_low"] == 0.5
     row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.49999, 0.54), n=100, threshold=0.5, kind="our models")
     assert row["verdict"] == "undecided" and row["ci_low"] == 0.5
+
+
+def test_a_not_informative_claim_is_written_read_back_and_counted_in_its_own_column(results_dir):
+    """A claim a constant answer would earn too is passed as ``verdict="not informative"`` with the reason in its
+    note: written, read back as written, and counted apart from the claims that hold."""
+    floor = "baseline: always toxic reaches F1 0.84 on these comments; the system's 0.82 [0.78, 0.86] does not beat it"
+    written = claims.write_claims("chap", [
+        claims.claim("Perspective's F1 is high", "0.80", 0.82, interval=(0.78, 0.86), n=250, threshold=0.7,
+                     verdict="not informative", note=floor, kind="recorded predictions"),
+        claims.claim("x is 0.5", 0.5, 0.5, verdict="holds", kind="our models"),
+    ])
+    assert written["verdict"].tolist() == ["not informative", "holds"]
+    again = claims.read_claims(results_dir / "chap" / "claims.csv")
+    pd.testing.assert_frame_equal(again, written)
+    assert again.loc[0, "note"] == floor and pd.isna(again.loc[0, "n_to_decide"])  # no "units would decide it"
+    summary = claims.claims_summary(claims.collect_claims()).set_index("chapter")
+    assert summary.loc["chap", "not informative"] == 1 and summary.loc["chap", "holds"] == 1
+    assert summary.loc["chap", "total"] == 2
+    by_kind = claims.claims_summary(claims.collect_claims(), by="kind").set_index("kind")
+    assert by_kind.loc["recorded predictions", "not informative"] == 1
+
+
+def test_every_verdict_is_a_column_of_the_summary_in_the_order_of_verdicts():
+    from toxlib.metrics.uncertainty import VERDICTS
+
+    assert VERDICTS == ("holds", "fails", "undecided", "not informative", "not judged")
+    claims_ = pd.DataFrame({"chapter": ["a"] * len(VERDICTS), "verdict": list(VERDICTS), "kind": "our models"})
+    summary = claims.claims_summary(claims_)
+    assert summary.columns.tolist() == ["chapter", *VERDICTS, "total"]
+    assert summary.iloc[0, 1:].tolist() == [1] * len(VERDICTS) + [len(VERDICTS)]

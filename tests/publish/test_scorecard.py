@@ -152,3 +152,103 @@ def test_summaries_name_chapters_by_title_and_kinds_in_words():
     assert by_chapter["chapter"].tolist() == ["SASS: Perspective and GPT-3 against human judgements"]
     by_kind = scorecard.for_readers(claims_summary(claims, by="kind"))
     assert by_kind["kind"].tolist() == ["our models", "a speed of the machine that built the page"]
+
+
+def _one_of_each(**extra) -> pd.DataFrame:
+    verdicts = ["holds", "undecided", "not informative", "fails", "not informative", "holds"]
+    return pd.DataFrame({"claim": [f"claim {i}" for i in range(len(verdicts))], "verdict": verdicts,
+                         "paper_value": "0.8", "shown": "0.82", "ci_low": 0.78, "ci_high": 0.86, "threshold": "0.7",
+                         "note": "F1 on 250 comments; baseline: always toxic reaches 0.84", **extra})
+
+
+def test_the_findings_name_not_informative_claims_and_list_them_after_the_failing_ones():
+    from toxlib.publish.scorecard import findings_html
+
+    text = findings_html(_one_of_each(), "chap")
+    assert text.startswith("<p>Of this chapter&#x27;s 6 claims, 1 fails, 1 is undecided, 2 are not informative (a "
+                           "constant answer would earn them) and 2 hold.</p>")
+    items = re.findall(r"<li>(.*)</li>", text)
+    assert [re.search(r"<strong>(.*?)</strong>", i).group(1) for i in items] == [
+        "fails", "not informative", "not informative", "undecided"]
+    assert items[1] == ('<strong>not informative</strong>: <a href="#claim-chap-2">claim 2</a>: ours 0.820 '
+                        "[0.780, 0.860], F1 on 250 comments")
+    one = findings_html(_one_of_each().iloc[[0, 2]])
+    assert "1 is not informative (a constant answer would earn it) and 1 holds." in one
+    none = findings_html(_one_of_each().iloc[[0, 1, 3]])
+    assert "informative" not in none  # a chapter without such a claim reads as before
+
+
+def test_a_findings_box_too_short_for_every_claim_counts_the_rest_with_their_verdicts():
+    from toxlib.publish.scorecard import FINDINGS_WORDS, findings_html
+
+    claims = pd.DataFrame({"claim": [f"claim number {i} says something about toxicity on toxic prompts" for i in
+                                     range(18)], "verdict": ["not informative"] * 9 + ["undecided"] * 9,
+                           "paper_value": "0.5", "shown": "0.4", "ci_low": 0.3, "ci_high": 0.5, "threshold": "0.5",
+                           "note": "F1 against the gold labels of the same 250 comments; always toxic: 0.84"})
+    text = findings_html(claims, "chap")
+    assert len(re.sub(r"<[^>]+>", " ", text).split()) <= FINDINGS_WORDS
+    assert re.search(r"<li>and \d+ more failing, not informative or undecided: see the <a", text)
+
+
+def test_the_headline_counts_not_informative_claims_where_a_kind_has_any():
+    claims = _one_of_each(kind=["our models"] * 3 + ["recorded predictions"] * 3, chapter="a")
+    text = scorecard.headline_sentence(claims)
+    assert text.startswith("On our models, 1 of 3 claims hold, 0 fail, 1 is undecided, 1 is not informative (a "
+                           "constant answer would earn it) and 0 are not judged. On the authors' recorded "
+                           "predictions and data, 1 of 3 claims hold, 1 fails, 0 are undecided, 1 is not informative")
+    plain = scorecard.headline_sentence(claims[claims["verdict"] != "not informative"])
+    assert "informative" not in plain and plain.startswith("On our models, 1 of 2 claims hold, 0 fail, 1 is undecided "
+                                                           "and 0 are not judged.")
+
+
+def test_each_verdict_cell_carries_its_class_and_colour(claims):
+    shown = claims.assign(verdict=["not informative", "holds", "not judged"])
+    page = scorecard.show_claims(shown, "Claims").to_html()
+    cells = dict(re.findall(r'<td id="(T_claims_row\d_col4)" class="[^"]*\btx-verdict tx-verdict-([a-z-]+)"', page))
+    assert cells == {"T_claims_row0_col4": "not-informative", "T_claims_row1_col4": "holds",
+                     "T_claims_row2_col4": "not-judged"}
+    assert re.search(r"#T_claims_row0_col4 \{[^}]*color: #8250df;", page)
+    unknown = scorecard.show_claims(claims.assign(verdict="<b>odd</b>"), "Claims").to_html()
+    assert "tx-verdict-" not in unknown and "tx-verdict" in unknown  # a class only from a known verdict
+
+
+def _contrast(colour: str, background: str) -> float:
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted([luminance(colour), luminance(background)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_every_verdict_has_a_distinct_colour_readable_in_the_light_and_the_dark_theme():
+    """WCAG AA (4.5:1) for each verdict's text: the cell's colour (also the forest figure's) against the light page
+    and the figures (white), and the dark theme's colour from _static/tables.css against the dark page (#14181e)
+    and its raised surfaces."""
+    from toxlib.metrics.uncertainty import VERDICTS
+    from toxlib.store import paths
+
+    assert set(plots.VERDICT_COLOURS) == set(VERDICTS)
+    assert len(set(plots.VERDICT_COLOURS.values())) == len(VERDICTS)
+    css = (paths.project_root() / "_static" / "tables.css").read_text()
+    for verdict in VERDICTS:
+        light = plots.VERDICT_COLOURS[verdict]
+        assert _contrast(light, "#ffffff") >= 4.5, verdict
+        rule = re.search(r'html\[data-theme="dark"\] td\.tx-verdict-' + verdict.replace(" ", "-")
+                         + r" \{\s*color: (#[0-9a-f]{6}) !important;", css)
+        assert rule, f"no dark-theme colour for {verdict!r} in _static/tables.css"
+        assert min(_contrast(rule.group(1), bg) for bg in ("#14181e", "#222832", "#29313d")) >= 4.5, verdict
+
+
+def test_the_forest_draws_a_not_informative_claim_in_its_colour_beside_its_text_not_over_it(claims):
+    long = "Perspective's F1 on the SASS comments stays above the paper's bar at every prevalence we could measure"
+    rows = claims.assign(verdict="not informative", claim=long)
+    fig = plots.claims_forest(rows, "chap")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = fig.axes[0].texts
+    for text, label in zip(texts[::2], texts[1::2]):
+        assert label.get_text() == "not informative" and label.get_color() == plots.VERDICT_COLOURS["not informative"]
+        first_line = text.get_window_extent(renderer)
+        assert first_line.x1 < label.get_window_extent(renderer).x0  # the claim's lines end before the verdict

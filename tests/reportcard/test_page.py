@@ -93,3 +93,21 @@ def test_the_page_shows_model_text_as_text_and_fits_a_laptop_and_a_phone(tmp_pat
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         problems = pool.submit(in_the_browser).result()
     assert problems == []
+
+
+def test_not_informative_claims_are_counted_per_paper_and_shown_where_a_paper_has_any(tmp_path):
+    from toxlib.metrics.uncertainty import VERDICTS
+
+    rows = _rows()
+    rows[1]["verdict"] = "not informative"  # a SASS claim a constant answer would earn too
+    counts = {h["paper"]: h for h in paper_counts(rows)}
+    assert all(set(h) == {"paper", "marked", *(v.replace(" ", "_") for v in VERDICTS)} for h in counts.values())
+    assert counts["SASS"]["not_informative"] == 1 and counts["RealToxicityPrompts"]["not_informative"] == 0
+    assert sum(h[v.replace(" ", "_")] for h in counts.values() for v in VERDICTS) == 12
+    page = write_report(tmp_path, _context("mine"), rows).read_text()
+    headline = page[page.index('<div class="headline">'):page.index('<h2 id="claims">')]
+    assert headline.count('<span class="notinformative">1 not informative</span>') == 1  # SASS only
+    assert headline.count("not judged</span>") == 3  # every paper still shows its other counts
+    assert '<td data-label="verdict" class="verdict notinformative">not informative</td>' in page
+    assert ".notinformative { color: #8250df; }" in page
+    assert pd.read_csv(tmp_path / "report.csv")["verdict"].tolist()[1] == "not informative"

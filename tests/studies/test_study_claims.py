@@ -115,6 +115,18 @@ def test_scorer_claims():
                                     categories.drop(columns="distilled"), 2000) == []
 
 
+def test_a_scorer_that_flags_nothing_does_not_hold_the_blind_spot_claim():
+    """Recall 0 is below 0.2, but so is a scorer's that flags nothing: the claim is not informative then."""
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2]})
+    categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
+    for recall_value, verdict in ((0.0, "not informative"), (1 / 180, "holds")):
+        sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [recall_value, 0.05],
+                                 "n_true_pos": [180, 180]})
+        rows = scorer_comparison.claims(_agreement({"distilled": 0.9}), throughput, sass_prf, categories, 2000)
+        recall = {r["claim"]: r for r in rows}["Perspective misses most SASS comments humans call toxic (recall)"]
+        assert recall["verdict"] == verdict
+
+
 def test_scorer_claims_calibration_error_target():
     throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
     sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})

@@ -1,4 +1,5 @@
-"""Metrics. One job per module: ``classification`` (precision/recall/F1), ``conditional`` (conditional rates),
+"""Metrics. One job per module: ``classification`` (precision/recall/F1), ``baselines`` (what a constant or random
+answer scores on the same items, and the "not informative" verdict), ``conditional`` (conditional rates),
 ``agreement`` (correlation, AUC and calibration of one score against another), ``safety_score`` (the safety score),
 ``toxicity`` (expected maximum toxicity, toxicity probability, the bootstrap curve), ``uncertainty`` (intervals,
 verdicts and the sample size that would decide a claim; ``interval_key``: the key its bootstrap bounds are kept

@@ -24,7 +24,9 @@ fixed seed (``BOOTSTRAP_SEED``) so the same data always give the same interval, 
 zero-width interval at that value (scipy would warn and return NaN).
 
 ``verdict`` turns an interval into ``holds`` / ``fails`` / ``undecided`` against the value separating the two;
-``n_to_decide`` is the normal-approximation sample size that would resolve an observed effect.
+``n_to_decide`` is the normal-approximation sample size that would resolve an observed effect. ``VERDICTS`` lists
+every verdict a claim can carry, including two no interval gives: ``not informative`` (a trivial baseline, such as a
+constant answer, would earn the claim too) and ``not judged``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,13 @@ METHOD = "BCa"
 BOOTSTRAP_SEED = 0
 BATCH_VALUES = 2_000_000  # numbers held at once per resampling batch (16 MB of float64)
 
-VERDICTS = ("holds", "fails", "undecided", "not judged")
+#: every verdict a claim can carry, in the order counts and tables list them. holds / fails / undecided: the interval
+#: against the claim's threshold (``verdict``). not informative: the claim would hold, but a trivial baseline (a
+#: classifier answering "toxic" to every item, "not toxic" to every item, or at random at the observed prevalence,
+#: scored by the same code on the same items) earns it too and the system does not beat that baseline, so the
+#: comparison says nothing about the system (set by the claim's own rules, e.g. ``toxlib.metrics.baselines``; never
+#: by ``verdict``). not judged: no interval, value or threshold to judge by.
+VERDICTS = ("holds", "fails", "undecided", "not informative", "not judged")
 DIRECTIONS = ("above", "below", "within")
 
 

@@ -8,7 +8,9 @@ models, data or scale), "recorded predictions" (the authors' stored outputs, re-
 (recomputed from the paper's own printed numbers) or "machine speed" (a measurement of the machine that ran the
 chapter, such as a speed target: shown, never counted with the others, ``MACHINE_KINDS``). ``our_value`` is the
 number (empty when the value is not a number) and ``shown`` its text as the reader sees it. ``verdict`` is one of
-holds / fails / undecided / not judged (toxlib.metrics.uncertainty.VERDICTS), decided on the unrounded interval;
+holds / fails / undecided / not informative / not judged (toxlib.metrics.uncertainty.VERDICTS), decided on the
+unrounded interval; "not informative" is given by a claim's rules when a trivial baseline (a constant answer, or one
+at random at the observed prevalence) would earn the claim too and the system does not beat it (the note says so);
 ci_low and ci_high are the 95% interval of our value (empty for exact facts; stored to 4 significant digits), n the
 units it was estimated from, n_to_decide the units that would resolve an undecided claim, threshold the value (or
 "low..high" band) separating holding from failing.
@@ -88,7 +90,8 @@ def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, inte
     threshold, direction: the value separating holding from failing and which side holds ("above", "below", or
     "within" a (low, high) band); the verdict is then read from the interval (``uncertainty.verdict``), or for a
     claim without interval from ``our_value`` itself when it is a number (an exact fact). verdict: give it instead
-    for facts no threshold expresses (e.g. a recorded table matching the paper). Without either: "not judged".
+    for facts no threshold expresses (e.g. a recorded table matching the paper), or "not informative" for a claim a
+    trivial baseline would earn too (say which in ``note``). Without either: "not judged".
     An undecided claim gets ``n_to_decide`` from its interval (``n_to_decide_from_interval``) unless given, and the
     note says it.
     """
@@ -167,10 +170,11 @@ def _typed(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims_summary(claims: pd.DataFrame, by: str = "chapter") -> pd.DataFrame:
-    """Per chapter (or per ``by`` column, e.g. "kind"), how many claims hold, fail, are undecided or were not
-    judged.
+    """Per chapter (or per ``by`` column, e.g. "kind"), how many claims hold, fail, are undecided, are not
+    informative or were not judged.
 
-    claims: the frame of collect_claims(). Columns: ``by``, holds, fails, undecided, not judged, total; kinds in
+    claims: the frame of collect_claims(). Columns: ``by``, then one per verdict in the order of ``VERDICTS`` (holds,
+    fails, undecided, not informative, not judged; every one present, zero where none), total; kinds in
     the order of ``EVIDENCE_KINDS`` (our models first), chapters by name. Per chapter, measurements of the machine
     (``MACHINE_KINDS``) are left out: they are counted only in their own kind's row.
     """

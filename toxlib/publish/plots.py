@@ -20,8 +20,11 @@ import seaborn as sns
 
 from toxlib.publish import escape
 
-#: the colour of each verdict in the scorecard's table and in ``claims_forest``
-VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not judged": "#6e7781"}
+#: the colour of each verdict (``toxlib.metrics.uncertainty.VERDICTS``) in the scorecard's table and in
+#: ``claims_forest``, each at least 4.5:1 against white (the book's dark theme takes its own, lighter set from
+#: _static/tables.css); "not informative" is violet, apart from the green, red, amber and grey of the others
+VERDICT_COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "undecided": "#9a6700", "not informative": "#8250df",
+                   "not judged": "#6e7781"}
 #: a figure's width (inches): at 120 dpi, 624 pixels, shown at 0.57 of that on a 390-pixel phone
 WIDTH = 5.2
 #: text sizes (points): 10 points at 120 dpi, scaled to a phone's width, are about 9.5 pixels
@@ -247,10 +250,10 @@ FOREST_LINE, FOREST_GAP, FOREST_AFTER, FOREST_UNIT = 0.34, 0.32, 0.42, 0.5
 
 def claims_forest(claims: pd.DataFrame, title: str, wrap: int = 52):
     """Each claim's value and 95% interval against the threshold that separates holding from failing, on one x
-    scale for the whole figure: per claim, its text (wrapped, across the figure's width) with its verdict at the
-    right, and under it the value as a dot, the interval as a bar, the threshold as a grey dashed mark (a shaded
-    band for "within" claims) and the paper's value as an open diamond where it is a number, coloured by verdict.
-    Call it once per chapter.
+    scale for the whole figure: per claim, its text (wrapped at ``wrap`` characters, fewer beside a verdict longer
+    than "not judged", across the figure's width) with its verdict at the right, and under it the value as a dot,
+    the interval as a bar, the threshold as a grey dashed mark (a shaded band for "within" claims) and the paper's
+    value as an open diamond where it is a number, coloured by verdict. Call it once per chapter.
 
     claims: rows with the claims contract's columns (``claims.collect_claims``, one chapter). Rows whose value or
     threshold is not a number are left out (``drawable_claims``). Returns the Figure (None when no row can be
@@ -259,7 +262,9 @@ def claims_forest(claims: pd.DataFrame, title: str, wrap: int = 52):
     rows = drawable_claims(claims)
     if rows.empty:
         return None
-    texts = [textwrap.wrap(escape.figure(c), wrap, break_on_hyphens=False)[:3] for c in rows["claim"]]
+    # a verdict longer than "not judged" ("not informative") takes its extra characters from the claim's lines
+    texts = [textwrap.wrap(escape.figure(c), wrap - max(0, len(str(v)) - len("not judged")), break_on_hyphens=False)[:3]
+             for c, v in zip(rows["claim"], rows["verdict"])]
     total = sum(FOREST_LINE * len(t) + FOREST_GAP + FOREST_AFTER for t in texts)
     with plt.rc_context(READABLE):
         fig, ax = _subplots(0.9 + FOREST_UNIT * total)

@@ -1,7 +1,8 @@
 """The claims as a reader sees them: a narrow table (claim, our value with its interval, n, verdict; the paper's
 value and the note on a second line under the claim) that fits a 1,366-pixel window without sideways scrolling; the
-findings box at the top of a chapter (at most about ``FINDINGS_WORDS`` words: the counts, then the failing and
-undecided claims, each with its number, what the number is, and a link to its row); and the scorecard's figures.
+findings box at the top of a chapter (at most about ``FINDINGS_WORDS`` words: the counts, then the failing,
+not-informative and undecided claims, each with its number, what the number is, and a link to its row); and the
+scorecard's figures.
 
 Numbers read the same everywhere (``value_with_interval``): a value and its interval share one number of decimals,
 and a difference (a claim whose threshold is 0) carries its sign. Every text from a claim is escaped
@@ -32,8 +33,16 @@ KIND_LABELS = {"machine speed": "a speed of the machine that built the page"}
 #: the findings box's length: claims are listed while the box stays within about this many words (the page adds a
 #: line of links under it)
 FINDINGS_WORDS = 110
-#: words kept for the last line ("and 3 more failing or undecided: see the claims table.")
+#: words kept for the last line ("and 3 more failing or undecided: see the claims table."; two more when it names
+#: not-informative claims too)
 TAIL_WORDS = 10
+#: the verdicts the findings box lists claim by claim, in the order it lists them: a not-informative claim reads as
+#: one that holds unless the reader is told, so it comes before the undecided ones
+LISTED_VERDICTS = ("fails", "not informative", "undecided")
+#: how the count sentences name claims of a verdict that is counted only where there is one (one claim, several)
+RARE_VERDICTS = {"not informative": ("is not informative (a constant answer would earn it)",
+                                     "are not informative (a constant answer would earn them)"),
+                 "not judged": ("is not judged", "are not judged")}
 #: a listed claim's text and what its number is are cut to these many words (the claims table has them whole)
 CLAIM_WORDS, MEASURE_WORDS = 16, 10
 
@@ -113,7 +122,9 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
     the page's width, so nothing sits off-screen; ``csv`` (the claims' CSV relative to the page) linked at the
     caption's end. A chapter's own table (``stem``) gives each row the id its findings box and the scorecard link to
     (``pages.claim_anchor``); the scorecard's (claims with chapter and row) shows each chapter's title, linked to
-    its claims table, and links each claim to its row there. Raises ValueError on an empty table."""
+    its claims table, and links each claim to its row there. A verdict's cell carries the classes ``tx-verdict
+    tx-verdict-<verdict, hyphenated>``, by which the book's dark theme gives it a lighter colour
+    (_static/tables.css). Raises ValueError on an empty table."""
     if claims.empty:
         raise ValueError(f"refusing to show an empty claims table ({caption!r}): no chapter wrote claims")
     table = compact_claims(claims)
@@ -152,14 +163,29 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
                         **{"text-align": "left"})
         .set_properties(subset=["n", "our value [95% CI]"], **{"text-align": "right"})
         .map(lambda v: f"color: {VERDICT_COLOURS.get(v, 'inherit')}; font-weight: bold;", subset=["verdict"])
+        .set_td_classes(_verdict_classes(table["verdict"], shown.columns))
         .set_table_styles(styles)
         .set_uuid(f"claims{'-' + stem if stem else ''}")
     )
     return Table(styler, escape.html(caption) + csv_link(csv), table_label(caption))
 
 
+def _verdict_classes(verdicts: pd.Series, columns) -> pd.DataFrame:
+    """The cells' classes for ``Styler.set_td_classes``: "tx-verdict tx-verdict-<verdict>" (spaces as hyphens) in
+    the verdict column, a known verdict only; nothing elsewhere."""
+    classes = pd.DataFrame("", index=verdicts.index, columns=list(columns))
+    classes["verdict"] = ["tx-verdict" + (f" tx-verdict-{v.replace(' ', '-')}" if v in VERDICTS else "")
+                          for v in verdicts.astype(str)]
+    return classes
+
+
 def _verb(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
+
+
+def _rare(count: dict, verdict: str) -> list[str]:
+    """The words for ``count[verdict]`` claims of a ``RARE_VERDICTS`` verdict; none when there is none."""
+    return [_verb(count[verdict], *RARE_VERDICTS[verdict])] if count.get(verdict) else []
 
 
 def _cut(text: str, words: int) -> str:
@@ -176,10 +202,12 @@ def _measure(note: str) -> str:
 
 def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FINDINGS_WORDS) -> str:
     """A chapter's findings for the box at the top of its page, in at most about ``words`` words: how many claims
-    fail, are undecided, hold or are not judged; then the failing claims and the undecided ones (and a failed
-    measurement of the machine, not counted), each with our number, what the number is (the first clause of its
-    note) and, given the chapter's ``stem``, a link to its row in the claims table; claims that do not fit are
-    counted in a last line that links the table. ``claims``: the contract's columns (``write_claims`` output).
+    fail, are undecided, are not informative (where any is: a constant answer would earn them), hold or are not
+    judged (where any is); then the failing claims, the not-informative ones and the undecided ones
+    (``LISTED_VERDICTS``; and a failed measurement of the machine, not counted), each with our number, what the
+    number is (the first clause of its note) and, given the chapter's ``stem``, a link to its row in the claims
+    table; claims that do not fit are counted in a last line that links the table. ``claims``: the contract's
+    columns (``write_claims`` output).
 
     An HTML block (a paragraph and a list, no blank line), which MyST passes through as it is: every text from a
     claim is escaped (``escape.html``), and, unlike markdown text, nothing in it is retyped (a generated "don't"
@@ -188,22 +216,22 @@ def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FI
     counted = claims[~machine]
     count = {v: int((counted["verdict"] == v).sum()) for v in VERDICTS}
     parts = [_verb(count["fails"], "fails", "fail"), _verb(count["undecided"], "is undecided", "are undecided"),
-             _verb(count["holds"], "holds", "hold")]
-    if count["not judged"]:
-        parts.append(_verb(count["not judged"], "is not judged", "are not judged"))
+             *_rare(count, "not informative"), _verb(count["holds"], "holds", "hold"), *_rare(count, "not judged")]
     head = f"Of this chapter's {_verb(len(counted), 'claim', 'claims')}, {', '.join(parts[:-1])} and {parts[-1]}."
     if machine.any():
         head += f" Not counted: {_verb(int(machine.sum()), 'measurement', 'measurements')} of the machine that ran it."
-    order = {"fails": 0, "undecided": 1}
+    order = {verdict: i for i, verdict in enumerate(LISTED_VERDICTS)}
     listed = claims[claims["verdict"].isin(order)].assign(
-        _o=lambda t: t["verdict"].map(order) + 2 * t.get("kind", pd.Series("", t.index)).isin(MACHINE_KINDS))
+        _o=lambda t: t["verdict"].map(order) + len(order) * t.get("kind", pd.Series("", t.index)).isin(MACHINE_KINDS))
     listed = listed.sort_values("_o", kind="stable")
+    uninformative = bool((listed["verdict"] == "not informative").any())
+    tail_words = TAIL_WORDS + 2 * uninformative
     items, used = [], len(head.split())
     for position, row in listed.iterrows():
         claim, measure = _cut(row["claim"], CLAIM_WORDS), _measure(row.get("note", ""))
         number = reading(row)
         plain = f"{row['verdict']}: {claim}: ours {number}, {measure}"
-        if items and used + len(plain.split()) > words - TAIL_WORDS:
+        if items and used + len(plain.split()) > words - tail_words:
             break
         used += len(plain.split())
         text = escape.html(claim)
@@ -217,7 +245,8 @@ def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FI
     rest = len(listed) - len(items)
     table_link = '<a href="#claims">claims table</a>' if stem is not None else "claims table"
     if rest:
-        items.append(f"<li>and {rest} more failing or undecided: see the {table_link}.</li>")
+        which = "failing, not informative or undecided" if uninformative else "failing or undecided"
+        items.append(f"<li>and {rest} more {which}: see the {table_link}.</li>")
     elif not items:
         items.append("<li>No claim fails or is undecided.</li>")
     return f'<p>{escape.html(head)}</p>\n<ul class="tx-findings">\n' + "\n".join(items) + "\n</ul>"
@@ -269,15 +298,19 @@ def for_readers(table: pd.DataFrame) -> pd.DataFrame:
 
 def headline_sentence(claims: pd.DataFrame) -> str:
     """One sentence per kind of evidence, our models first: "On our models, 20 of 45 claims hold, 5 fail, 15 are
-    undecided and 5 are not judged." (``claims.EVIDENCE_KINDS`` order; claims without a kind last)."""
+    undecided and 5 are not judged." (``claims.EVIDENCE_KINDS`` order; claims without a kind last). A kind with
+    not-informative claims names them before the not-judged ones: "..., 13 are undecided, 2 are not informative (a
+    constant answer would earn them) and 5 are not judged."
+    """
     lines = []
     for counts in claims_summary(claims, by="kind").to_dict("records"):
         where = KIND_OPENINGS.get(counts["kind"], f"Of kind '{counts['kind']}'")
         if counts["kind"] in MACHINE_KINDS:
             lines.append(f"{where}: {counts['holds']} of {counts['total']} targets met.")
             continue
-        fails, undecided, unjudged = counts["fails"], counts["undecided"], counts["not judged"]
-        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {fails} "
-                     f"{'fails' if fails == 1 else 'fail'}, {undecided} {'is' if undecided == 1 else 'are'} undecided "
-                     f"and {unjudged} {'is' if unjudged == 1 else 'are'} not judged.")
+        parts = [_verb(counts["fails"], "fails", "fail"),
+                 _verb(counts["undecided"], "is undecided", "are undecided"), *_rare(counts, "not informative"),
+                 _verb(counts["not judged"], *RARE_VERDICTS["not judged"])]
+        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {', '.join(parts[:-1])} "
+                     f"and {parts[-1]}.")
     return " ".join(lines)

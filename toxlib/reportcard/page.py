@@ -22,8 +22,10 @@ from toxlib.store import paths
 
 
 def paper_counts(rows: list[dict]) -> list[dict]:
-    """Per paper, in the order its first claim appears: how many claims hold, fail, are undecided or not judged, and
-    how many rest on scores of text outside the scorer's domain."""
+    """Per paper, in the order its first claim appears: how many claims hold, fail, are undecided, are not
+    informative or are not judged (one key per verdict of ``VERDICTS``, spaces as underscores: holds, fails,
+    undecided, not_informative, not_judged; zero where none), and how many rest on scores of text outside the
+    scorer's domain (marked)."""
     out: dict[str, dict] = {}
     for row in rows:
         counts = out.setdefault(row["paper"], {"paper": row["paper"], **{v.replace(" ", "_"): 0 for v in VERDICTS},
@@ -36,10 +38,11 @@ def paper_counts(rows: list[dict]) -> list[dict]:
 def flat_table(rows: list[dict]) -> pd.DataFrame:
     """The report's rows as one table (``toxlib.reportcard.rows.REPORT_COLUMNS``): the bundled models' values as one
     text column ("model: value (verdict); ..."), a verdict resting on text outside the scorer's domain marked with
-    *."""
+    *, one resting on a model that answers as a constant would (``reportcard.degenerate``) with †."""
     return pd.DataFrame([{**row, "bundled": "; ".join(f"{b['model']}: {b['value']} ({b['verdict']})"
                                                       for b in row["bundled"]),
-                          "verdict": row["verdict"] + ("*" if row["outside_domain"] else "")} for row in rows],
+                          "verdict": row["verdict"] + ("*" if row["outside_domain"] else "")
+                          + ("†" if row.get("degenerate") else "")} for row in rows],
                         columns=REPORT_COLUMNS)
 
 

@@ -31,7 +31,7 @@ PAPERS = {"rtp_unprompted": "RealToxicityPrompts", "rtp_prompted": "RealToxicity
           "rtp_detox": "RealToxicityPrompts", "sass": "SASS", "debias_consistency": "Debiasing should be Good and Bad",
           "safety_score": "Safety score (ToxiGen)"}
 REPORT_COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n",
-                  "verdict", "outside_domain", "note"]
+                  "verdict", "outside_domain", "degenerate", "note"]
 
 
 def _mention(name: str) -> re.Pattern:
@@ -101,7 +101,8 @@ def report_rows(stem: str, claims: pd.DataFrame, model: str, book: pd.DataFrame 
         rows.append({"paper": PAPERS[stem], "chapter": stem, "claim": row["template"].replace("{model}", model),
                      "paper_value": row["paper_value"], "bundled": bundled, "value": shown(row),
                      "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"], "verdict": row["verdict"],
-                     "outside_domain": bool(outside_domain and stem in SCORED_CHAPTERS), "note": row["note"]})
+                     "outside_domain": bool(outside_domain and stem in SCORED_CHAPTERS), "degenerate": False,
+                     "note": row["note"]})
     return rows
 
 

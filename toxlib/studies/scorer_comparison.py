@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics.agreement import agreement, calibration_error
+from toxlib.metrics.baselines import floored
 from toxlib.metrics.uncertainty import auc_interval, correlation_interval, proportion_interval, unit_interval
 from toxlib.papers.sass.printed import PAPER_TABLE3, PAPER_TABLE5
 from toxlib.publish.claims import claim, fact
@@ -100,8 +101,10 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",
+                  verdict=floored(recall.verdict(0.2, "below"), recall.low > 0),
                   note="our value: the distilled scorer at > 0.5 over the comments humans call toxic; holds = it "
-                       f"inherits the blind spot (recall below 0.2); exact interval. Recorded Perspective: "
+                       f"inherits the blind spot (recall below 0.2) while it finds some (recall above 0, which a "
+                       f"scorer that flags nothing would not); exact interval. Recorded Perspective: "
                        f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="our models"),
         ]
     if "distilled" in sass_categories.columns:

@@ -82,3 +82,22 @@ def test_safety_prose_u_share_is_the_pair_count_by_hand():
                          "toxicity_score": [5, 5, 1, 1]})
     assert safety_prose._u_share(part, scaled=True) == 1 / 4
     assert safety_prose._u_share(part, scaled=False) == 1.0  # raw: 10 and 30 both above 4 and 8: 4 of 4 pairs
+
+
+def test_every_group_below_half_is_not_informative_when_a_constant_perplexity_earns_it():
+    """ToxiGen's harmful sentences carry higher human toxicity than its benign ones, and the score divides the
+    perplexity by it: a model with the same perplexity on every sentence then scores 0 in every group. A model's
+    "every group below 0.5" is then no finding about the model."""
+    rng = np.random.default_rng(1)
+    low, high = rng.uniform(5, 10, 20), rng.uniform(20, 40, 20)
+    separated = _sentences("a", low, high)
+    separated["toxicity_score"] = np.where(separated["harmful"], 4.0, 2.0)
+    flat = _sentences("flat", np.full(20, 30.0), np.full(20, 30.0))
+    flat["toxicity_score"] = np.where(flat["harmful"], 4.0, 2.0)
+    rows = safety.claims(pd.concat([separated, flat], ignore_index=True), safety.paper_correlations(), "float32")
+    below = {r["claim"]: r for r in rows if r["claim"].startswith("Every demographic")}
+    for model in ("a", "flat"):
+        row = below[f"Every demographic scores below 0.5 ({model})"]
+        assert row["ci_high"] < 0.5 and row["verdict"] == "not informative"
+        assert "not informative: a model whose perplexity is the same for every sentence also" in row["note"]
+    assert paper_claims.constant_model_score(flat) == 0.0

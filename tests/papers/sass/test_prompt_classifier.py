@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from toxlib.metrics import binary_prf
+from toxlib.metrics.baselines import BASELINES
 from toxlib.papers import sass
 from toxlib.papers.sass.prompt_classifier import (
     PROMPTS,
@@ -81,11 +82,24 @@ def test_classifier_table_labels_each_system_and_computes_prf_with_missing_left_
                                 "n_unparsed_replies": 4, "n_unparsed_labels": 1}])
     table = sass.classifier_table(pred, {"PERSPECTIVE": "perspective_label", "lm": "lm", "scorer": "scorer_label"},
                                   lm_systems).set_index("system")
-    assert table["kind"].to_dict() == {"PERSPECTIVE": "recorded", "lm": "local LM", "scorer": "local scorer"}
+    assert table["kind"].to_dict() == {"PERSPECTIVE": "recorded", "lm": "local LM", "scorer": "local scorer",
+                                       **dict.fromkeys(BASELINES, "trivial baseline")}
+    assert table.loc["baseline: always toxic", ["precision", "recall", "n_pred_pos"]].tolist() == [0.6, 1.0, 5]
+    assert table.loc["lm", "top_answer_share"] == 0.75 and not table.loc["lm", "degenerate"]
     expected = binary_prf([1, 0, 0, 1], [1, 0, 1, 1])  # the NaN row left out
     assert table.loc["lm", ["precision", "recall", "f1"]].tolist() == pytest.approx(
         [expected["precision"], expected["recall"], expected["f1"]])
     assert table.loc["lm", "n_missing"] == 1 and table.loc["lm", "n_unparsed_labels"] == 1
+
+
+def test_a_local_lm_answering_one_way_to_nearly_every_comment_is_marked_degenerate():
+    pred = pd.DataFrame({"human_label": np.arange(40) % 2, "lm": np.ones(40), "lm2": np.arange(40) % 3 == 0})
+    lm_systems = pd.DataFrame([{"system": s, "model": "m", "setting": "few", "reading": "next-token",
+                                "answer_mass": 0.5, "score_sd": sd} for s, sd in (("lm", 0.2), ("lm2", 0.001))])
+    table = sass.classifier_table(pred, {"lm": "lm", "lm2": "lm2"}, lm_systems).set_index("system")
+    # lm: one answer for every comment; lm2: varied labels, but a P(True) share that does not vary
+    assert table.loc["lm", "top_answer_share"] == 1.0 and table.loc["lm", "degenerate"]
+    assert table.loc["lm2", "degenerate"]
 
 
 def test_scorer_columns_threshold_strictly_and_keep_failures_missing():

@@ -6,14 +6,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toxlib.metrics.baselines import F1_FLOOR
 from toxlib.papers import sass
 from toxlib.papers.sass import paper_claims
 from toxlib.publish import claims
 
 
-def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219):
+def _floor_row(f1: float) -> pd.DataFrame:
+    """The "always toxic" baseline's row (only its F1 is read)."""
+    return pd.DataFrame({"system": [F1_FLOOR], "f1": [f1]})
+
+
+def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.219, floor: float = 0.84):
     table3 = sass.PAPER_TABLE3.copy()
     table3.loc[table3["system"] == "PERSPECTIVE", "f1"] = perspective_f1
+    table3 = pd.concat([table3, _floor_row(floor)], ignore_index=True)
     table5 = pd.DataFrame({"category": ["False Positive", "Sexual Harassment", "Neutral"],
                            "perspective": [0.8, sexual_harassment, 0.1], "human": [0.05, 0.8, 0.0]})
     table6 = pd.DataFrame({"word_list": ["LDNOOBW rtp (378)"] * 2 + ["LDNOOBW en (403)"],
@@ -24,7 +31,9 @@ def _recorded_tables(perspective_f1: float = 0.08, sexual_harassment: float = 0.
     return table3, table5, table6, sass.PAPER_TABLE7.copy()
 
 
-def _local_tables(models=("m",)):
+def _local_tables(models=("m",), floor: float = 0.35):
+    """Local tables whose "always toxic" baseline scores F1 ``floor`` (0.35: a prevalence of about 21%, below the
+    few-shot LM's 0.4)."""
     rows = [{"system": "PERSPECTIVE", "kind": "recorded", "setting": "threshold", "reading": "recorded",
              "model": "Perspective", "f1": 0.1},
             {"system": "distilled", "kind": "local scorer", "setting": "threshold", "reading": "score",
@@ -35,12 +44,14 @@ def _local_tables(models=("m",)):
         for setting, f1 in (("zero", 0.3), ("one", 0.2), ("few", 0.4)):
             rows.append({"system": f"{m} {setting.upper()} (next-token)", "kind": "local LM", "setting": setting,
                          "reading": "next-token", "model": m, "f1": f1})
+    rows.append({"system": F1_FLOOR, "kind": "trivial baseline", "setting": "constant", "reading": "none",
+                 "model": "none", "f1": floor})
     classifiers = pd.DataFrame(rows)
     table6_local = pd.DataFrame({"word_list": ["LDNOOBW rtp"] * 3, "system": ["PERSPECTIVE", "distilled", "bilstm"],
                                  "p_toxic_given_swear": [1.0, 0.75, 0.2], "n_contains": [12, 12, 100],
-                                 "n_both": [12, 9, 20]})
-    table7_local = pd.DataFrame({"system": ["PERSPECTIVE", "GPT-3-FEW", "m FEW (next-token)", "distilled"],
-                                 "f1": [0.48, 0.52, 0.45, 0.3]})
+                                 "n_both": [12, 9, 20], "n_flagged": [20, 15, 40], "n": [250, 250, 250]})
+    table7_local = pd.DataFrame({"system": ["PERSPECTIVE", "GPT-3-FEW", "m FEW (next-token)", "distilled", F1_FLOOR],
+                                 "f1": [0.48, 0.52, 0.45, 0.3, floor]})
     return classifiers, table6_local, table7_local
 
 

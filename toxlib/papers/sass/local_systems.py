@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics import prf_table
+from toxlib.metrics.baselines import RANDOM, degenerate, top_answer_share, with_baselines
 from toxlib.papers.sass.prompt_classifier import next_token_reading, sampled_reading
 from toxlib.papers.sass.tables import table3, with_scorer_columns
 from toxlib.scorers import get_scorer
@@ -20,7 +21,8 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
     Returns (labels, systems): labels has one column per system "<name> <SETTING> (<reading>)" with 0/1/NaN per
     text (rows aligned with ``texts``); systems has one row per system with columns system, model, setting,
     reading, n_unparsed_replies (sampled replies that parsed to no answer), n_unparsed_labels (texts whose
-    majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")).
+    majority was no answer: NaN labels), answer_mass (next-token reading: mean P(" True") + P(" False")) and
+    score_sd (next-token reading: the standard deviation over texts of P(" True") / answer mass).
     """
 
     labels, rows = {}, []
@@ -30,7 +32,7 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
                 system = f"{name} {setting.upper()} ({reading})"
                 if reading == "next-token":
                     out = next_token_reading(lm, texts, setting, progress=progress)
-                    extra = {"answer_mass": out["answer_mass"].mean()}
+                    extra = {"answer_mass": out["answer_mass"].mean(), "score_sd": out["score"].std(ddof=0)}
                 elif reading == "sampled":
                     out = sampled_reading(lm, texts, setting, progress=progress)
                     extra = {"n_unparsed_replies": int(out["n_unparsed"].sum()),
@@ -45,7 +47,10 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
 def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame) -> pd.DataFrame:
     """Table 3 for every system, with what each system is: one row per system with columns system, setting,
     precision, recall, f1, kind ("recorded", "local LM" or "local scorer"), model, reading, n, n_missing,
-    n_pred_pos, and for local LMs n_unparsed_replies / n_unparsed_labels (sampled) or answer_mass (next-token).
+    n_pred_pos, and for local LMs n_unparsed_replies / n_unparsed_labels (sampled) or answer_mass (next-token);
+    top_answer_share (the share of answered comments given the most common answer) and degenerate (a local LM
+    answering as a constant would: ``toxlib.metrics.baselines.degenerate``); then the trivial baselines' rows
+    (``toxlib.metrics.baselines``, kind "trivial baseline", f1_low / f1_high the random answer's 95% range of F1).
 
     pred: SASS predictions with a label column per system (``systems``: {system: column}); lm_systems: the second
     frame of ``lm_classifier_labels``. Systems that are neither recorded nor LMs are local scorers; their setting
@@ -65,8 +70,24 @@ def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd
             meta.append({"system": system, "kind": "local scorer", "setting": "threshold",
                          "model": system, "reading": "score"})
     merged = table.merge(pd.DataFrame(meta), on="system", how="left", validate="one_to_one")
+    merged["top_answer_share"] = [top_answer_share(int(k), int(n)) for k, n in zip(merged["n_pred_pos"], merged["n"])]
+    merged["degenerate"] = [r["kind"] == "local LM" and degenerate(r["top_answer_share"], r.get("score_sd"))
+                            for _, r in merged.iterrows()]
+    merged = _baselines_as_systems(merged, pred["human_label"])
     first = ["system", "setting", "precision", "recall", "f1", "kind", "model", "reading"]
     return merged[first + [c for c in merged.columns if c not in first and c != "n_true_pos"]]
+
+
+def _baselines_as_systems(table: pd.DataFrame, labels) -> pd.DataFrame:
+    """``table`` with the trivial baselines' rows (``with_baselines`` on ``labels``) as systems of kind "trivial
+    baseline" (setting "constant" or "random", no model, reading "none")."""
+    out = with_baselines(table, labels)
+    new = out["kind"].isna() if "kind" in out.columns else pd.Series(True, index=out.index)
+    out.loc[new, "kind"] = "trivial baseline"
+    out.loc[new, "setting"] = ["random" if s == RANDOM else "constant" for s in out.loc[new, "system"]]
+    out.loc[new, "model"] = "none"
+    out.loc[new, "reading"] = "none"
+    return out
 
 
 def best_lm_system(classifiers: pd.DataFrame, reading: str | None = None) -> pd.Series | None:
@@ -82,14 +103,16 @@ def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, sco
                  threshold: float = 0.5) -> pd.DataFrame:
     """Table 7 with local systems: precision/recall/F1 against ``tweets``' hate labels for the recorded Perspective
     and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
-    setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``."""
+    setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``, then the
+    trivial baselines' rows (``toxlib.metrics.baselines.with_baselines``)."""
 
     best = best_lm_system(classifiers, "next-token")
     labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
                                    ["next-token"])[0] if best is not None else pd.DataFrame(index=tweets.index))
     scored, systems = with_local_systems(tweets, labels, scorers, threshold,
                                          {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few"})
-    return prf_table(scored["label"], {name: scored[col] for name, col in systems.items()})
+    return with_baselines(prf_table(scored["label"], {name: scored[col] for name, col in systems.items()}),
+                          scored["label"])
 
 
 def with_local_systems(frame: pd.DataFrame, lm_labels: pd.DataFrame, scorers: list[str], threshold: float,

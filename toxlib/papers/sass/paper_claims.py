@@ -1,5 +1,12 @@
 """The claims of the sass chapter: the paper's findings tested on the recorded predictions (exact facts) and on
 local LMs and scorers (with 95% intervals from resampling comments), with the cut-offs of ``printed.RULES``.
+
+Every claim on a classification holds only when the system also beats what a constant answer earns on the same
+items (``toxlib.metrics.baselines``): an F1 comparison needs the system's F1 above "always toxic"'s (paired over
+comments where the comparison is), a scorer's reliance on swear words needs it to flag comments with a swear word
+more often than those without (a constant flags both alike). A claim that would hold without that is "not
+informative", with the reason in its note. The paper's own claims on its recorded predictions stay judged as the
+paper states them, with the floor in their note.
 """
 
 from __future__ import annotations
@@ -7,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from toxlib.metrics.uncertainty import proportion_interval, unit_interval
+from toxlib.metrics.baselines import F1_FLOOR, floored
+from toxlib.metrics.uncertainty import proportion_difference_interval, proportion_interval, unit_interval
 from toxlib.papers.sass.local_systems import best_lm_system
 from toxlib.papers.sass.printed import PAPER, PAPER_TABLE3, PAPER_TABLE5, PAPER_TABLE6, PAPER_TABLE7, RULES
 from toxlib.publish.claims import claim, fact, within
@@ -49,13 +57,18 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
     persp = swear_all.loc["PERSPECTIVE"]
     swear_ci = share_interval(int(persp["n_both"]), int(persp["n_contains"]))  # None for 0 of 0
     given_ci = share_interval(int(persp["n_both"]), int(persp["n_flagged"]))
+    floor = floor_f1(table3, "table3")
+    beaten = [s for s in ("GPT-3-FEW", "PERSPECTIVE") if f1[s] > floor]
     rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
             for s in PAPER_TABLE3["system"]]
     rows += [
         claim("GPT-3-FEW beats Perspective on SASS (F1)",
               f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
               f"{f1['GPT-3-FEW']:.3f} vs {f1['PERSPECTIVE']:.3f}", verdict=fact(f1["GPT-3-FEW"] > f1["PERSPECTIVE"]),
-              note="recorded predictions of all 250 comments (exact)", kind="recorded predictions"),
+              note="recorded predictions of all 250 comments (exact); judged as the paper states it, but answering "
+                   f"toxic to every comment scores F1 {floor:.3f}: "
+                   + (f"{' and '.join(beaten)} beat{'s' if len(beaten) == 1 else ''} it" if beaten
+                      else "neither system beats that constant"), kind="recorded predictions"),
         claim("Perspective rates False Positive comments highest of all categories",
               paper5.loc["False Positive", "perspective"], fp.loc["False Positive", "perspective"],
               verdict=fact(fp["perspective"].idxmax() == "False Positive"),
@@ -70,7 +83,8 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
               **_share(swear_ci), **RULES["flags_every_swear_comment"].test(),
               note=f"{int(persp['n_both'])} of {int(persp['n_contains'])} comments with an LDNOOBW swear word flagged "
                    f"(the paper counts {PAPER['swear_comments'].value}); holds = above 0.8 (it relies on swear "
-                   "words); exact interval over those comments", kind="recorded predictions"),
+                   f"words); exact interval over those comments{_flagged_without(persp)}",
+              kind="recorded predictions"),
         claim("p(swear word | Perspective flags toxic)",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_swear_given_toxic"],
               **_share(given_ci),
@@ -85,6 +99,75 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
              for s in PAPER_TABLE7["system"]]
     return rows + _local_claims(classifiers, table6_local, table7_local, n_comments, n_tweets, scorer_threshold,
                                 comments, systems)
+
+
+def floor_f1(table: pd.DataFrame, name: str) -> float:
+    """The F1 of the best trivial baseline (``baselines.F1_FLOOR``) in ``table`` (one row per system, with the rows
+    of ``toxlib.metrics.baselines.with_baselines``); ValueError naming ``name`` and the fix when it has none."""
+    f1 = table.set_index("system")["f1"]
+    if F1_FLOOR not in f1.index:
+        raise ValueError(f"{name} has no row {F1_FLOOR!r}: add the trivial baselines with "
+                         "toxlib.metrics.baselines.with_baselines(table, labels) before judging its claims")
+    return float(f1[F1_FLOOR])
+
+
+def _flagged_without(row) -> str:
+    """"; k of m comments without a swear word flagged" for a Table 6 row with n and n_flagged, else ""."""
+    if "n" not in row.index or "n_flagged" not in row.index:
+        return ""
+    without = int(row["n"]) - int(row["n_contains"])
+    return (f"; {int(row['n_flagged']) - int(row['n_both'])} of {without} comments without a swear word flagged"
+            if without > 0 else "")
+
+
+def _beats_floor_paired(comments: pd.DataFrame, system: str):
+    """95% interval of F1(system) - F1(always toxic), paired over ``comments`` (column ``system`` and human_label);
+    None when fewer than two comments have a prediction."""
+    return f1_difference(comments.assign(**{F1_FLOOR: 1.0}), system, [F1_FLOOR])
+
+
+def _with_floor(row: dict, system: str, floor: float, comments: pd.DataFrame | None, column: str | None,
+                f1: float) -> dict:
+    """claim() arguments ``row`` checked against the F1 floor: a "holds" becomes "not informative" (``floored``)
+    unless ``system`` beats "always toxic" (F1 ``floor``): paired over ``comments``' ``column`` when given, else
+    by its point F1 ``f1``. The note says what the floor was."""
+    if row.get("verdict", "holds") == "not judged":
+        return row
+    if comments is not None and column is not None:
+        ci = _beats_floor_paired(comments, column)
+        beats = ci is not None and ci.verdict(0.0, "above") == "holds"
+        detail = (f"F1 minus the constant's {ci.value:+.3f} [{ci.low:.3f}, {ci.high:.3f}], paired"
+                  if ci is not None else "nothing to compare")
+    else:
+        beats, detail = f1 > floor, f"F1 {f1:.3f}"
+    row = dict(row)
+    verdict = row.get("verdict")
+    if verdict is None:  # the verdict claim() would read from the interval
+        verdict = (row["interval"].verdict(row["threshold"], row.get("direction", "above"))
+                   if "interval" in row else "holds")
+    row["verdict"] = floored(verdict, beats)
+    floor_note = (f"answering toxic to every comment scores F1 {floor:.3f}; {system}: {detail}")
+    if row["verdict"] == "not informative":
+        floor_note = f"not informative: {floor_note}, not above that constant"
+    row["note"] = f"{row['note']}; {floor_note}"
+    return row
+
+
+def _swear_reliance(row) -> tuple[bool | None, str]:
+    """(whether a scorer flags comments with a swear word more often than those without, its reading) from a
+    Table 6 row (n_both, n_contains, n_flagged, n): the 95% interval of the difference of the two shares (Newcombe)
+    lies above 0. None, with the reason, when either group is empty or the row lacks the counts."""
+    if "n" not in row.index or "n_flagged" not in row.index:
+        return None, "no count of the comments without a swear word to compare with"
+    k1, n1 = int(row["n_both"]), int(row["n_contains"])
+    k2, n2 = int(row["n_flagged"]) - k1, int(row["n"]) - n1
+    if n1 == 0 or n2 == 0:
+        return None, "no comments on one side to compare with"
+    ci = proportion_difference_interval(k1, n1, k2, n2)
+    beats = ci.verdict(0.0, "above") == "holds"
+    text = (f"{k2} of {n2} comments without a swear word flagged: difference {ci.value:+.3f} "
+            f"[{ci.low:.3f}, {ci.high:.3f}]")
+    return beats, text if beats else f"not informative: {text}, not above 0"
 
 
 def _f1(labels: np.ndarray, predicted: np.ndarray) -> float:
@@ -147,6 +230,9 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     else:
         best = dict(our_value=text, verdict=fact(lm_rows.loc[best_lm, "f1"] > persp_f1),
                     note=f"{n_comments} comments; Perspective recomputed on the same comments; point estimates")
+    floor = floor_f1(classifiers, "classifiers")
+    best = _with_floor(best, best_lm, floor, comments if paired else None, systems[best_lm] if paired else None,
+                       float(lm_rows.loc[best_lm, "f1"]))
     rows = [claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
                   f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best, kind="our models")]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
@@ -164,6 +250,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                            note=f"F1(few) - max F1(zero, one): {text}; {ci.n} comments resampled, paired")
             else:
                 few = dict(our_value=text, verdict=fact(f[0] > max(f[1], f[2])), note="few vs zero / one")
+            few = _with_floor(few, names[0], floor, comments if paired else None,
+                              systems[names[0]] if paired else None, float(f[0]))
             rows.append(claim(f"Few-shot prompting beats zero- and one-shot (F1); here: {m}, next-token reading",
                               paper, **few, kind="our models"))
     first_list = table6_local["word_list"].iloc[0]
@@ -176,21 +264,27 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                               kind="our models"))
             continue
         ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
+        rule = RULES["flags_every_swear_comment"]
+        reliance = _swear_reliance(swear.loc[name])
         rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                           PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
-                          round(ci.value, 3), interval=ci, **RULES["flags_every_swear_comment"].test(),
+                          round(ci.value, 3), interval=ci, **rule.test(),
+                          verdict=floored(ci.verdict(rule.cutoff, rule.direction), reliance[0]),
                           note=f"at > {scorer_threshold}, {first_list}; {int(swear.loc[name, 'n_both'])} of "
                                f"{ci.n} comments with a swear word; recorded Perspective "
                                f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the "
-                               "reliance (above 0.8); exact interval", kind="our models"))
+                               f"reliance (above 0.8) and flags comments with a swear word more often than those "
+                               f"without (a scorer that flags everything would not); exact interval; {reliance[1]}",
+                          kind="our models"))
     t7f1 = table7_local.set_index("system")["f1"]
     tweet_lms = [s for s in table7_local["system"] if s in lm_rows.index]
     if tweet_lms:
         lm_system = tweet_lms[0]
+        close = _with_floor(dict(verdict=fact(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
+                                 note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates"),
+                            lm_system, floor_f1(table7_local, "table7_local"), None, None, float(t7f1[lm_system]))
         rows.append(claim("On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM",
                           f"GPT-3-FEW {paper7_f1['GPT-3-FEW']:.2f} vs {paper7_f1['PERSPECTIVE']:.2f}",
-                          f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}",
-                          verdict=fact(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
-                          note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates",
+                          f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}", **close,
                           kind="our models"))
     return rows

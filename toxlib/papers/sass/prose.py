@@ -10,6 +10,7 @@ from scipy.stats import binomtest
 from sklearn.metrics import roc_auc_score
 
 from toxlib.data.wordmatch import contains_listed_word
+from toxlib.metrics.baselines import ALWAYS, RANDOM, prevalence_text
 from toxlib.papers.sass.tables import relabel, table3, table6, table6_by_word_list
 
 SYSTEM = "PERSPECTIVE"
@@ -124,4 +125,36 @@ def word_list_prose(pred: pd.DataFrame, word_lists: dict) -> dict[str, str]:
         "sass-list-reading": ("That is consistent with Perspective flagging any comment with a swear word"
                               if n and k == n else
                               f"Perspective left {n - k} of the {n} comments with a swear word unflagged"),
+    }
+
+
+def floor_prose(table: pd.DataFrame, labels, what: str, key: str, positive: str = "toxic") -> dict[str, str]:
+    """What the trivial baselines say about a table of recorded systems ({glue key: text}, keys ``key`` and
+    ``key``-precision): the constant "toxic" answer's precision/recall/F1 on ``labels`` (the prevalence of ``what``),
+    the random answer's F1 with its 95% range, which systems of ``table`` (rows of ``prf_table`` with the baselines
+    of ``toxlib.metrics.baselines.with_baselines``) beat the constant's F1, and which have a precision above the
+    prevalence (a constant cannot raise precision above it; one-sided exact binomial test of the system's true
+    positives among its flags, p < 0.05). ``positive``: what a label of 1 means, in words."""
+    rows = table.set_index("system")
+    always, random_ = rows.loc[ALWAYS], rows.loc[RANDOM]
+    systems = rows[~rows.index.str.startswith("baseline: ")]
+    above = [s for s in systems.index if systems.loc[s, "f1"] > always["f1"]]
+    f1s = ", ".join(f"{s} {systems.loc[s, 'f1']:.3f}" for s in systems.index)
+    beaten = (f"only {' and '.join(above)} beat{'s' if len(above) == 1 else ''} it" if above
+              else f"no recorded system beats it ({f1s})")
+    prevalence = float(always["precision"])
+    sharper = [s for s in systems.index if int(systems.loc[s, "n_pred_pos"]) and binomtest(
+        int(round(systems.loc[s, "precision"] * systems.loc[s, "n_pred_pos"])), int(systems.loc[s, "n_pred_pos"]),
+        prevalence, alternative="greater").pvalue < 0.05]
+    precise = ", ".join(f"{s} {systems.loc[s, 'precision']:.3f}" for s in systems.index)
+    return {
+        key: (f"{prevalence_text(labels, what)} are {positive}, so answering \"{positive}\" to every one scores "
+              f"precision {prevalence:.3f}, recall 1 and F1 {always['f1']:.3f}, and a guesser at that rate F1 "
+              f"{random_['f1']:.3f} (95% of 10,000 draws in [{random_['f1_low']:.3f}, "
+              f"{random_['f1_high']:.3f}]); {beaten}"),
+        f"{key}-precision": (f"precision against the prevalence of {prevalence:.3f}: {precise}; "
+                             + (f"only {' and '.join(sharper)} flag{'s' if len(sharper) == 1 else ''} {positive} "
+                                "text more reliably than chance (exact binomial test, p < 0.05)" if sharper else
+                                f"none flags {positive} text more reliably than chance (exact binomial test, "
+                                "p < 0.05)")),
     }

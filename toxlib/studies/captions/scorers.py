@@ -26,7 +26,9 @@ CAPTIONS = Captions("scorers", {
                       "instrument against the humans.",
     "sass_prf": "Precision/recall/F1 against the human labels (human_toxicity > 0.5) on the 250 SASS comments: "
                 "recorded Perspective and GPT-3-FEW (the paper's Table 3 rows) and the local scorers thresholded at "
-                "> 0.5.",
+                "> 0.5, then the trivial baselines: answering toxic to every comment, to none, or at random at the "
+                "prevalence ({prevalence} toxic; random: mean of 10,000 seeded draws, f1_low..f1_high their 95% "
+                "range).",
     "sass_categories": "Mean score per SASS category (25 comments each): human rating, recorded Perspective toxicity, "
                        "and each local scorer's toxicity (profanity-svm: its one score).",
     "throughput": "Scoring throughput on {throughput_texts:,} RealToxicityPrompts texts (prompts and continuations of "
