@@ -77,3 +77,14 @@ def test_the_command_fills_a_checkouts_config_from_its_origin(tmp_path, monkeypa
     written = yaml.safe_load(config.read_text())
     assert written["repository"] == {"url": "https://github.com/fork/book", "branch": "pages"}
     assert "https://github.com/fork/book" in capsys.readouterr().out
+
+
+def test_pages_that_read_the_chapters_claims_run_after_every_chapter():
+    """The report card page sets its rows beside the book's claims and the scorecard gathers them: both run after
+    the chapters that write those claims, or a build would show the claims of the build before."""
+    from toxlib.book_build.book import execution_order, toc_notebooks
+
+    order = [nb.stem for nb in execution_order(toc_notebooks(paths.project_root()))]
+    reading = [nb.stem for nb in toc_notebooks(paths.project_root())]
+    assert reading.index("your_model") < reading.index("sass")  # the table of contents puts it first
+    assert order[-2:] == ["your_model", "scorecard"] and sorted(order) == sorted(reading)

@@ -54,8 +54,15 @@ def toc_notebooks(root: Path) -> list[Path]:
 
 
 def is_aggregate(notebook: Path) -> bool:
-    """Whether the notebook gathers other chapters' results (its declaration's ``aggregate``: the scorecard)."""
+    """Whether the notebook gathers other chapters' results (its declaration's ``aggregate``: the scorecard, and the
+    report card page, whose rows sit beside the book's claims)."""
     return governing_chapter(notebook).aggregate
+
+
+def execution_order(notebooks: list[Path]) -> list[Path]:
+    """``notebooks`` in the order a build executes them: the chapters in their given (reading) order, then the
+    aggregating pages (``is_aggregate``) in theirs."""
+    return [nb for nb in notebooks if not is_aggregate(nb)] + [nb for nb in notebooks if is_aggregate(nb)]
 
 
 def stage_sources(root: Path, staging: Path) -> Path:
@@ -145,6 +152,9 @@ def build_book(
         print(f"[toxlib] uncommitted changes to what decides the numbers ({len(changed)} file(s): "
               f"{', '.join(changed[:6])}{' ...' if len(changed) > 6 else ''}): every run record will say +dirty "
               "and name them; commit them (or restore them) for a publishable build", flush=True)
+    # pages that gather the chapters' results (the scorecard, the report card beside the book's claims) run after
+    # every chapter, so one build never shows the claims of the build before
+    notebooks = execution_order(notebooks)
     if execute:
         chosen = {nb: _book_profile(nb, profile) for nb in notebooks}  # a missing profile fails before any run
         # each notebook's kernel starts (and imports) while the one before it runs: toxlib.book_build.kernels

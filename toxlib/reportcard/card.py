@@ -33,7 +33,7 @@ from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.names import checked_names
 from toxlib.models.weights_id import folder_weights_id
 from toxlib.reportcard.budgets import BUDGETS, SCORED_CHAPTERS, chapter_values, chosen_values
-from toxlib.reportcard.degenerate import degenerate_systems, mark_degenerate
+from toxlib.reportcard.degenerate import mark_degenerate
 from toxlib.reportcard.domain import DomainCheck, domain_check
 from toxlib.reportcard.estimate import (
     Rates,
@@ -216,7 +216,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -
             continue
         rows += report_rows(stem, claims, name, read_chapter_claims(book, stem), book_models(stem),
                             bool(domain and domain.outside))
-    rows = mark_degenerate(rows, degenerate_systems(folder / "results", name))
+    rows = mark_degenerate(rows)
     figures = draw_figures(book, folder / "results", name, folder / "figures")
     wall = time.perf_counter() - started
     context = _context(planned, runs, domain, figures, wall)

@@ -101,8 +101,7 @@ def report_rows(stem: str, claims: pd.DataFrame, model: str, book: pd.DataFrame 
         rows.append({"paper": PAPERS[stem], "chapter": stem, "claim": row["template"].replace("{model}", model),
                      "paper_value": row["paper_value"], "bundled": bundled, "value": shown(row),
                      "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"], "verdict": row["verdict"],
-                     "outside_domain": bool(outside_domain and stem in SCORED_CHAPTERS), "degenerate": False,
-                     "note": row["note"]})
+                     "outside_domain": bool(outside_domain and stem in SCORED_CHAPTERS), "note": row["note"]})
     return rows
 
 

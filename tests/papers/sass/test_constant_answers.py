@@ -12,6 +12,7 @@ from toxlib import data
 from toxlib.metrics import prf_table
 from toxlib.metrics.baselines import with_baselines
 from toxlib.papers import sass
+from toxlib.papers.sass.paper_claims import DEGENERATE_MARK
 
 MODEL = "const"
 SETTINGS = ("zero", "one", "few")
@@ -61,6 +62,7 @@ def test_answering_toxic_to_everything_beats_perspective_and_is_called_not_infor
     # F1 0.840 against Perspective's 0.084: the comparison alone would hold
     assert best["ci_low"] > 0 and best["verdict"] == "not informative"
     assert "not informative: answering toxic to every comment scores F1 0.840" in best["note"]
+    assert f"{DEGENERATE_MARK}: {MODEL} " in best["note"]  # the best system answered as a constant would
     swear = by_claim["Perspective flags every comment with a swear word; here: the flat scorer"]
     # 13 of 13 comments with a swear word flagged, [0.75, 1]: undecided against 0.8, and never "holds", since the
     # scorer flags the comments without one alike

@@ -153,6 +153,24 @@ def _with_floor(row: dict, system: str, floor: float, comments: pd.DataFrame | N
     return row
 
 
+#: what a claim's note says when a system it rests on answers as a constant would (``classifier_table``'s
+#: ``degenerate``); the report card marks such verdicts (``toxlib.reportcard.degenerate``)
+DEGENERATE_MARK = "rests on degenerate readings"
+
+
+def degenerate_note(classifiers: pd.DataFrame, systems: list[str]) -> str:
+    """"; rests on degenerate readings: <system> (<share> one answer), ..." for those of ``systems`` that
+    ``classifiers`` marks degenerate, or "" when none is (or the table has no such column)."""
+    if "degenerate" not in classifiers.columns:
+        return ""
+    rows = classifiers.set_index("system")
+    flat = [s for s in systems if s in rows.index and str(rows.loc[s, "degenerate"]).lower() == "true"]
+    if not flat:
+        return ""
+    said = ", ".join(f"{s} ({rows.loc[s, 'top_answer_share']:.0%} one answer)" for s in flat)
+    return f"; {DEGENERATE_MARK}: {said}"
+
+
 def _swear_reliance(row) -> tuple[bool | None, str]:
     """(whether a scorer flags comments with a swear word more often than those without, its reading) from a
     Table 6 row (n_both, n_contains, n_flagged, n): the 95% interval of the difference of the two shares (Newcombe)
@@ -233,6 +251,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     floor = floor_f1(classifiers, "classifiers")
     best = _with_floor(best, best_lm, floor, comments if paired else None, systems[best_lm] if paired else None,
                        float(lm_rows.loc[best_lm, "f1"]))
+    best["note"] += degenerate_note(classifiers, [best_lm])
     rows = [claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
                   f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best, kind="our models")]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
@@ -252,6 +271,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                 few = dict(our_value=text, verdict=fact(f[0] > max(f[1], f[2])), note="few vs zero / one")
             few = _with_floor(few, names[0], floor, comments if paired else None,
                               systems[names[0]] if paired else None, float(f[0]))
+            few["note"] += degenerate_note(classifiers, names)
             rows.append(claim(f"Few-shot prompting beats zero- and one-shot (F1); here: {m}, next-token reading",
                               paper, **few, kind="our models"))
     first_list = table6_local["word_list"].iloc[0]
@@ -283,6 +303,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         close = _with_floor(dict(verdict=fact(abs(t7f1[lm_system] - t7f1["PERSPECTIVE"]) <= 0.05),
                                  note=f"{n_tweets:,} tweets; holds = within 0.05 of Perspective; point estimates"),
                             lm_system, floor_f1(table7_local, "table7_local"), None, None, float(t7f1[lm_system]))
+        close["note"] += degenerate_note(classifiers, [lm_system])
         rows.append(claim("On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM",
                           f"GPT-3-FEW {paper7_f1['GPT-3-FEW']:.2f} vs {paper7_f1['PERSPECTIVE']:.2f}",
                           f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}", **close,
