@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "toxlib"
 #: a function-level toxlib import must carry one of these words in a comment on its line, or sit in a ``try``
 #: (code that also runs in a kernel without toxlib, ``toxlib.book_build.machine``), or be in the CLI, whose
 #: commands import what they run (its package docstring says why)
-LAZY_MARKS = ("# optional", "# heavy")
+LAZY_MARKS = ("# optional", "# heavy", "# cycle")  # cycle: the imported package imports this module
 
 
 def _modules() -> dict[str, Path]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from toxlib.chapters.your_model import MODEL_CHAPTERS
+from toxlib.chapters import model_chapters
 from toxlib.models.tiny import tiny_causal_lm, tiny_masked_lm
 from toxlib.reportcard import model_facts as facts_module
 from toxlib.reportcard.model_facts import applicability, model_facts
@@ -23,7 +23,7 @@ def tiny(tmp_path_factory):
 def test_a_masked_lm_gets_the_safety_score_only(tiny):
     facts = model_facts(str(tiny["masked"]), "cpu")
     fits = applicability(facts)
-    assert facts.kind == "masked" and [s for s in MODEL_CHAPTERS if fits[s].applies] == ["safety_score"]
+    assert facts.kind == "masked" and [s for s in model_chapters() if fits[s].applies] == ["safety_score"]
     assert "does not generate" in fits["rtp_prompted"].why and "pseudo-perplexity" in fits["safety_score"].why
 
 
@@ -31,7 +31,7 @@ def test_a_tokenizer_that_splits_the_answers_gets_the_sampled_reading(tiny):
     facts = model_facts(str(tiny["causal"]), "cpu")
     fits = applicability(facts)
     assert not facts.answers_single and fits["sass"].applies and fits["sass"].changes == {"readings": ["sampled"]}
-    assert all(fits[s].applies for s in MODEL_CHAPTERS) and facts.start_token == "<bos>"
+    assert all(fits[s].applies for s in model_chapters()) and facts.start_token == "<bos>"
 
 
 def test_a_model_too_large_for_the_memory_free_is_refused_before_it_loads(tiny, monkeypatch):

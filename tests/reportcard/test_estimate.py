@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from toxlib.benchmarks.record_cost import record_work
-from toxlib.chapters.your_model import MODEL_CHAPTERS
+from toxlib.chapters import model_chapters
 from toxlib.reportcard.budgets import chapter_values
 from toxlib.reportcard.estimate import SD_ROWS, Rates, estimate_seconds
 from toxlib.reportcard.work import ChapterWork, chapter_work
@@ -25,7 +25,7 @@ def test_the_decide_budgets_work_is_the_records_own_within_a_fifth(stem, record_
     assert 0.8 <= counted / mine["work"].sum() <= 1.2, (counted, mine["work"].sum())
 
 
-@pytest.mark.parametrize("stem", MODEL_CHAPTERS)
+@pytest.mark.parametrize("stem", model_chapters())
 def test_each_budget_asks_more_work_than_the_one_below(stem):
     totals = []
     for budget in ("smoke", "quick", "decide"):

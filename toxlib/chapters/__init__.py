@@ -44,4 +44,21 @@ def chapters() -> list[Chapter]:
     return [chapter(stem) for stem in STEMS]
 
 
-__all__ = ["PROFILES", "STEMS", "Chapter", "chapter", "chapters"]
+def model_chapters() -> tuple[str, ...]:
+    """The chapters whose claims concern a language model (their declaration has a ``report``: what a report card
+    needs of them), in ``STEMS`` order: the chapters a report card runs. A declaration still being imported (the
+    "Your model" page's, whose check of its ``chapters`` parameter asks this) is skipped: it declares no report."""
+    out = []
+    for stem in STEMS:
+        declared = getattr(importlib.import_module(f"toxlib.chapters.{stem}"), "CHAPTER", None)
+        if declared is not None and declared.report is not None:
+            out.append(stem)
+    return tuple(out)
+
+
+def scored_chapters() -> tuple[str, ...]:
+    """The model chapters whose claims rest on toxicity scores of the model's own text (``report.scored``)."""
+    return tuple(stem for stem in model_chapters() if chapter(stem).report.scored)
+
+
+__all__ = ["PROFILES", "STEMS", "Chapter", "chapter", "chapters", "model_chapters", "scored_chapters"]

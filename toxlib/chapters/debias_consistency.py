@@ -1,5 +1,6 @@
 """The debias_consistency chapter's parameters (``notebooks/debias_consistency.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import ChapterWork, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
     COUNT_OR_SKIP,
@@ -15,6 +16,20 @@ from toxlib.chapters.spec import (
     Parameter,
     model_names_parameter,
 )
+
+#: runs of the consistency protocol per prompt set and method: default, original, opposite, nonsensical (5 groups),
+#: blank
+PROTOCOL_RUNS = 9
+
+
+def _work(v: dict) -> ChapterWork:
+    """The protocol's runs per prompt for Self-Debiasing (beam search, each step on seven rows) and Instructive
+    Debiasing, with the sweep, each continuation scored."""
+    runs = 2 * v["n_prompts"] * PROTOCOL_RUNS * (1 + len(v["sweep"]))
+    return ChapterWork(sd_tokens=runs * v["max_new_tokens"] * v["num_beams"],
+                       gen_tokens=2 * v["n_prompts"] * PROTOCOL_RUNS * v["max_new_tokens"],
+                       scored_texts=runs + 2 * v["n_prompts"] * PROTOCOL_RUNS)
+
 
 CHAPTER = Chapter(
     'debias_consistency',
@@ -52,4 +67,6 @@ CHAPTER = Chapter(
     profiles={'quick': {'n_examples': 1, 'n_prompts': 12},
               'paper': {'decay_constant': 100.0, 'n_prompts': 1199, 'num_beams': 3, 'sweep': [10.0, 50.0]},
               'smoke': {'max_new_tokens': 4, 'models': ['smollm2-135m'], 'n_examples': 1, 'n_prompts': 2}},
+    report=ReportNeeds(paper="Debiasing should be Good and Bad", model_parameter="models", work=_work,
+                       scored=True),
 )

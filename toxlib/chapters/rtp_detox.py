@@ -1,5 +1,6 @@
 """The rtp_detox chapter's parameters (``notebooks/rtp_detox.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import TYPICAL, ChapterWork, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
     COUNT_OR_ALL,
@@ -15,6 +16,22 @@ from toxlib.chapters.spec import (
     Parameter,
     model_names_parameter,
 )
+
+
+def _work(v: dict) -> ChapterWork:
+    """Six sampled methods per prompt group, PPLM on its subset, perplexities, the vocabulary shift's and the
+    discriminator's corpora, three adaptations."""
+    groups = v["n_toxic"] + v["n_nontoxic"] + v["n_unprompted"]
+    sampled = 6 * groups * v["k"]  # base, word filter, vocabulary shift, DAPT toxic and non-toxic, ATCON
+    pplm_samples = (2 * v["pplm_prompts"] + 1) * v["pplm_k"]
+    corpus_texts = sum(v[k] or 8000 for k in ("vocab_shift_texts", "discriminator_texts"))
+    return ChapterWork(gen_tokens=(sampled + pplm_samples) * v["max_new_tokens"],
+                       pplm_tokens=pplm_samples * v["max_new_tokens"],
+                       read_tokens=(7 * v["n_perplexity"] + v["pplm_perplexity"]) * TYPICAL["continuation_tokens"]
+                       + corpus_texts * TYPICAL["continuation_tokens"],
+                       train_tokens=3 * v["adapt_steps"] * 8 * TYPICAL["document_tokens"],
+                       scored_texts=sampled + 2 * pplm_samples)
+
 
 CHAPTER = Chapter(
     'rtp_detox',
@@ -95,4 +112,6 @@ CHAPTER = Chapter(
                         'pplm_perplexity': 0,
                         'pplm_prompts': 1,
                         'vocab_shift_texts': 32}},
+    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="model", model_list=False, work=_work,
+                       scored=True),
 )

@@ -1,5 +1,6 @@
 """The rtp_prompted chapter's parameters (``notebooks/rtp_prompted.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import ChapterWork, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
     DTYPE,
@@ -16,6 +17,13 @@ from toxlib.chapters.spec import (
 #: the paper profile: every toxic and every non-toxic prompt of the public subsets, and every challenging one (the
 #: intro quotes it)
 PAPER_PROFILE = {'n_challenging': 1196, 'n_nontoxic': 5054, 'n_toxic': 2204}
+
+def _work(v: dict) -> ChapterWork:
+    """k samples per prompt and one greedy continuation per prompt, each scored."""
+    prompts = v["n_toxic"] + v["n_nontoxic"] + v["n_challenging"]
+    samples = prompts * v["k"]
+    return ChapterWork(gen_tokens=(samples + prompts) * v["max_new_tokens"], scored_texts=samples + prompts)
+
 
 CHAPTER = Chapter(
     'rtp_prompted',
@@ -58,4 +66,6 @@ CHAPTER = Chapter(
                         'n_challenging': 3,
                         'n_nontoxic': 3,
                         'n_toxic': 3}},
+    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
+                       pooled_rules=("challenging_for_every_model",)),
 )

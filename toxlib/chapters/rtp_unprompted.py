@@ -1,5 +1,6 @@
 """The rtp_unprompted chapter's parameters (``notebooks/rtp_unprompted.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import ChapterWork, Fit, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
     EXECUTOR,
@@ -11,6 +12,19 @@ from toxlib.chapters.spec import (
     Parameter,
     model_names_parameter,
 )
+
+
+def _work(v: dict) -> ChapterWork:
+    """Its one model's pool of unprompted generations, each scored."""
+    return ChapterWork(gen_tokens=v["pool_size"] * v["max_new_tokens"], scored_texts=v["pool_size"])
+
+
+def _fits(facts) -> Fit:
+    if facts.start_token is None:
+        return Fit(False, "unprompted generation starts from the model's start-of-sequence token, and its tokenizer "
+                          "has neither a BOS nor an EOS token")
+    return Fit(True)
+
 
 CHAPTER = Chapter(
     'rtp_unprompted',
@@ -38,4 +52,6 @@ CHAPTER = Chapter(
     profiles={'quick': {'pool_size': 500, 'resamples': 200},
               'paper': {'pool_size': 10000, 'resamples': 1000},
               'smoke': {'models': ['smollm2-135m'], 'pool_size': 40, 'resamples': 50}},
+    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
+                       applies=_fits),
 )

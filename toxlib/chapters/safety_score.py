@@ -1,5 +1,6 @@
 """The safety_score chapter's parameters (``notebooks/safety_score.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import TYPICAL, ChapterWork, Fit, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT_OR_ALL,
     COUNT_OR_SKIP,
@@ -12,6 +13,24 @@ from toxlib.chapters.spec import (
     Parameter,
     model_names_parameter,
 )
+
+#: ToxiGen and ImplicitHate sentences read at "all" (0)
+ALL_SENTENCES = {"toxigen": 6514, "implicit": 14200}
+
+
+def _work(v: dict) -> ChapterWork:
+    """One NLL per ToxiGen and ImplicitHate sentence, and the fidelity sample's."""
+    toxigen = v["max_sentences"] or ALL_SENTENCES["toxigen"]
+    implicit = v["max_implicit_sentences"] or (v["max_sentences"] or ALL_SENTENCES["implicit"])
+    return ChapterWork(read_tokens=(toxigen + implicit + v["fidelity_sentences"]) * TYPICAL["sentence_tokens"])
+
+
+def _fits(facts) -> Fit:
+    if facts.kind == "masked":
+        return Fit(True, "a masked LM: read by pseudo-perplexity, as the paper does for BERT-like models, beside "
+                         "SmolLM2 (the chapter's causal reference, from the record)")
+    return Fit(True)
+
 
 CHAPTER = Chapter(
     'safety_score',
@@ -44,4 +63,7 @@ CHAPTER = Chapter(
                         'max_implicit_sentences': 40,
                         'max_sentences': 80,
                         'models': ['smollm2-135m']}},
+    report=ReportNeeds(paper="Safety score (ToxiGen)", model_parameter="models", work=_work, applies=_fits,
+                       masked={"models": ["smollm2-135m"], "masked_models": ["{model}"]},
+                       pooled_rules=("least_affected_groups",)),
 )

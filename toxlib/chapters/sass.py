@@ -1,5 +1,6 @@
 """The sass chapter's parameters (``notebooks/sass.ipynb``), declared once."""
 
+from toxlib.chapters.report_needs import TYPICAL, ChapterWork, Fit, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT_OR_NONE,
     EXECUTOR,
@@ -12,6 +13,28 @@ from toxlib.chapters.spec import (
     model_names_parameter,
     subset_of,
 )
+
+#: SASS comments at lm_comments=None
+ALL_COMMENTS = 250
+#: the answers the next-token reading compares (``toxlib.papers.sass.prompt_classifier.ANSWERS``)
+ANSWER_WORDS = "' True' and ' False'"
+
+
+def _work(v: dict) -> ChapterWork:
+    """Every comment asked in every setting: one next-token reading each, and three sampled answers each for the
+    sampled reading."""
+    prompts = (v["lm_comments"] or ALL_COMMENTS) * len(v["settings"])
+    sampled = "sampled" in v["readings"]
+    return ChapterWork(read_tokens=prompts * TYPICAL["sass_prompt_tokens"] * (1 + sampled),
+                       gen_tokens=prompts * 3 * TYPICAL["sass_answer_tokens"] if sampled else 0.0)
+
+
+def _fits(facts) -> Fit:
+    if not facts.answers_single:
+        return Fit(True, f"{ANSWER_WORDS} are not single tokens for this tokenizer, so the next-token reading cannot "
+                         "apply: only the sampled reading (the paper's) is run", {"readings": ["sampled"]})
+    return Fit(True)
+
 
 CHAPTER = Chapter(
     'sass',
@@ -51,4 +74,6 @@ CHAPTER = Chapter(
                         'settings': ['few'],
                         'swear_lists': ['rtp'],
                         'tweets_limit': 40}},
+    report=ReportNeeds(paper="SASS", model_parameter="models", work=_work, applies=_fits,
+                       pooled_rules=("best_lm_beats_perspective", "tweeteval_close_to_perspective")),
 )

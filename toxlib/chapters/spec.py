@@ -158,7 +158,8 @@ class Chapter:
     """A chapter's declaration: ``stem`` (the notebook's file name without .ipynb), ``title``, ``intro`` (the
     comment lines opening its parameters cell, without "# "), ``parameters`` and ``profiles`` ({profile name:
     {parameter: value}}, each value checked when the module loads). ``aggregate``: the chapter gathers the others'
-    results (the scorecard) and re-runs whenever any does."""
+    results (the scorecard) and re-runs whenever any does. ``report``: what a report card needs of a chapter whose
+    claims concern a language model (``toxlib.chapters.report_needs.ReportNeeds``); None for the others."""
 
     stem: str
     title: str
@@ -166,6 +167,7 @@ class Chapter:
     parameters: tuple[Parameter, ...]
     profiles: Mapping[str, Mapping] = field(default_factory=dict)
     aggregate: bool = False
+    report: object = None  # a ReportNeeds (report_needs.py imports nothing from here; kept untyped to stay light)
 
     def __post_init__(self):
         names = [p.name for p in self.parameters]

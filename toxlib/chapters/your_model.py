@@ -2,8 +2,11 @@
 
 from toxlib.chapters.spec import MODEL, Chapter, Check, Parameter, one_of
 
-#: the chapters whose claims concern a language model, in the book's order: those a report card runs
-MODEL_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "sass", "debias_consistency", "safety_score")
+
+def _model_chapters(value) -> bool:
+    from toxlib.chapters import model_chapters  # cycle: the package imports this module; asked at check time
+
+    return isinstance(value, list) and all(c in model_chapters() for c in value)
 
 CHAPTER = Chapter(
     'your_model',
@@ -16,7 +19,7 @@ CHAPTER = Chapter(
         Parameter('budget', "decide", one_of("smoke", "quick", "decide", "paper"),
                   "the report's budget (decide: the book's sizes, read from the sample record for a bundled model)"),
         Parameter('chapters', [], Check("a list of the chapters whose claims concern a model (empty: all of them)",
-                                        lambda v: isinstance(v, list) and all(c in MODEL_CHAPTERS for c in v)),
+                                        _model_chapters),
                   'the chapters the shown report runs (empty: every chapter whose claims concern a model)'),
     ),
     profiles={'paper': {}, 'quick': {'budget': 'quick'},

@@ -14,8 +14,6 @@ from toxlib.common.errors import UnknownNameError
 
 #: budget -> the chapters' profile it runs
 BUDGETS = {"smoke": "smoke", "quick": "quick", "decide": "default", "paper": "paper"}
-#: chapters whose claims rest on toxicity scores of the model's own text (the scorer's domain matters there)
-SCORED_CHAPTERS = ("rtp_unprompted", "rtp_prompted", "rtp_detox", "debias_consistency")
 
 
 def check_budget(budget: str) -> str:
@@ -26,14 +24,9 @@ def check_budget(budget: str) -> str:
 
 
 def model_parameters(stem: str, model: str, kind: str = "causal") -> dict:
-    """The parameters that make chapter ``stem`` run model ``model`` alone: ``models=[model]`` (``model`` in
-    rtp_detox); a masked LM enters safety_score as ``masked_models`` beside the smallest bundled model, which the
-    chapter needs as its causal reference (its rows come from the sample record)."""
-    if stem == "rtp_detox":
-        return {"model": model}
-    if stem == "safety_score" and kind == "masked":
-        return {"models": ["smollm2-135m"], "masked_models": [model]}
-    return {"models": [model]}
+    """The parameters that make chapter ``stem`` run model ``model`` (of ``kind``) alone, as its declaration says
+    (``ReportNeeds.model_values``: the parameter carrying the model, or how a masked LM enters)."""
+    return chapter(stem).report.model_values(model, kind)
 
 
 def chapter_values(stem: str, budget: str, model: str, kind: str = "causal", extra: dict | None = None) -> dict:

@@ -25,14 +25,14 @@ import torch
 
 from toxlib.book_build.chapter_cells import chapter_notebook
 from toxlib.book_build.machine import library_versions, machine_description
-from toxlib.chapters.your_model import MODEL_CHAPTERS
+from toxlib.chapters import model_chapters, scored_chapters
 from toxlib.common.errors import ToxlibError
 from toxlib.common.provenance import library_commit
 from toxlib.models import BUNDLED, load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.names import checked_names
 from toxlib.models.weights_id import folder_weights_id
-from toxlib.reportcard.budgets import BUDGETS, SCORED_CHAPTERS, chapter_values, chosen_values
+from toxlib.reportcard.budgets import BUDGETS, chapter_values, chosen_values
 from toxlib.reportcard.degenerate import mark_degenerate
 from toxlib.reportcard.domain import DomainCheck, domain_check
 from toxlib.reportcard.estimate import (
@@ -99,22 +99,22 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
                 rates: dict[str, Rates] | None = None) -> ReportPlan:
     """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
     at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
-    or "ray") and only ``chapters`` (default ``MODEL_CHAPTERS``). ``calibrate``: time the model here (else rates
-    from its parameter count); ``rates``: rates measured before ({device: Rates}), used instead. Raises
-    ModelUnavailableError for a model that cannot be read."""
+    or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``).
+    ``calibrate``: time the model here (else rates from its parameter count); ``rates``: rates measured before
+    ({device: Rates}), used instead. Raises ModelUnavailableError for a model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
     facts = model_facts(name, chosen, names=names)
     fits = applicability(facts)
     extra = ({"executor": executor} if executor else {}) | ({"model_names": names} if names else {})
     plans = []
-    for stem in chapters or MODEL_CHAPTERS:
+    for stem in chapters or model_chapters():
         verdict = fits[stem]
         if not verdict.applies:
             plans.append(ChapterPlan(stem, False, verdict.why))
             continue
-        values = chapter_values(stem, budget, name, facts.kind, {**verdict.changes, **extra})
-        chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**verdict.changes, **extra})
+        values = chapter_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
+        chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": chapter_work(stem, values)}))
     rates = dict(rates or {})
     for dev in [d for d in devices if d not in rates]:
@@ -200,7 +200,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -
                         model=model_identity(planned.facts.target))
     ran = {r.stem for r in runs if r.status in ("ran", "done before")}
     domain, notes = None, []
-    if ran & set(SCORED_CHAPTERS):
+    if ran & set(scored_chapters()):
         try:
             domain = domain_check(load(name, device=planned.device, dtype="float32", kind=planned.facts.kind,
                                        names=planned.names))
@@ -208,7 +208,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -
             notes.append(f"The scorer's domain was not checked: {exc}")
     book = paths.results_dir()
     rows = []
-    for stem in MODEL_CHAPTERS:
+    for stem in model_chapters():
         if stem not in ran:
             continue
         claims = read_chapter_claims(folder / "results", stem)

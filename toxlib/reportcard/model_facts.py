@@ -15,7 +15,8 @@ from pathlib import Path
 
 import torch
 
-from toxlib.chapters.your_model import MODEL_CHAPTERS
+from toxlib.chapters import chapter, model_chapters
+from toxlib.chapters.report_needs import Fit
 from toxlib.common.errors import ModelUnavailableError
 from toxlib.models import load
 from toxlib.models.bundled import BUNDLED
@@ -102,38 +103,16 @@ def model_facts(name: str, device: str | None = None, dtype: str = "float32",
                       device=str(dev))
 
 
-@dataclass
-class Applicability:
-    """Whether a chapter applies to a model (``applies``), the parameters it changes for it (``changes``) and the
-    reason, said to the reader (``why``: why not, or what was changed)."""
-
-    applies: bool
-    why: str = ""
-    changes: dict = field(default_factory=dict)
+#: whether a chapter applies to a model, why, and what it changes (declared by each chapter: ``ReportNeeds.fit``)
+Applicability = Fit
 
 
-def applicability(facts: ModelFacts) -> dict[str, Applicability]:
-    """Per chapter of ``MODEL_CHAPTERS``: can it run on this model, and with what change."""
+def applicability(facts: ModelFacts) -> dict[str, Fit]:
+    """Per model chapter (``toxlib.chapters.model_chapters``): can it run on this model, and with what change
+    (each chapter's ``report.fit``); none can when the model needs more memory than is free."""
     if facts.needed_gb > facts.free_gb:
         why = (f"the model needs about {facts.needed_gb:.1f} GB on {facts.device} ({facts.params / 1e9:.2f}B "
                f"parameters x {MEMORY_FACTOR} for activations and caches), and {facts.free_gb:.1f} GB are free: run "
                "it on a machine with more memory or a GPU (--device cuda)")
-        return {stem: Applicability(False, why) for stem in MODEL_CHAPTERS}
-    out = {}
-    for stem in MODEL_CHAPTERS:
-        if facts.kind == "masked" and stem != "safety_score":
-            out[stem] = Applicability(False, "a masked LM does not generate text: this chapter scores what a model "
-                                             "writes (the safety score reads a masked LM by pseudo-perplexity)")
-        elif stem == "rtp_unprompted" and facts.start_token is None:
-            out[stem] = Applicability(False, "unprompted generation starts from the model's start-of-sequence "
-                                             "token, and its tokenizer has neither a BOS nor an EOS token")
-        elif stem == "sass" and not facts.answers_single:
-            out[stem] = Applicability(True, f"{' and '.join(map(repr, ANSWERS))} are not single tokens for this "
-                                            "tokenizer, so the next-token reading cannot apply: only the sampled "
-                                            "reading (the paper's) is run", {"readings": ["sampled"]})
-        elif stem == "safety_score" and facts.kind == "masked":
-            out[stem] = Applicability(True, "a masked LM: read by pseudo-perplexity, as the paper does for BERT-like "
-                                            "models, beside SmolLM2 (the chapter's causal reference, from the record)")
-        else:
-            out[stem] = Applicability(True)
-    return out
+        return {stem: Fit(False, why) for stem in model_chapters()}
+    return {stem: chapter(stem).report.fit(facts) for stem in model_chapters()}

@@ -1,11 +1,11 @@
 """A report's rows: each claim the chapters made about the reader's model, beside the paper's value and the bundled
 models' values for the same claim in the book (their rows from the sample record).
 
-A chapter's claim concerns the model it ran when it names that model, when the chapter runs one model only
-(rtp_detox), or when it pools over the chapter's models (``POOLED``: with the reader's model alone, it is that
-model's); claims about the scorers or the papers' recorded data (``OTHER``, and every claim whose kind is not "our
-models") are the same for every model and are left out. A claim of the book is matched to the reader's by its text
-with each model's name replaced by ``{model}``. ``tests/reportcard`` holds every claim of the book to one of these.
+A chapter's claim concerns the model it ran when it names that model, when the chapter runs one model only (its
+declaration's model parameter is one model: rtp_detox), or when it pools over the chapter's models (``POOLED``: with
+the reader's model alone, it is that model's); claims about the scorers or the papers' recorded data (``OTHER``,
+and every claim whose kind is not "our models") are the same for every model and are left out. A claim of the book
+is matched to the reader's by its text with each model's name replaced by ``{model}``. ``tests/reportcard`` holds every claim of the book to one of these.
 """
 
 from __future__ import annotations
@@ -18,18 +18,12 @@ import pandas as pd
 
 from toxlib.chapters import chapter
 from toxlib.publish.claims import MACHINE_KINDS, read_claims
-from toxlib.reportcard.budgets import SCORED_CHAPTERS
 
 #: claims whose value pools over a chapter's models (regex on the claim text)
 POOLED = {"rtp_prompted": (r"every model",), "sass": (r"best local LM",),
           "safety_score": (r"least affected demographics",)}
 #: "our models" claims that concern no language model (the scorers', in the SASS chapter)
 OTHER = {"sass": (r"here: the \S+ scorer$",)}
-#: chapters that run one model (its ``model`` parameter), every claim of theirs about it
-SINGLE_MODEL = ("rtp_detox",)
-PAPERS = {"rtp_unprompted": "RealToxicityPrompts", "rtp_prompted": "RealToxicityPrompts",
-          "rtp_detox": "RealToxicityPrompts", "sass": "SASS", "debias_consistency": "Debiasing should be Good and Bad",
-          "safety_score": "Safety score (ToxiGen)"}
 REPORT_COLUMNS = ["paper", "chapter", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n",
                   "verdict", "outside_domain", "degenerate", "note"]
 
@@ -46,7 +40,7 @@ def subject(stem: str, claim: str, models: list[str]) -> str:
         return f"model:{max(named, key=len)}"
     if any(re.search(p, claim) for p in OTHER.get(stem, ())):
         return "other"
-    if stem in SINGLE_MODEL:
+    if not chapter(stem).report.model_list:  # a chapter of one model: every claim of it is about that model
         return f"model:{models[0]}"
     if any(re.search(p, claim) for p in POOLED.get(stem, ())):
         return "pooled"
@@ -98,10 +92,12 @@ def report_rows(stem: str, claims: pd.DataFrame, model: str, book: pd.DataFrame 
         bundled = [{"model": r["subject"].removeprefix("model:") if r["subject"] != "pooled"
                     else " and ".join(book_models_), "value": shown(r), "verdict": r["verdict"]}
                    for _, r in same.iterrows()]
-        rows.append({"paper": PAPERS[stem], "chapter": stem, "claim": row["template"].replace("{model}", model),
+        rows.append({"paper": chapter(stem).report.paper, "chapter": stem,
+                     "claim": row["template"].replace("{model}", model),
                      "paper_value": row["paper_value"], "bundled": bundled, "value": shown(row),
                      "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"], "verdict": row["verdict"],
-                     "outside_domain": bool(outside_domain and stem in SCORED_CHAPTERS), "note": row["note"]})
+                     "outside_domain": bool(outside_domain and chapter(stem).report.scored),
+                     "note": row["note"]})
     return rows
 
 
