@@ -5,7 +5,8 @@ A chapter's claim concerns the model it ran when it names that model, when the c
 declaration's model parameter is one model: rtp_detox), or when it pools over the chapter's models (``POOLED``: with
 the reader's model alone, it is that model's); claims about the scorers or the papers' recorded data (``OTHER``,
 and every claim whose kind is not "our models") are the same for every model and are left out. A claim of the book
-is matched to the reader's by its text with each model's name replaced by ``{model}``. ``tests/reportcard`` holds every claim of the book to one of these.
+is matched to the reader's by its text with each model's name replaced by ``{model}``. ``tests/reportcard`` holds
+every claim of the book to one of these.
 """
 
 from __future__ import annotations
