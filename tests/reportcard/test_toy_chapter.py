@@ -1,0 +1,55 @@
+"""A chapter that declares what a report needs of it is in every report, with nothing else to edit: the report card
+iterates over the declarations (issue 63, item 2). A toy chapter is declared here and seen in the plan, the
+estimate, the applicability and the rows."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pandas as pd
+import pytest
+
+import toxlib.chapters
+from toxlib.chapters import chapter, model_chapters, scored_chapters
+from toxlib.chapters.report_needs import ChapterWork, Fit, ReportNeeds
+from toxlib.chapters.spec import COUNT, MODELS, Chapter, Parameter
+from toxlib.models.tiny import tiny_causal_lm
+from toxlib.reportcard import card
+from toxlib.reportcard.rows import report_rows
+
+
+def _toy_fit(facts) -> Fit:
+    return Fit(True, "the toy asks for two greedy tokens", {"n": 2}) if facts.kind == "causal" else Fit(False, "no")
+
+
+TOY = Chapter("toy", "A toy chapter", "Parameters (papermill).",
+              (Parameter("models", ["smollm2-135m"], MODELS, "the models"), Parameter("n", 10, COUNT, "tokens")),
+              {"smoke": {"n": 3}},
+              report=ReportNeeds(paper="The toy paper", model_parameter="models", scored=True,
+                                 work=lambda v: ChapterWork(gen_tokens=1000.0 * v["n"]), applies=_toy_fit))
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    module = types.ModuleType("toxlib.chapters.toy")
+    module.CHAPTER = TOY
+    monkeypatch.setitem(sys.modules, "toxlib.chapters.toy", module)
+    monkeypatch.setattr(toxlib.chapters, "STEMS", (*toxlib.chapters.STEMS, "toy"))
+    monkeypatch.setattr(card, "overhead_seconds", lambda notebook: 0.0)
+    monkeypatch.setattr(card, "chapter_notebook", lambda root, stem: root / "notebooks" / f"{stem}.ipynb")
+    return TOY
+
+
+def test_a_declared_chapter_is_planned_estimated_and_reported(toy, tmp_path):
+    assert model_chapters()[-1] == "toy" and "toy" in scored_chapters() and chapter("toy") is toy
+    model = tiny_causal_lm(tmp_path / "tiny")
+    planned = card.plan_report(str(model), "smoke", calibrate=False)
+    plan = {p.stem: p for p in planned.chapters}["toy"]
+    assert plan.applies and plan.values == {"models": [str(model)], "n": 2}  # the fit's change over the profile's
+    assert plan.estimates["cpu"] > 0 and "toy" in card.estimate_text(planned)
+    claims = pd.DataFrame([{"claim": f"Toy claim ({model})", "kind": "our models", "paper_value": "1",
+                            "our_value": 0.5, "shown": "0.5", "ci_low": 0.4, "ci_high": 0.6, "n": 10,
+                            "verdict": "holds", "note": "", "n_to_decide": None, "threshold": "0.3"}])
+    rows = report_rows("toy", claims, str(model), None, ["smollm2-135m"], outside_domain=True)
+    assert [(r["paper"], r["verdict"], r["outside_domain"]) for r in rows] == [("The toy paper", "holds", True)]
