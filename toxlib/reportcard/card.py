@@ -44,11 +44,12 @@ from toxlib.reportcard.estimate import (
     overhead_seconds,
 )
 from toxlib.reportcard.figures import draw_figures
+from toxlib.reportcard.held import record_share
 from toxlib.reportcard.model_facts import ModelFacts, applicability, model_facts
 from toxlib.reportcard.page import write_report
 from toxlib.reportcard.rows import book_models, read_chapter_claims, report_rows
 from toxlib.reportcard.runs import ChapterPlan, ChapterRun, kernel_env, run_as_dict, run_chapters
-from toxlib.reportcard.work import chapter_work
+from toxlib.reportcard.work import ChapterWork, chapter_work
 from toxlib.store import paths
 
 #: what each budget means, for the page and the estimate
@@ -115,7 +116,10 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
             continue
         values = chapter_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
-        plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": chapter_work(stem, values)}))
+        share = record_share(stem, name, values)
+        work = chapter_work(stem, values)
+        held_back = ChapterWork(**{k: v * (1.0 - share) for k, v in work.as_dict().items()})
+        plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": held_back}, share))
     rates = dict(rates or {})
     for dev in [d for d in devices if d not in rates]:
         fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
@@ -172,11 +176,12 @@ def estimate_text(planned: ReportPlan) -> str:
             lines.append(f"  {plan.stem:<{width}}  not applicable: {plan.why}")
             continue
         times = ", ".join(f"{_minutes(s)} on {dev}" for dev, s in plan.estimates.items())
-        lines.append(f"  {plan.stem:<{width}}  {times}" + (f" ({plan.why})" if plan.why else ""))
+        held = f"; {plan.record_share:.0%} of its work read from the sample record" if plan.record_share else ""
+        lines.append(f"  {plan.stem:<{width}}  {times}{held}" + (f" ({plan.why})" if plan.why else ""))
     for dev in planned.rates:
         total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
-        lines.append(f"  total on {dev}: {_minutes(total)} (at most: rows the sample record or your cache already "
-                     "hold are not subtracted, and cost nothing when it runs)")
+        lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record holds are not charged; rows "
+                     "your cache holds are, and cost nothing when it runs)")
     return "\n".join(lines)
 
 

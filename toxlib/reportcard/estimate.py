@@ -7,7 +7,8 @@ charges a chapter's work (``toxlib.reportcard.work``) at those rates, with a Sel
 rows, a PPLM token its gradient steps (``PPLM_COST``) and a training token a forward and a backward pass, and adds the
 chapter's fixed cost (``overhead_seconds``: the time its published run took when every row came from the sample
 record: kernel start, data, bootstraps). Small calibration batches run below the chapters' batch sizes, so the
-estimate leans long; rows the sample record or the user's cache already hold cost nothing and are not subtracted.
+estimate leans long; the share of a chapter's work whose rows the sample record holds is not charged
+(``toxlib.reportcard.held``); rows of the user's cache are charged, and cost nothing when it runs.
 When the model cannot be loaded here (too large), ``flops_rates`` gives rates from its parameter count and this
 machine's measured matmul rate at the efficiency the benchmarks measured for the bundled models
 (``EFFICIENCY``).

@@ -27,14 +27,16 @@ from toxlib.store import paths
 
 @dataclass
 class ChapterPlan:
-    """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill
-    and its estimated seconds per device (``estimates``)."""
+    """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill,
+    its estimated seconds per device (``estimates``) and the share of its work whose rows the sample record holds
+    (``record_share``, ``toxlib.reportcard.held``: not charged)."""
 
     stem: str
     applies: bool
     why: str = ""
     values: dict = field(default_factory=dict)
     estimates: dict = field(default_factory=dict)
+    record_share: float = 0.0
 
 
 @dataclass

@@ -158,3 +158,23 @@ def test_cached_next_token_probabilities_equal_fresh_ones_and_compute_only_what_
     # to the bit, so the fresh three-prompt run is compared at that tolerance.
     assert first == pytest.approx(next_token_probabilities(tiny_lm, prompts[:2], [5, 7]), rel=1e-12)
     assert first == pytest.approx(fresh[:2], rel=1e-6) and again == pytest.approx(fresh, rel=1e-6)
+
+
+def test_each_model_gets_its_own_best_next_token_system_the_best_of_all_first():
+    """Table 7's local rows read each model's best setting, so a run of one model asks for the rows a run of several
+    made (the report card reads them instead of computing them)."""
+    classifiers = pd.DataFrame([
+        {"system": "a FEW (next-token)", "kind": "local LM", "model": "a", "setting": "few", "reading": "next-token",
+         "f1": 0.35},
+        {"system": "a ZERO (next-token)", "kind": "local LM", "model": "a", "setting": "zero", "reading": "next-token",
+         "f1": 0.03},
+        {"system": "a FEW (sampled)", "kind": "local LM", "model": "a", "setting": "few", "reading": "sampled",
+         "f1": 0.9},
+        {"system": "b FEW (next-token)", "kind": "local LM", "model": "b", "setting": "few", "reading": "next-token",
+         "f1": 0.43},
+        {"system": "distilled", "kind": "local scorer", "model": "distilled", "setting": "threshold",
+         "reading": "score", "f1": 0.99}])
+    best = sass.best_per_model(classifiers, "next-token")
+    assert best["system"].tolist() == ["b FEW (next-token)", "a FEW (next-token)"]
+    alone = sass.best_per_model(classifiers[classifiers["model"] != "b"], "next-token")
+    assert alone["system"].tolist() == ["a FEW (next-token)"]

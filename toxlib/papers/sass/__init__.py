@@ -16,6 +16,7 @@ The names the chapters call are importable from here (``from toxlib.papers impor
 
 from toxlib.papers.sass.local_systems import (
     best_lm_system,
+    best_per_model,
     classifier_table,
     lm_classifier_labels,
     tweet_table7,
@@ -44,6 +45,7 @@ from toxlib.papers.sass.tables import (
 )
 
 __all__ = ["CATEGORY_ORDER", "PAPER", "PAPER_TABLE3", "PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7",
-           "RECORDED_SYSTEMS", "RULES", "best_lm_system", "claims", "classifier_table", "f1_difference",
-           "lm_classifier_labels", "prf_claim", "relabel", "share_interval", "table3", "table5", "table6",
-           "table6_by_word_list", "table7", "tweet_table7", "with_local_systems", "with_paper", "with_scorer_columns"]
+           "RECORDED_SYSTEMS", "RULES", "best_lm_system", "best_per_model", "claims", "classifier_table",
+           "f1_difference", "lm_classifier_labels", "prf_claim", "relabel", "share_interval", "table3", "table5",
+           "table6", "table6_by_word_list", "table7", "tweet_table7", "with_local_systems", "with_paper",
+           "with_scorer_columns"]

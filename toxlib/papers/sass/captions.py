@@ -40,9 +40,10 @@ CAPTIONS = Captions("sass", {
                     "toxic) and p(flagged toxic | contains swear word); swear words found with the LDNOOBW list "
                     "named in the first column.",
     "table7_local": "Table 7 analogue: precision/recall/F1 against the TweetEval hate labels on {n_tweets_lm:,} "
-                    "tweets of SASS's sample: recorded Perspective (> 0.5) and GPT-3-FEW, the best local LM setting "
-                    "on SASS (next-token reading) and the local scorers at > {scorer_threshold}, then the trivial "
-                    "baselines ({prevalence} hateful). Failed or unparsed predictions left out (n_missing).",
+                    "tweets of SASS's sample: recorded Perspective (> 0.5) and GPT-3-FEW, each model's best setting "
+                    "on SASS (next-token reading; the best of all first) and the local scorers at > "
+                    "{scorer_threshold}, then the trivial baselines ({prevalence} hateful). Failed or unparsed "
+                    "predictions left out (n_missing).",
     "claims": "Claims of this chapter: part 1 from the SASS authors' recorded predictions; part 2 from local models "
               "({models}) and scorers ({scorers}), with the paper's GPT-3 values beside them",
 })

@@ -102,17 +102,27 @@ def best_lm_system(classifiers: pd.DataFrame, reading: str | None = None) -> pd.
 def tweet_table7(tweets: pd.DataFrame, classifiers: pd.DataFrame, lms: dict, scorers: list[str],
                  threshold: float = 0.5) -> pd.DataFrame:
     """Table 7 with local systems: precision/recall/F1 against ``tweets``' hate labels for the recorded Perspective
-    and GPT-3-FEW, the best next-token local LM system of ``classifiers`` (its model of ``lms`` asked in its
-    setting) and each scorer of ``scorers`` at > ``threshold``. One row per system, as ``prf_table``, then the
-    trivial baselines' rows (``toxlib.metrics.baselines.with_baselines``)."""
+    and GPT-3-FEW, each model's best next-token system of ``classifiers`` (its model of ``lms`` asked in its
+    setting; the best of all first), and each scorer of ``scorers`` at > ``threshold``. One row per system, as
+    ``prf_table``, then the trivial baselines' rows (``toxlib.metrics.baselines.with_baselines``). Each model's
+    rows depend on that model alone, so a run of one model reads the rows a run of several made."""
 
-    best = best_lm_system(classifiers, "next-token")
-    labels = (lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
-                                   ["next-token"])[0] if best is not None else pd.DataFrame(index=tweets.index))
+    readings = [pd.DataFrame(index=tweets.index)]
+    for _, best in best_per_model(classifiers, "next-token").iterrows():
+        readings.append(lm_classifier_labels({best["model"]: lms[best["model"]]}, tweets["text"], [best["setting"]],
+                                             ["next-token"])[0])
+    labels = pd.concat(readings, axis=1)
     scored, systems = with_local_systems(tweets, labels, scorers, threshold,
                                          {"PERSPECTIVE": "perspective_label", "GPT-3-FEW": "gpt3_few"})
     return with_baselines(prf_table(scored["label"], {name: scored[col] for name, col in systems.items()}),
                           scored["label"])
+
+
+def best_per_model(classifiers: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """Each model's local-LM row of ``classifiers`` with the highest F1 among those read with ``reading``, the
+    best of all first (ties keep the table's order)."""
+    rows = classifiers[(classifiers["kind"] == "local LM") & (classifiers["reading"] == reading)]
+    return rows.sort_values("f1", ascending=False, kind="stable").drop_duplicates("model")
 
 
 def with_local_systems(frame: pd.DataFrame, lm_labels: pd.DataFrame, scorers: list[str], threshold: float,
