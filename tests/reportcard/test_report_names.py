@@ -8,9 +8,10 @@ import json
 import pytest
 
 from toxlib import cli
+from toxlib.common.errors import ParameterError
 from toxlib.common.provenance import library_commit
 from toxlib.reportcard.card import model_identity
-from toxlib.reportcard.runs import _done_before
+from toxlib.reportcard.runs import _done_before, _write_log, check_same_model
 
 
 @pytest.mark.parametrize("name", ["../x", "/tmp/abs", "", "a/b", "..", ".hidden", "x" * 65])
@@ -36,12 +37,12 @@ def test_an_out_that_is_a_file_is_refused_before_anything_runs(tmp_path, capsys)
     assert f"--out {out} is a file" in capsys.readouterr().err
 
 
-def _finished(folder, stem, values, model):
+def _finished(folder, stem, values, model, device="cpu"):
     (folder / "chapters").mkdir(parents=True, exist_ok=True)
     (folder / "chapters" / f"{stem}.ipynb").write_text("{}")
     (folder / "results" / stem).mkdir(parents=True, exist_ok=True)
     (folder / "results" / stem / "claims.csv").write_text("claim\n")
-    return {stem: {"status": "ran", "values": values, "commit": library_commit(), "model": model}}
+    return {stem: {"status": "ran", "values": values, "commit": library_commit(), "model": model, "device": device}}
 
 
 def test_a_chapter_is_done_before_only_for_the_same_model(tmp_path):
@@ -50,6 +51,22 @@ def test_a_chapter_is_done_before_only_for_the_same_model(tmp_path):
     assert _done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa")
     assert not _done_before(log, "sass", values, tmp_path, "/models/b@sha256:bbb")  # same name, another model
     assert not _done_before(log, "sass", {**values, "n_prompts": 20}, tmp_path, "/models/a@sha256:aaa")
+    assert not _done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa", "cuda")  # another device
+
+
+def test_another_model_under_a_used_name_is_refused_with_the_fix_before_any_estimate(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "reports" / "mine"
+    _write_log(folder, _finished(folder, "sass", {"models": ["mine"]}, "/models/a@sha256:aaa"))
+    with pytest.raises(ParameterError, match="give another --name, or --fresh"):
+        check_same_model(folder, "/models/b@sha256:bbb")
+    check_same_model(folder, "/models/a@sha256:aaa")  # the same model resumes
+    from toxlib.reportcard import card
+
+    monkeypatch.setattr(card, "plan_report", lambda *a, **k: pytest.fail("estimated before refusing"))
+    assert cli.main(["report", "--model", "smollm2-135m", "--name", "mine", "--out", str(tmp_path / "reports")]) == 2
+    assert "holds a report of another model under this name (/models/a@sha256:aaa)" in capsys.readouterr().err
+    check_same_model(folder, "smollm2-135m", fresh=True)  # --fresh: the other model's report is gone
+    assert not (folder / "runs.json").exists() and not (folder / "chapters").exists()
 
 
 def test_two_folders_with_other_weights_are_two_models_and_a_bundled_name_is_itself(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from argparse import ArgumentTypeError
 
+from toxlib.chapters import model_chapters
 from toxlib.common.argtypes import short_model_name
 from toxlib.common.errors import ParameterError
 
@@ -43,6 +44,12 @@ def _report(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ParameterError(f"--out {out} is a file; give a folder (it holds one report folder per model)")
+    from toxlib.reportcard.card import model_identity
+    from toxlib.reportcard.runs import check_same_model
+
+    for model, name in zip(args.model, names):  # before any estimate: a refused folder costs nothing
+        if not args.fresh:
+            check_same_model(out / name, model_identity(model))
     status = 0
     for model, name in zip(args.model, names):
         given = {} if model == name and model in BUNDLED else {name: model}
@@ -51,7 +58,7 @@ def _report(args) -> int:
         print(estimate_text(planned), flush=True)
         if args.dry_run:
             continue
-        report = run_report(planned, Path(args.out) / name)
+        report = run_report(planned, Path(args.out) / name, fresh=args.fresh)
         failed = [r.stem for r in report.runs if r.status == "failed"]
         counts = {}
         for row in report.rows:
@@ -80,11 +87,12 @@ def add_commands(sub) -> None:
                         "present)")
     report.add_argument("--executor", choices=["local", "ray"], help="run generation and scoring on a Ray cluster "
                         "(RAY_ADDRESS) instead of this process")
-    report.add_argument("--chapters", nargs="+", choices=["rtp_unprompted", "rtp_prompted", "rtp_detox", "sass",
-                                                          "debias_consistency", "safety_score"],
+    report.add_argument("--chapters", nargs="+", choices=model_chapters(),
                         help="only these chapters (default: every chapter whose claims concern a model)")
     report.add_argument("--out", default="reports", help="the folder that holds one report folder per model "
                         "(default: reports/; an interrupted report there resumes)")
+    report.add_argument("--fresh", action="store_true", help="replace a report of another model under the same "
+                        "--name in --out (without it, such a folder is refused)")
     report.add_argument("--no-calibrate", action="store_true", help="estimate from the parameter count instead of "
                         "timing the model here")
     report.set_defaults(func=_report)

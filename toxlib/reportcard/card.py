@@ -48,7 +48,14 @@ from toxlib.reportcard.held import record_share
 from toxlib.reportcard.model_facts import ModelFacts, applicability, model_facts
 from toxlib.reportcard.page import write_report
 from toxlib.reportcard.rows import book_models, read_chapter_claims, report_rows
-from toxlib.reportcard.runs import ChapterPlan, ChapterRun, kernel_env, run_as_dict, run_chapters
+from toxlib.reportcard.runs import (
+    ChapterPlan,
+    ChapterRun,
+    check_same_model,
+    kernel_env,
+    run_as_dict,
+    run_chapters,
+)
 from toxlib.reportcard.work import ChapterWork, chapter_work
 from toxlib.store import paths
 
@@ -194,12 +201,15 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True) -> Report:
-    """Run ``planned``'s chapters into ``folder`` (resuming what an earlier run there finished), check the scorer's
-    domain, and write the page, the CSV and the JSON; returns the ``Report``."""
+def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, fresh: bool = False) -> Report:
+    """Run ``planned``'s chapters into ``folder`` (resuming what an earlier run of the same model there finished;
+    refusing a folder of another model under the same name unless ``fresh``, which replaces it:
+    ``runs.check_same_model``), check the scorer's domain, and write the page, the CSV and the JSON; returns the
+    ``Report``."""
     started = time.perf_counter()
     folder = Path(folder)
     name = planned.facts.name
+    check_same_model(folder, model_identity(planned.facts.target), fresh)
     env = kernel_env(folder, planned.device)
     runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress,
                         model=model_identity(planned.facts.target))

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from toxlib.book_build.chapter_cells import chapter_notebook
 from toxlib.book_build.runner import run_notebook
-from toxlib.common.errors import NotebookExecutionError, ToxlibError
+from toxlib.common.errors import NotebookExecutionError, ParameterError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.common.provenance import library_commit
 from toxlib.store import paths
@@ -52,12 +53,30 @@ class ChapterRun:
     finished: str = ""
 
 
-def _done_before(log: dict, stem: str, values: dict, folder: Path, model: str) -> bool:
+def _done_before(log: dict, stem: str, values: dict, folder: Path, model: str, device: str | None = None) -> bool:
     entry = log.get(stem, {})
     return (entry.get("status") == "ran" and entry.get("values") == values and entry.get("commit") == library_commit()
-            and entry.get("model") == model
+            and entry.get("model") == model and (device is None or entry.get("device") == device)
             and (folder / "chapters" / f"{stem}.ipynb").exists()
             and (folder / "results" / stem / "claims.csv").exists())
+
+
+def check_same_model(folder: Path, model: str, fresh: bool = False) -> None:
+    """Refuse to run ``model`` (its ``model_identity``) into a report folder whose chapters ran another model under
+    the same short name: ParameterError naming both and the fix (another ``--name``, or ``--fresh``). With ``fresh``
+    the folder's earlier report (runs.json, chapters, results, figures, page) is removed instead."""
+    folder = Path(folder)
+    others = sorted({str(e.get("model")) for e in read_log(folder).values() if e.get("model")} - {model})
+    if not others:
+        return
+    if fresh:
+        for name in ("runs.json", "index.html", "report.csv", "report.json"):
+            (folder / name).unlink(missing_ok=True)
+        for name in ("chapters", "results", "figures"):
+            shutil.rmtree(folder / name, ignore_errors=True)
+        return
+    raise ParameterError(f"{folder} holds a report of another model under this name ({', '.join(others)}), not of "
+                         f"{model}: give another --name, or --fresh to replace that report")
 
 
 def read_log(folder: Path) -> dict:
@@ -95,7 +114,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             if not plan.applies:
                 runs.append(ChapterRun(plan.stem, "not applicable", error=plan.why))
                 continue
-            if _done_before(log, plan.stem, plan.values, folder, model):
+            if _done_before(log, plan.stem, plan.values, folder, model, device_key):
                 runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
                                        finished=log[plan.stem]["finished"]))
                 bar.update(round(estimate or 0))
@@ -112,7 +131,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             finished = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished))
             log[plan.stem] = {"status": status, "values": plan.values, "commit": library_commit(), "model": model,
-                              "wall_s": wall,
+                              "device": device_key, "wall_s": wall,
                               "estimate_s": estimate, "finished": finished, "error": error}
             _write_log(folder, log)
             bar.update(round(estimate or 0))
