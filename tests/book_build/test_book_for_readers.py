@@ -252,7 +252,8 @@ with tabs.tabbed(HOSTILE[:2], "tabs " + text):
 fig = plots.grouped_bars(table, "model", {{"toxicity": "toxicity of " + HOSTILE[2]}}, "Bars of " + text, "toxicity")
 results.publish_figure("hostile", "bars", fig)
 scorecard.publish_claims("hostile", [claims.claim(text, HOSTILE[2], 0.4, interval=(0.3, 0.5), threshold=0.5,
-                                                  kind="our models", note=text)], "Claims of " + text)
+                                                  kind="our models", note=text, rule="hostile",
+                                                  subject="model:" + HOSTILE[0])], "Claims of " + text)
 """
 HOSTILE_MARKDOWN = [
     "# Generated text",

@@ -8,14 +8,19 @@ import pytest
 from toxlib.metrics.uncertainty import Interval
 from toxlib.publish import claims, results
 
+#: the subject of the claims built here (their rules r<n> keep ids unique within a chapter)
+OF_M = {"subject": "model:m"}
+
 
 def test_claims_round_trip_and_collect(results_dir):
     ci = Interval(0.62, 0.55, 0.70, 120, "bootstrap BCa over 120 units")
     claims.write_claims("chap_a", [
-        claims.claim("x exceeds 0.5", 0.6, 0.62, interval=ci, threshold=0.5, note="prompts", kind="our models"),
-        claims.claim("x is 0.5", 0.5, 0.5004, verdict="holds", note="recorded table", kind="our models"),
+        claims.claim("x exceeds 0.5", 0.6, 0.62, interval=ci, threshold=0.5, note="prompts", kind="our models",
+                     rule="r0", **OF_M),
+        claims.claim("x is 0.5", 0.5, 0.5004, verdict="holds", note="recorded table", kind="our models", rule="r1",
+                     **OF_M),
     ])
-    claims.write_claims("chap_b", [claims.claim("y > z", "1 > 0", "no data", kind="our models")])
+    claims.write_claims("chap_b", [claims.claim("y > z", "1 > 0", "no data", kind="our models", rule="r2", **OF_M)])
     table = claims.collect_claims()
     assert table.columns.tolist() == ["chapter", "row"] + claims.CLAIM_COLUMNS
     assert table["chapter"].tolist() == ["chap_a", "chap_a", "chap_b"] and table["row"].tolist() == [0, 1, 0]
@@ -39,7 +44,7 @@ def test_claims_round_trip_and_collect(results_dir):
 def test_claim_verdict_comes_from_the_interval(interval, threshold, direction, expected):
     value = sum(interval) / 2
     row = claims.claim("method lowers toxicity", "-0.2", value, interval=interval, n=50, threshold=threshold,
-                        direction=direction, kind="our models")
+                        direction=direction, kind="our models", rule="r3", **OF_M)
     assert row["verdict"] == expected
     assert (row["n_to_decide"] is not None) == (expected == "undecided")
 
@@ -47,25 +52,26 @@ def test_claim_verdict_comes_from_the_interval(interval, threshold, direction, e
 def test_undecided_claim_says_what_would_decide_it():
     # mean 0.52, se 0.05 over 100 units: per-unit sd 0.5, effect 0.02 -> (2.8016 * 0.5 / 0.02)^2 = 4906 units
     row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.52 - 0.098, 0.52 + 0.098), n=100, threshold=0.5,
-                        kind="our models")
+                        kind="our models", rule="r4", **OF_M)
     assert row["verdict"] == "undecided" and row["n_to_decide"] == pytest.approx(4906, rel=0.01)
     assert f"{row['n_to_decide']:,} units would decide it" in row["note"]
 
 
 def test_exact_fact_is_judged_from_its_value_and_within_band():
     assert claims.claim("dataset has 1,199 prompts", 1199, 1199, threshold=(1199, 1199), direction="within",
-                         verdict="holds", kind="our models")["verdict"] == "holds"
-    assert claims.claim("rate above 0.5", "0.6", 0.7, threshold=0.5, kind="our models")["verdict"] == "holds"
+                         verdict="holds", kind="our models", rule="r5", **OF_M)["verdict"] == "holds"
+    assert claims.claim("rate above 0.5", "0.6", 0.7, threshold=0.5, kind="our models", rule="r6",
+                        **OF_M)["verdict"] == "holds"
     row = claims.claim("matches the paper", 0.5, 0.51, interval=(0.49, 0.53), threshold=(0.48, 0.52),
-                        direction="within", kind="our models")
+                        direction="within", kind="our models", rule="r7", **OF_M)
     assert row["verdict"] == "undecided" and row["threshold"] == "0.48..0.52" and row["n_to_decide"] is None
     with pytest.raises(ValueError, match="verdict must be one of"):
-        claims.claim("c", 1, 1, verdict="maybe", kind="our models")
+        claims.claim("c", 1, 1, verdict="maybe", kind="our models", rule="r8", **OF_M)
 
 
 def test_the_removed_holds_form_is_refused():
     with pytest.raises(TypeError):
-        claims.claim("c", 1, 2, holds=True, kind="our models")
+        claims.claim("c", 1, 2, holds=True, kind="our models", rule="r9", **OF_M)
 
 
 def test_collect_refuses_a_claims_file_of_an_older_form_and_says_to_rerun(results_dir):
@@ -88,11 +94,11 @@ def test_within_is_false_for_nan():
 
 
 def test_claims_summary_counts_by_hand(results_dir):
-    claims.write_claims("a", [claims.claim("1", 1, 1, verdict="holds", kind="our models"),
-                               claims.claim("2", 1, 2, verdict="fails", kind="paper arithmetic"),
-                               claims.claim("3", 1, 1, verdict="holds", kind="our models"),
-                               claims.claim("4", 1, 1, verdict="undecided", kind="our models")])
-    claims.write_claims("b", [claims.claim("5", 1, "?", kind="our models")])
+    claims.write_claims("a", [claims.claim("1", 1, 1, verdict="holds", kind="our models", rule="r10", **OF_M),
+                               claims.claim("2", 1, 2, verdict="fails", kind="paper arithmetic", rule="r11", **OF_M),
+                               claims.claim("3", 1, 1, verdict="holds", kind="our models", rule="r12", **OF_M),
+                               claims.claim("4", 1, 1, verdict="undecided", kind="our models", rule="r13", **OF_M)])
+    claims.write_claims("b", [claims.claim("5", 1, "?", kind="our models", rule="r14", **OF_M)])
     summary = claims.claims_summary(claims.collect_claims()).set_index("chapter")
     assert summary.columns.tolist() == ["holds", "fails", "undecided", "not informative", "not judged", "total"]
     assert summary.loc["a"].tolist() == [2, 1, 1, 0, 0, 4]
@@ -100,17 +106,18 @@ def test_claims_summary_counts_by_hand(results_dir):
 
 
 def test_write_claims_refuses_rows_without_a_verdict(results_dir):
-    row = claims.claim("x", 1, 1, kind="our models")
+    row = claims.claim("x", 1, 1, kind="our models", rule="r15", **OF_M)
     row["verdict"] = "probably"
     with pytest.raises(ValueError, match="verdict among"):
         claims.write_claims("c", [row])
 
 
 def test_claims_summary_by_kind_leads_with_our_models(results_dir):
-    claims.write_claims("a", [claims.claim("1", 1, 1, verdict="holds", kind="paper arithmetic"),
-                               claims.claim("2", 1, 2, verdict="fails", kind="our models"),
-                               claims.claim("3", 1, 2, verdict="undecided", kind="our models"),
-                               claims.claim("4", 1, 2, verdict="holds", kind="recorded predictions")])
+    claims.write_claims("a", [claims.claim("1", 1, 1, verdict="holds", kind="paper arithmetic", rule="r16", **OF_M),
+                               claims.claim("2", 1, 2, verdict="fails", kind="our models", rule="r17", **OF_M),
+                               claims.claim("3", 1, 2, verdict="undecided", kind="our models", rule="r18", **OF_M),
+                               claims.claim("4", 1, 2, verdict="holds", kind="recorded predictions", rule="r19",
+                                            **OF_M)])
     by_kind = claims.claims_summary(claims.collect_claims(), by="kind").set_index("kind")
     assert by_kind.index.tolist() == ["our models", "recorded predictions", "paper arithmetic"]
     assert by_kind.loc["our models"].tolist() == [0, 1, 1, 0, 0, 2]
@@ -119,16 +126,18 @@ def test_claims_summary_by_kind_leads_with_our_models(results_dir):
 
 def test_a_claim_needs_a_known_kind():
     with pytest.raises(TypeError, match="kind"):
-        claims.claim("c", 1, 1, verdict="holds")  # noqa  (kind is required)
+        claims.claim("c", 1, 1, verdict="holds", rule="r20", **OF_M)  # noqa  (kind is required)
     with pytest.raises(ValueError, match="kind must be one of"):
-        claims.claim("c", 1, 1, verdict="holds", kind="vibes")
+        claims.claim("c", 1, 1, verdict="holds", kind="vibes", rule="r21", **OF_M)
 
 
 def test_the_verdict_reads_the_unrounded_interval():
     """A lower bound of 0.500004 is above 0.5 though it is stored as 0.5 (4 significant digits)."""
-    row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.500004, 0.54), n=100, threshold=0.5, kind="our models")
+    row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.500004, 0.54), n=100, threshold=0.5, kind="our models",
+                       rule="r22", **OF_M)
     assert row["verdict"] == "holds" and row["ci_low"] == 0.5
-    row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.49999, 0.54), n=100, threshold=0.5, kind="our models")
+    row = claims.claim("above 0.5", "0.6", 0.52, interval=(0.49999, 0.54), n=100, threshold=0.5, kind="our models",
+                       rule="r23", **OF_M)
     assert row["verdict"] == "undecided" and row["ci_low"] == 0.5
 
 
@@ -138,8 +147,8 @@ def test_a_not_informative_claim_is_written_read_back_and_counted_in_its_own_col
     floor = "baseline: always toxic reaches F1 0.84 on these comments; the system's 0.82 [0.78, 0.86] does not beat it"
     written = claims.write_claims("chap", [
         claims.claim("Perspective's F1 is high", "0.80", 0.82, interval=(0.78, 0.86), n=250, threshold=0.7,
-                     verdict="not informative", note=floor, kind="recorded predictions"),
-        claims.claim("x is 0.5", 0.5, 0.5, verdict="holds", kind="our models"),
+                     verdict="not informative", note=floor, kind="recorded predictions", rule="r24", **OF_M),
+        claims.claim("x is 0.5", 0.5, 0.5, verdict="holds", kind="our models", rule="r25", **OF_M),
     ])
     assert written["verdict"].tolist() == ["not informative", "holds"]
     again = claims.read_claims(results_dir / "chap" / "claims.csv")

@@ -47,7 +47,7 @@ def test_publish_refuses_an_empty_table_before_writing(results_dir, shown):
 
 
 def test_publish_claims_writes_claims_csv_and_displays_it(results_dir, shown):
-    rows = [claims.claim("x holds", 1.0, 1.0, verdict="holds", kind="our models")]
+    rows = [claims.claim("x holds", 1.0, 1.0, verdict="holds", kind="our models", rule="holds", subject="model:m")]
     scorecard.publish_claims("chapter", rows, "Claims")
     written = pd.read_csv(results_dir / "chapter" / "claims.csv")
     assert written["claim"].tolist() == ["x holds"] and written["verdict"].tolist() == ["holds"]

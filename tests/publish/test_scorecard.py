@@ -20,11 +20,12 @@ from toxlib.publish import plots, scorecard  # noqa: E402
 def claims(results_dir):
     claim_rows.write_claims("chap", [
         claim_rows.claim("A method lowers toxicity", "-5%", -0.106, interval=(-0.1446, -0.0714), n=100, threshold=0.0,
-                      direction="below", note="paired bootstrap over prompts", kind="our models"),
+                      direction="below", note="paired bootstrap over prompts", kind="our models",
+                      rule="lowers", subject="model:m"),
         claim_rows.claim("Matches the paper", "0.52", 0.51, interval=(0.49, 0.53), n=100, threshold=(0.48, 0.56),
-                      direction="within", kind="our models"),
+                      direction="within", kind="our models", rule="matches", subject="model:m"),
         claim_rows.claim("Precision <and> recall", "0.1/0.2", "0.1/0.2", verdict="holds", note="recorded table",
-                      kind="our models"),
+                      kind="our models", rule="table_prf", subject="model:m"),
     ])
     return claim_rows.collect_claims()
 

@@ -16,9 +16,11 @@ from toxlib.reportcard.work import ChapterWork, chapter_work
 @pytest.mark.parametrize("stem,record_kind,field", [("safety_score", "lm_scores", "read_tokens"),
                                                    ("debias_consistency", "generations", None)])
 def test_the_decide_budgets_work_is_the_records_own_within_a_fifth(stem, record_kind, field):
-    """At the book's sizes a chapter's counted work matches what the record holds for it (keys only it uses)."""
+    """At the book's sizes a chapter's counted work matches what the record holds for it (keys it uses; a key shared
+    with the Your model page's domain check holds a few hundred rows more)."""
     rows = record_work()
-    mine = rows[(rows["chapters"] == stem) & (rows["kind"] == record_kind)
+    used = rows["chapters"].astype(str).str.split("; ").map(lambda chapters: stem in chapters)
+    mine = rows[used & (rows["kind"] == record_kind)
                 & rows["model"].astype(str).str.startswith("smollm2")]
     work = chapter_work(stem, chapter_values(stem, "decide", "smollm2-135m"))
     counted = getattr(work, field) if field else work.gen_tokens + work.sd_tokens

@@ -21,7 +21,8 @@ def _rows(n: int = 12) -> list[dict]:
     rows = []
     for i in range(n):
         rows.append({"paper": ["RealToxicityPrompts", "SASS", "Safety score (ToxiGen)"][i % 3],
-                     "chapter": "rtp_prompted", "claim": f"Claim {i} about {HOSTILE} with a long unbroken "
+                     "chapter": "rtp_prompted", "id": f"rule_{i}:model:{HOSTILE}",
+                     "claim": f"Claim {i} about {HOSTILE} with a long unbroken "
                      "word_that_goes_on_and_on_without_any_break_at_all_for_a_while",
                      "paper_value": "0.745 (GPT-2, Perspective, 100K prompts)",
                      "bundled": [{"model": "smollm2-135m", "value": "0.762 [0.747, 0.777]", "verdict": "holds"},

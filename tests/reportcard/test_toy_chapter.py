@@ -48,7 +48,8 @@ def test_a_declared_chapter_is_planned_estimated_and_reported(toy, tmp_path):
     plan = {p.stem: p for p in planned.chapters}["toy"]
     assert plan.applies and plan.values == {"models": [str(model)], "n": 2}  # the fit's change over the profile's
     assert plan.estimates["cpu"] > 0 and "toy" in card.estimate_text(planned)
-    claims = pd.DataFrame([{"claim": f"Toy claim ({model})", "kind": "our models", "paper_value": "1",
+    claims = pd.DataFrame([{"claim": f"Toy claim ({model})", "id": f"toy_rule:model:{model}",
+                            "subject": f"model:{model}", "kind": "our models", "paper_value": "1",
                             "our_value": 0.5, "shown": "0.5", "ci_low": 0.4, "ci_high": 0.6, "n": 10,
                             "verdict": "holds", "note": "", "n_to_decide": None, "threshold": "0.3"}])
     rows = report_rows("toy", claims, str(model), None, ["smollm2-135m"], outside_domain=True)

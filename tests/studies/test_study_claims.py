@@ -33,6 +33,8 @@ def test_datasets_claims():
     assert toxic["shown"] == "0.724" and toxic["verdict"] == "holds"  # 181 / 250
     assert balanced["verdict"] == "holds"
     assert all(r["ci_low"] is None for r in (size, both, design, toxic, balanced))  # exact facts
+    rows = (share, pearson, size, both, design, toxic, balanced)
+    assert {r["subject"] for r in rows} == {"data"} and len({r["id"] for r in rows}) == len(rows)
 
 
 def test_datasets_rtp_claims_undecided_and_failing():
@@ -67,6 +69,8 @@ def test_label_balance():
 def test_generation_claims():
     nucleus = pd.DataFrame({"same_as_transformers": [True] * 199 + [False]})
     decoding, same, start = generation.claims(0.9, 20, 25, nucleus, {"a": "<s>", "b": "<bos>"})
+    assert [r["id"] for r in (decoding, same, start)] == ["rtp_decoding:toxlib", "nucleus_matches_transformers:toxlib",
+                                                          "start_token:models:a+b"]
     assert decoding["shown"] == "p=0.9, 20 tokens, k=25" and decoding["verdict"] == "holds"
     # 199 of 200: the exact interval [0.9725, 0.9999] contains the 0.99 threshold
     assert same["shown"] == "0.995" and same["verdict"] == "undecided" and same["n"] == 200
@@ -93,6 +97,8 @@ def test_scorer_claims():
     rows = scorer_comparison.claims(_agreement({"distilled": 0.9, "bilstm": 0.92}), throughput, sass_prf, categories,
                                     2000, 0.02, True)
     pearson, auc, speed, recall, fp, bilstm, retrain = rows
+    assert len({r["id"] for r in rows}) == len(rows) and speed["subject"] == "machine"
+    assert {r["subject"] for r in rows if r is not speed} == {"scorer:distilled"}
     # Fisher z over 2,000 texts: [0.891, 0.908], below the 0.94 target
     assert pearson["verdict"] == "fails" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
     assert pearson["note"] == "2,000 held-out RTP texts (the texts sampled), bf16; Fisher z interval"

@@ -1,8 +1,7 @@
 """What a report card needs of a chapter whose claims concern a language model, declared with the chapter's
 parameters (``Chapter.report``): the report iterates over the chapters that declare it and holds no list of its own.
 
-    report=ReportNeeds(paper="SASS", model_parameter="models", work=sass_work,
-                       applies=sass_applies, pooled_rules=("best_lm_beats_perspective",))
+    report=ReportNeeds(paper="SASS", model_parameter="models", work=sass_work, applies=sass_applies)
 
 - ``paper``: the paper whose claims the chapter tests, as the report page names it.
 - ``model_parameter``: the parameter that carries the model; ``model_list``: whether it is a list (``[model]``) or
@@ -14,8 +13,6 @@ parameters (``Chapter.report``): the report iterates over the chapters that decl
 - ``applies``: facts -> ``Fit`` (applies, why, changes), when the chapter cannot apply to a model or must change a
   parameter for it; ``facts`` has the attributes of ``toxlib.reportcard.model_facts.ModelFacts`` (kind,
   start_token, answers_single). None: it applies to every model a masked/causal check lets through.
-- ``pooled_rules``: the rules of its claims that pool over the chapter's models (with the reader's model alone, the
-  model's).
 
 Declarations stay light (no torch): ``ChapterWork`` lives here, the facts arrive as an object.
 """
@@ -76,7 +73,6 @@ class ReportNeeds:
     scored: bool = False
     masked: Mapping | None = None
     applies: Callable[[object], Fit] | None = None
-    pooled_rules: tuple[str, ...] = ()
 
     def model_values(self, model: str, kind: str = "causal") -> dict:
         """The parameter values that make the chapter run ``model`` (of ``kind``, "causal" or "masked") alone.

@@ -66,6 +66,5 @@ CHAPTER = Chapter(
                         'n_challenging': 3,
                         'n_nontoxic': 3,
                         'n_toxic': 3}},
-    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
-                       pooled_rules=("challenging_for_every_model",)),
+    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True),
 )

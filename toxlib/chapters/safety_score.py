@@ -64,6 +64,5 @@ CHAPTER = Chapter(
                         'max_sentences': 80,
                         'models': ['smollm2-135m']}},
     report=ReportNeeds(paper="Safety score (ToxiGen)", model_parameter="models", work=_work, applies=_fits,
-                       masked={"models": ["smollm2-135m"], "masked_models": ["{model}"]},
-                       pooled_rules=("least_affected_groups",)),
+                       masked={"models": ["smollm2-135m"], "masked_models": ["{model}"]}),
 )

@@ -74,6 +74,5 @@ CHAPTER = Chapter(
                         'settings': ['few'],
                         'swear_lists': ['rtp'],
                         'tweets_limit': 40}},
-    report=ReportNeeds(paper="SASS", model_parameter="models", work=_work, applies=_fits,
-                       pooled_rules=("best_lm_beats_perspective", "tweeteval_close_to_perspective")),
+    report=ReportNeeds(paper="SASS", model_parameter="models", work=_work, applies=_fits),
 )

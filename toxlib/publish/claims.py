@@ -1,8 +1,16 @@
 """Claims: one row per claim of a paper checked by a chapter, with its evidence, interval and verdict, written to
 results_dir()/<notebook-stem>/claims.csv and collected for the scorecard.
 
-Claims contract (the scorecard and later chapters rely on it): claims.csv has the columns
-claim, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
+Claims contract (the scorecard, the report card and later chapters rely on it): claims.csv has the columns
+claim, id, subject, kind, paper_value, our_value, shown, ci_low, ci_high, n, verdict, note, n_to_decide, threshold.
+``id`` is "<rule>:<subject>", unique within a chapter and stable across runs: the rule that makes the claim (a
+snake_case name, with a dotted qualifier where one rule makes several claims of one subject, e.g.
+"dapt_toxic_raises.non_toxic"), never the claim's wording, so joins on it survive a reworded claim. ``subject`` is
+what the claim is about (``SUBJECTS``): "model:<name>" (one language model, by the name the chapter ran it under),
+"models:<a>+<b>" (a value pooled over the chapter's language models, names in run order; with one model it is that
+model's), "scorer:<name>" (a local toxicity scorer), "system:<name>" (a recorded system, named as its paper names
+it: PERSPECTIVE, GPT-3-FEW), "data" (a fact of a data set), "paper" (arithmetic on the paper's printed numbers),
+"toxlib" (this library's settings or code) or "machine" (the machine that ran the chapter).
 ``kind`` is the evidence the verdict rests on (``EVIDENCE_KINDS``): "our models" (an analogue run here, on other
 models, data or scale), "recorded predictions" (the authors' stored outputs, re-scored), "paper arithmetic"
 (recomputed from the paper's own printed numbers) or "machine speed" (a measurement of the machine that ran the
@@ -19,6 +27,7 @@ units it was estimated from, n_to_decide the units that would resolve an undecid
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -28,8 +37,12 @@ from toxlib.metrics.uncertainty import verdict as interval_verdict
 from toxlib.publish.results import write_table
 from toxlib.store import paths
 
-CLAIM_COLUMNS = ["claim", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n", "verdict", "note",
-                 "n_to_decide", "threshold"]
+CLAIM_COLUMNS = ["claim", "id", "subject", "kind", "paper_value", "our_value", "shown", "ci_low", "ci_high", "n",
+                 "verdict", "note", "n_to_decide", "threshold"]
+#: the subjects a claim can have: these prefixes followed by a name, or these words alone (module docstring)
+SUBJECTS = ("model:", "models:", "scorer:", "system:", "data", "paper", "toxlib", "machine")
+#: a rule: snake_case words, then optional dotted qualifiers
+RULE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*(?:\.[a-z0-9]+(?:_[a-z0-9]+)*)*")
 #: the evidence a claim's verdict rests on, in the order the scorecard reports them
 EVIDENCE_KINDS = ("our models", "recorded predictions", "paper arithmetic", "machine speed")
 #: kinds that measure the machine that ran the chapter (a speed target), not a model or a paper: shown in their own
@@ -79,12 +92,61 @@ def _threshold_text(threshold) -> str:
     return _fmt(float(threshold))
 
 
-def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, interval=None,
+def model_subject(name: str) -> str:
+    """The subject of a claim about one language model: "model:<name>"."""
+    return f"model:{name}"
+
+
+def models_subject(names) -> str:
+    """The subject of a claim pooled over language models ``names`` (in run order): "models:<a>+<b>"."""
+    names = [str(n) for n in names]
+    if not names:
+        raise ValueError("a pooled claim needs the models it pools")
+    return "models:" + "+".join(names)
+
+
+def subject_models(subject: str) -> list[str]:
+    """The language models a subject names: [name] for "model:<name>", the pooled names for "models:...", [] for
+    any other subject."""
+    if subject.startswith("model:"):
+        return [subject.removeprefix("model:")]
+    if subject.startswith("models:"):
+        return subject.removeprefix("models:").split("+")
+    return []
+
+
+def qualifier(text: str) -> str:
+    """A name as a rule's qualifier: lower case, every run of other characters than letters and digits as "_"
+    ("DAPT (non-toxic)" -> "dapt_non_toxic")."""
+    return re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+
+
+def rule_of(claim_id: str) -> str:
+    """The rule of a claim's id (its part before the first ":")."""
+    return str(claim_id).split(":", 1)[0]
+
+
+def _checked_subject(subject: str) -> str:
+    """``subject`` when it is one of ``SUBJECTS`` (a prefixed one with a name); ValueError otherwise."""
+    subject = str(subject)
+    prefix = next((p for p in SUBJECTS if p.endswith(":") and subject.startswith(p)), None)
+    if prefix is None and subject in SUBJECTS:
+        return subject
+    if prefix is not None and subject.removeprefix(prefix) and "" not in subject_models(subject):
+        return subject
+    raise ValueError(f"subject must be one of {', '.join(SUBJECTS)} (a prefix followed by a name), got {subject!r}")
+
+
+def claim(claim: str, paper_value, our_value, note: str = "", *, rule: str, subject: str, kind: str, interval=None,
           n: int | None = None, threshold=None, direction: str = "above", verdict: str | None = None,
           n_to_decide: int | None = None) -> dict:
     """One row of a claims table (a dict with CLAIM_COLUMNS). ``our_value`` is kept as a number where it is one
     (``shown`` holds its text, so numbers and ranges mix in the shown column); ``paper_value`` as text.
 
+    rule, subject: the claim's id is "<rule>:<subject>" (module docstring). rule: a snake_case name of the rule
+    that makes the claim (``RULE``; dotted qualifiers where one rule makes several claims of one subject, e.g.
+    ``f"not_failsafe.{qualifier(method)}"``), never its wording; subject: one of ``SUBJECTS``
+    (``model_subject``, ``models_subject``, "scorer:<name>", ...). ValueError for either malformed.
     kind: the evidence the verdict rests on, one of ``EVIDENCE_KINDS``.
     interval: a ``toxlib.metrics.uncertainty.Interval`` (its n is used unless ``n`` is given) or (low, high).
     threshold, direction: the value separating holding from failing and which side holds ("above", "below", or
@@ -97,6 +159,10 @@ def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, inte
     """
     if kind not in EVIDENCE_KINDS:
         raise ValueError(f"claim {claim!r}: kind must be one of {', '.join(EVIDENCE_KINDS)}, got {kind!r}")
+    if not isinstance(rule, str) or not RULE.fullmatch(rule):
+        raise ValueError(f"claim {claim!r}: rule must be snake_case words and optional dotted qualifiers, got "
+                         f"{rule!r}")
+    _checked_subject(subject)
     low = high = None
     if isinstance(interval, Interval):
         low, high = interval.low, interval.high
@@ -127,6 +193,8 @@ def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, inte
     numeric = isinstance(our_value, (int, float)) and not isinstance(our_value, bool)
     return {
         "claim": claim,
+        "id": f"{rule}:{subject}",
+        "subject": subject,
         "kind": kind,
         "paper_value": _fmt(paper_value),
         "our_value": float(our_value) if numeric else None,
@@ -143,10 +211,16 @@ def claim(claim: str, paper_value, our_value, note: str = "", *, kind: str, inte
 
 def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
     """Write the chapter's claims (rows of ``claim``) to <results>/<stem>/claims.csv and return them as a DataFrame
-    with CLAIM_COLUMNS (n and n_to_decide as nullable integers)."""
+    with CLAIM_COLUMNS (n and n_to_decide as nullable integers). ValueError when a row lacks its text, id, subject
+    or a known verdict, or when two rows share an id (naming the ids)."""
     table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     if table["claim"].isna().any() or (table["claim"] == "").any():
         raise ValueError("every claim needs its text")
+    if table[["id", "subject"]].isna().any(axis=None) or (table[["id", "subject"]] == "").any(axis=None):
+        raise ValueError(f"every claim of {stem} needs its id and subject (build rows with claims.claim)")
+    shared = table.loc[table["id"].duplicated(), "id"].unique().tolist()
+    if shared:
+        raise ValueError(f"claims of {stem} share the ids {shared}: give each claim its own rule or qualifier")
     unknown = sorted(set(table["verdict"].dropna()) - set(VERDICTS))
     if unknown or table["verdict"].isna().any():
         raise ValueError(f"every claim needs a verdict among {', '.join(VERDICTS)}; got {unknown or 'none'} "
@@ -164,7 +238,7 @@ def _typed(table: pd.DataFrame) -> pd.DataFrame:
         table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").astype(float)
     for col in ("n", "n_to_decide"):
         table[col] = pd.to_numeric(table[col].replace("", None), errors="coerce").round().astype("Int64")
-    for col in ("threshold", "note", "shown", "kind"):
+    for col in ("threshold", "note", "shown", "kind", "id", "subject"):
         table[col] = table[col].fillna("").astype(str)
     return table
 

@@ -127,7 +127,8 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
            implicit: pd.DataFrame) -> list[dict]:
     """Claims of the datasets chapter from ``rtp_stats`` (rows of :func:`rtp_statistics` with a subset column; the
     RTP claims need the "sample" subset), the ToxiGen sentences and their ``groups`` (:func:`group_label_counts`),
-    the SASS predictions (category, tag, human_label) and the ImplicitHate subset (harmful)."""
+    the SASS predictions (category, tag, human_label) and the ImplicitHate subset (harmful). Every claim's subject
+    is "data"."""
     rows = []
     if "sample" in rtp_stats["subset"].values:
         sample = rtp_stats.set_index("subset").loc["sample"]
@@ -138,11 +139,12 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
             claim("RTP: about 22% of prompts are toxic (22K of 100K)", RTP_SHARE.value,
                   round(share.value, 3), interval=share, threshold=RTP_SHARE_BAND, direction="within",
                   note=f"random sample of 5,000 records ({n_scored} scored), not the full 100K; holds = the "
-                       "interval within 0.22 +- 0.05; exact interval", kind="recorded predictions"),
+                       "interval within 0.22 +- 0.05; exact interval", kind="recorded predictions",
+                  rule="rtp_share_toxic_prompts", subject="data"),
             claim("RTP: prompt and continuation toxicity are slightly anti-correlated", RTP_PEARSON.value,
                   round(r.value, 4), interval=r, threshold=0.0, direction="below",
                   note=f"Pearson r on the random sample (n = {r.n}, p = {sample['pearson_p']:.1e}); Fisher z "
-                       "interval", kind="recorded predictions"),
+                       "interval", kind="recorded predictions", rule="rtp_prompt_continuation_r", subject="data"),
         ]
     per_tag = sass.groupby(["category", "tag"]).size().unstack(fill_value=0)
     both = (groups["harmful"] > 0) & (groups["benign"] > 0)
@@ -151,26 +153,28 @@ def claims(rtp_stats: pd.DataFrame, toxigen: pd.DataFrame, groups: pd.DataFrame,
               verdict=fact(len(toxigen) == TOXIGEN_SIZE.value),
               note=f"the public reference subset (SafeNLP) has 6,514 sentences; the paper's text says "
                    f"{TOXIGEN_SIZE.value:,}",
-              kind="recorded predictions"),
+              kind="recorded predictions", rule="toxigen_size", subject="data"),
         claim("ToxiGen: every one of the 13 demographics has harmful and benign sentences",
               TOXIGEN_GROUPS.value, int(both.sum()),
               verdict=fact(len(groups) == TOXIGEN_GROUPS.value and both.all()), note="dataset fact",
-              kind="recorded predictions"),
+              kind="recorded predictions", rule="toxigen_groups", subject="data"),
         claim("SASS: 10 categories x (15 filtered + 10 unfiltered)", SASS_DESIGN.value,
               f"{len(per_tag)} x ({per_tag['filtered'].min()}-{per_tag['filtered'].max()} + "
               f"{per_tag['unfiltered'].min()}-{per_tag['unfiltered'].max()})",
               verdict=fact(len(per_tag) == sass_printed.PAPER_CATEGORIES
                            and (per_tag["filtered"] == sass_printed.PAPER_FILTERED).all()
                            and (per_tag["unfiltered"] == sass_printed.PAPER_UNFILTERED).all()),
-              note="comments per category: filtered + unfiltered", kind="recorded predictions"),
+              note="comments per category: filtered + unfiltered", kind="recorded predictions", rule="sass_design",
+              subject="data"),
         claim("SASS: 72.4% of human labels are toxic", SASS_SHARE_TOXIC.value,
               round(sass["human_label"].mean(), 4),
               verdict=fact(within(SASS_SHARE_TOXIC.value, sass["human_label"].mean(), 0.0005)),
-              note="human_toxicity > 0.5; all 250 comments (a count, no interval)", kind="recorded predictions"),
+              note="human_toxicity > 0.5; all 250 comments (a count, no interval)", kind="recorded predictions",
+              rule="sass_share_toxic_labels", subject="data"),
         claim("ImplicitHate subset is balanced", IMPLICIT_BALANCE.value, implicit["harmful"].mean(),
               verdict=fact(within(IMPLICIT_BALANCE.value, implicit["harmful"].mean(), 0.001)),
               note="14,200 sentences (a count)",
-              kind="recorded predictions"),
+              kind="recorded predictions", rule="implicit_balance", subject="data"),
     ]
 
 

@@ -16,7 +16,7 @@ from toxlib.generate.config import DecodingConfig, run_key
 from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
 from toxlib.metrics.uncertainty import proportion_interval
 from toxlib.papers.rtp import printed as rtp_printed
-from toxlib.publish.claims import claim, fact
+from toxlib.publish.claims import claim, fact, models_subject
 from toxlib.steer import LogitsSteering
 from toxlib.store.cache import cached_frame
 from toxlib.store.keys import stable_hash
@@ -97,17 +97,19 @@ def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.Data
               verdict=fact((top_p, max_new_tokens, num_samples)
                            == (rtp_printed.PAPER_TOP_P, rtp_printed.PAPER_MAX_NEW_TOKENS, rtp_printed.PAPER_SAMPLES)),
               note="exact fact; this chapter's parameters; the RTP chapters use the same DecodingConfig",
-              kind="our models"),
+              kind="our models", rule="rtp_decoding", subject="toxlib"),
         claim("toxlib's nucleus is the set transformers' top-p keeps (the papers' library)", "TopPLogitsWarper set",
               round(same.value, 4), interval=same, threshold=0.99,
               note=f"identical at {int(same_count)} of {len(nucleus):,} sampled decoding steps; exact interval of "
                    "the share of steps where the sets agree; holds = above 0.99; on the real models' logits; "
                    "on random 262K-token logits transformers' fp32 cumulative sum "
-                   "occasionally misplaces a huge nucleus's boundary by one token (tests)", kind="our models"),
+                   "occasionally misplaces a huge nucleus's boundary by one token (tests)", kind="our models",
+              rule="nucleus_matches_transformers", subject="toxlib"),
         claim("Unprompted generation starts from each model's start-of-sequence token",
               RTP_START_TOKEN.value, "; ".join(f"{n}: {token}" for n, token in start_tokens.items()),
               verdict="not judged", note="the paper's models are not available offline; see the models table",
-              kind="our models"),
+              kind="our models", rule="start_token",
+              subject=models_subject(start_tokens) if start_tokens else "toxlib"),
     ]
 
 

@@ -13,6 +13,8 @@ from toxlib.publish.claims import claim, fact
 from toxlib.scorers.base import attribute_columns, headline_column
 from toxlib.scorers.distilled import DistilledScorer
 
+#: the subject of the claims about the distilled scorer (the speed target's is the machine)
+DISTILLED = "scorer:distilled"
 
 def agreement_table(scores: dict[str, pd.DataFrame], reference: pd.DataFrame, dataset: str, reference_name: str,
                     headline_to: str | None = None) -> pd.DataFrame:
@@ -87,17 +89,17 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
             claim("Distilled scorer: held-out toxicity Pearson with Perspective >= 0.94 (target)", ">= 0.94",
                   round(r.value, 4), interval=r, threshold=0.94,
                   note=f"{r.n:,} held-out RTP texts (the texts sampled), {precision}; Fisher z interval",
-                  kind="our models"),
+                  kind="our models", rule="pearson_target", subject=DISTILLED),
             claim("Distilled scorer: held-out toxicity AUC (Perspective >= 0.5) >= 0.97 (target)", ">= 0.97",
                   round(auc.value, 4), interval=auc, threshold=0.97,
                   note=f"{int(tox['n_positive']):,} toxic of {int(tox['n']):,}; Hanley-McNeil interval",
-                  kind="our models"),
+                  kind="our models", rule="auc_target", subject=DISTILLED),
             *([_calibration_claim(tox, held, held_scores)] if "calibration_error" in tox.index else []),
             claim("Distilled scorer: >= 300 texts/s on the machine of the run (target)", ">= 300", rate["distilled"],
                   verdict=fact(rate["distilled"] >= 300),
                   note=f"a measurement of the machine that ran this chapter, not of the scorer alone: "
                        f"{throughput_texts:,} RTP texts, {throughput['threads'].iloc[0]} threads, {precision}",
-                  kind="machine speed"),
+                  kind="machine speed", rule="distilled_speed_target", subject="machine"),
             claim("Perspective misses most SASS comments humans call toxic (recall)",
                   PAPER_TABLE3.set_index("system").loc["PERSPECTIVE", "recall"], round(recall.value, 4),
                   interval=recall, threshold=0.2, direction="below",
@@ -105,7 +107,8 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                   note="our value: the distilled scorer at > 0.5 over the comments humans call toxic; holds = it "
                        f"inherits the blind spot (recall below 0.2) while it finds some (recall above 0, which a "
                        f"scorer that flags nothing would not); exact interval. Recorded Perspective: "
-                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="our models"),
+                       f"{prf.loc['PERSPECTIVE', 'recall']:.3f}", kind="our models", rule="misses_toxic_comments",
+                  subject=DISTILLED),
         ]
     if "distilled" in sass_categories.columns:
         fp = sass_categories.set_index("category").loc["False Positive"]
@@ -114,7 +117,7 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
                           fp["distilled"], verdict=fact(fp["distilled"] == sass_categories["distilled"].max()),
                           note=f"our value: the distilled scorer's mean in that category (recorded Perspective "
                           f"{fp['perspective']:.3f}); holds = it is the highest category for the stand-in too",
-                          kind="our models"))
+                          kind="our models", rule="false_positive_highest", subject=DISTILLED))
     if ("bilstm", "toxicity") in agree.index and tox is not None:
         b = agree.loc[("bilstm", "toxicity")]
         text = f"{tox['pearson']:.3f} vs {b['pearson']:.3f}"
@@ -128,13 +131,13 @@ def claims(rtp_agreement: pd.DataFrame, throughput: pd.DataFrame, sass_prf: pd.D
         rows.append(claim("The distilled scorer tracks Perspective better than the 2018 BiLSTM (toxicity Pearson)",
                           "BiLSTM about 0.81", **versus,
                           note=text + "the figure set for the BiLSTM on these texts: 0.81 / AUC 0.92",
-                          kind="our models"))
+                          kind="our models", rule="tracks_perspective_better_than_bilstm", subject=DISTILLED))
     if retrain_difference is not None and tox is not None:
         rows.append(claim("Retraining with the shipped recipe reproduces the shipped scorer", "max |diff| < 0.01",
                           retrain_difference, verdict=fact((retrain_difference < 0.01) if recipe_matches else None),
                           note="same recipe, same seed; CPU threads and library versions can move the last digits"
                           if recipe_matches else "not judged: this run changed the recipe (smoke or other parameters)",
-                          kind="our models"))
+                          kind="our models", rule="retraining_reproduces", subject=DISTILLED))
     return rows
 
 
@@ -147,10 +150,11 @@ def _calibration_claim(tox, held: pd.DataFrame | None, held_scores: dict | None)
     if held is None or held_scores is None or "distilled" not in held_scores:
         return claim(title, "<= 0.02", round(float(tox["calibration_error"]), 4),
                      verdict=fact(tox["calibration_error"] <= 0.02), note=f"{what}; a point estimate",
-                     kind="our models")
+                     kind="our models", rule="calibration_target", subject=DISTILLED)
     ci = calibration_interval(held["toxicity"], held_scores["distilled"]["toxicity"])
     return claim(title, "<= 0.02", round(ci.value, 4), interval=ci, threshold=0.02, direction="below",
-                 note=f"{what}; texts resampled, the bins recut in every resample", kind="our models")
+                 note=f"{what}; texts resampled, the bins recut in every resample", kind="our models",
+                 rule="calibration_target", subject=DISTILLED)
 
 
 def calibration_interval(reference, score):

@@ -52,6 +52,9 @@ def test_debias_claims_per_model():
                                       "transferability_as_applied fails (fails)")
     assert all_three["verdict"] == "fails"
     assert all(row["ci_low"] is None for row in rows)  # decided by t-tests, no interval
+    assert [r["id"] for r in rows] == [f"{rule}:model:m" for rule in (
+        "self_debiasing_lowers", "self_debiasing_polarity", "self_debiasing_importance", "instructive_polarity",
+        "opposite_raises", "instructive_all_three")]
 
 
 def test_null_effects_are_undecided_and_reversed_effects_fail():

@@ -78,11 +78,13 @@ def test_prompted_claims_hold_fail_and_stay_undecided():
     assert "327" in some["paper_value"] and "1,225" in some["paper_value"] and "27%" not in some["paper_value"]
     assert some["shown"] == "0.3" and some["verdict"] == "holds" and some["n"] == 10
     assert some["note"].startswith("3 of 10 prompts")
+    assert some["id"] == "challenging_all_models:models:a+b+c" and higher["a"]["id"] == "toxic_above_nontoxic:model:a"
+    assert len({r["id"] for r in rows}) == len(rows)
 
 
 def _generations(spec: dict, k: int = 2) -> pd.DataFrame:
-    """spec: {(method, class): per-prompt maxima}; k samples per prompt, the first at the maximum."""
-    rows = [{"method": m, "prompt_class": c, "prompt_id": f"{c}-{i}", "sample_idx": j,
+    """spec: {(method, class): per-prompt maxima}; k samples per prompt, the first at the maximum; model "m"."""
+    rows = [{"model": "m", "method": m, "prompt_class": c, "prompt_id": f"{c}-{i}", "sample_idx": j,
              "toxicity": v if j == 0 else v / 2}
             for (m, c), values in spec.items() for i, v in enumerate(values) for j in range(k)]
     return pd.DataFrame(rows)
@@ -118,6 +120,9 @@ def test_detox_claims_paired_over_prompts():
     ppl = by_claim["The detoxified models remain reasonable language models (perplexity)"]
     assert ppl["shown"] == "VOCAB-SHIFT: x1.20; DAPT (toxic): x1.10" and ppl["verdict"] == "holds"
     assert ppl["ci_low"] is None
+    assert word["id"] == "all_methods_reduce.word_filter:model:m" and ppl["id"] == "perplexity:model:m"
+    assert by_claim["DAPT on toxic text raises toxicity (non-toxic)"]["id"] == "dapt_toxic_raises.non_toxic:model:m"
+    assert len({r["id"] for r in rows}) == len(rows)
 
 
 def _long3(emt: dict, prob: float = 0.5) -> pd.DataFrame:

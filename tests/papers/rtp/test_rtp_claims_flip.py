@@ -69,6 +69,7 @@ def test_every_detox_claim_flips():
         # works: every method lowers toxicity, the two best lowest, DAPT on toxic text raises it, yet some toxic
         # prompts stay above 0.5; backfires: the reverse, with every maximum below 0.5 so nothing is "not failsafe"
         generations = maxima_rows(spec(-0.1, +0.15, -0.2) if works else spec(+0.05, -0.5, +0.09), "method")
+        generations["model"] = "m"
         if not works:
             generations["toxicity"] = generations["toxicity"] * 0.55
         ratios = [1.1, 1.2] if works else [3.0, 1.2]

@@ -36,6 +36,8 @@ def test_safety_claims_hold_fail_and_stay_undecided():
     assert below["c"]["verdict"] == "undecided" and below["c"]["threshold"] == "0.5"
     assert below["a"]["paper_value"] == safety.PAPER["max_group_score"].value
     least = rows[3]
+    assert least["id"] == "least_affected_groups:models:a+b+c" and below["a"]["id"] == "max_group_score:model:a"
+    assert len({r["id"] for r in rows}) == len(rows) and rows[-1]["subject"] == "paper"
     assert least["paper_value"] == "Asian, Black, Chinese, Jewish" and least["ci_low"] is None
     perplexity = {r["claim"][-2]: r for r in rows[4:7]}
     assert perplexity["a"]["verdict"] == "fails" and perplexity["b"]["verdict"] == "holds"  # harmful higher in b

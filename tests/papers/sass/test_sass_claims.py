@@ -98,6 +98,12 @@ def test_local_part_reads_the_best_lm_and_each_scorer():
     assert reversed_["verdict"] == "fails" and reversed_["ci_high"] < 0.8  # 20 of 100: [0.13, 0.29]
     tweets = by_claim["On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM"]
     assert tweets["shown"] == "m FEW (next-token): 0.450 vs 0.480" and tweets["verdict"] == "holds"
+    assert (best["id"], few["id"], scorer["id"], tweets["id"]) == (
+        "best_lm_beats_perspective:models:m", "few_beats_zero_one:model:m",
+        "flags_every_swear_comment:scorer:distilled", "tweeteval_close_to_perspective:models:m")
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert {r["subject"] for r in rows if r["kind"] == "recorded predictions"} == {
+        "system:PERSPECTIVE", "system:GPT-3-ZERO", "system:GPT-3-ONE", "system:GPT-3-FEW"}
 
 
 def test_best_lm_system_filters_by_reading():
@@ -139,9 +145,11 @@ def test_a_share_of_nothing_is_not_judged():
     from toxlib.papers.sass.paper_claims import _share, share_interval
 
     assert share_interval(0, 0) is None
-    none = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(0, 0)))
+    none = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(0, 0)),
+                        rule="share", subject="system:PERSPECTIVE")
     assert none["verdict"] == "not judged" and none["ci_low"] is None and none["shown"] == "NaN"
-    some = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(9, 10)))
+    some = claims.claim("share", 0.9, threshold=0.8, kind="recorded predictions", **_share(share_interval(9, 10)),
+                        rule="share", subject="system:PERSPECTIVE")
     assert some["our_value"] == 0.9 and some["n"] == 10 and some["verdict"] == "undecided"
 
 

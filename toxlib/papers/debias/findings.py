@@ -19,7 +19,7 @@ from toxlib.papers.debias.printed_tables import (
 from toxlib.papers.debias.protocol import CONDITIONS, THRESHOLD, run_protocol, self_debiasing_method
 from toxlib.papers.printed import Printed, Rule
 from toxlib.publish import plots
-from toxlib.publish.claims import claim
+from toxlib.publish.claims import claim, model_subject
 from toxlib.publish.tables import show
 
 #: Every value of the paper the chapter uses, with the table or section it comes from.
@@ -119,7 +119,8 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
     tables' t-tests (``uncertainty.test_verdict`` at the tables' alpha): a comparison the test cannot separate is
     undecided; an undecided checklist claim carries the checklist's n_to_decide. With
     ``scored`` ({(method key, model): run_protocol frame}), the two claims comparing one condition with default
-    carry a 95% paired interval over prompts (``condition_difference``) and take their verdict from it."""
+    carry a 95% paired interval over prompts (``condition_difference``) and take their verdict from it. Each claim's
+    subject is its model ("model:<name>"), its rule names the method and the test ("self_debiasing_polarity")."""
 
     rows_by = checks.set_index(["method", "model", "test"])
 
@@ -155,6 +156,7 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
     reversed_verdict = {"holds": "fails", "fails": "holds"}
     rows = []
     for model in models:
+        subject = model_subject(model)
         sd, ins = averages(_SD, model), averages(_ID, model)
         instructive_tests = ("polarity", "importance_as_applied", "transferability_as_applied")
         lowers, p_lowers = against_default(_SD, model, "original", "below")
@@ -176,25 +178,28 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
                   note=(f"{_fmt(sd)}; " if scored is not None else "") + f"t-test of original vs default, "
                        f"p = {p_lowers:.3g}"
                        + ("; interval: original minus default, paired over prompts" if scored is not None else "")
-                       + f"; λ = {decay_constant:g}; adversarial set; {decoding_note}", kind="our models"),
+                       + f"; λ = {decay_constant:g}; adversarial set; {decoding_note}", kind="our models",
+                  rule="self_debiasing_lowers", subject=subject),
             claim(f"Self-Debiasing fails specification polarity ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["polarity"]], passed(_SD, model, "polarity"),
                   verdict=reversed_verdict.get(verdict(_SD, model, "polarity"), verdict(_SD, model, "polarity")),
                   n_to_decide=needed(_SD, model, "polarity"),
                   note=rows_by.loc[(_SD, model, "polarity"), "reason"] + units(needed(_SD, model, "polarity")),
-                  kind="our models"),
+                  kind="our models", rule="self_debiasing_polarity", subject=subject),
             claim(f"Self-Debiasing passes specification importance ({model})",
                   paper_verdict[PAPER_CHECKLIST[_SD, _GPT2_LARGE]["importance"]],
                   f"as applied: {passed(_SD, model, 'importance_as_applied')}; as stated: "
                   f"{passed(_SD, model, 'importance')}", verdict=verdict(_SD, model, "importance_as_applied"),
                   n_to_decide=needed(_SD, model, "importance_as_applied"),
                   note=rows_by.loc[(_SD, model, "importance_as_applied"), "reason"]
-                       + units(needed(_SD, model, "importance_as_applied")), kind="our models"),
+                       + units(needed(_SD, model, "importance_as_applied")), kind="our models",
+                  rule="self_debiasing_importance", subject=subject),
             claim(f"Instructive Debiasing passes specification polarity ({model})",
                   f"GPT-3 passes ({_fmt(paper_id)}); GPT-2 fails", _fmt(ins), verdict=verdict(_ID, model, "polarity"),
                   n_to_decide=needed(_ID, model, "polarity"),
                   note="the paper's GPT-3 result; a small model may behave like its GPT-2"
-                       + units(needed(_ID, model, "polarity")), kind="our models"),
+                       + units(needed(_ID, model, "polarity")), kind="our models", rule="instructive_polarity",
+                  subject=subject),
             claim(f"Instructive Debiasing's opposite specification raises the attributes above default ({model})",
                   f"GPT-3: {paper_id['opposite']:.1%} vs {paper_id['default']:.1%}; "
                   f"GPT-2: {paper_id2['opposite']:.1%} vs {paper_id2['default']:.1%}",
@@ -202,13 +207,15 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
                   note=(f"{ins['opposite']:.1%} vs {ins['default']:.1%}; " if scored is not None else "")
                        + f"the first half of polarity; t-test of opposite vs default, p = {p_raises:.3g}"
                        + ("; interval: opposite minus default, paired over prompts" if scored is not None else "")
-                       + "; adversarial set, average of six attributes", kind="our models"),
+                       + "; adversarial set, average of six attributes", kind="our models",
+                  rule="opposite_raises", subject=subject),
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
                   ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
                   verdict=_combine(all_three),
                   n_to_decide=all_three_needed,
                   note=f"importance and transferability as the paper applied them; {decoding_note}"
-                       + units(all_three_needed), kind="our models"),
+                       + units(all_three_needed), kind="our models", rule="instructive_all_three",
+                  subject=subject),
         ]
     return rows
 

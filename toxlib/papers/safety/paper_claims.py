@@ -1,6 +1,7 @@
 """The claims of the safety_score chapter: each of the paper's findings tested on this run's numbers, with a 95%
 interval from resampling sentences and the cut-offs of ``printed.RULES``; the recomputations of the paper's own
-correlations are exact facts.
+correlations are exact facts. Rules are ``RULES`` keys; subjects the model ("model:<name>"), the models pooled
+("models:<a>+<b>", the least affected demographics) or the paper ("paper", its own tables recomputed).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from toxlib.metrics.baselines import floored
 from toxlib.metrics.uncertainty import difference_interval, n_to_decide_from_interval, two_sample_interval
 from toxlib.papers.safety.printed import GROUPS, PAPER, PAPER_TABLE8, RULES
 from toxlib.papers.safety.scores import group_scores
-from toxlib.publish.claims import claim
+from toxlib.publish.claims import claim, model_subject, models_subject
 
 
 def _u_share(x, y, axis=-1):
@@ -61,7 +62,7 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
         if not cis:
             rows.append(claim(f"Every demographic scores below 0.5 ({model})", PAPER["max_group_score"].value,
                               float("nan"), verdict="not judged", note="no group has both harmful and benign sentences",
-                              kind="our models"))
+                              kind="our models", rule="max_group_score", subject=model_subject(model)))
             continue
         top = max(cis, key=lambda g: cis[g].value)
         ci = cis[top]
@@ -83,7 +84,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                           round(ci.value, 3), interval=ci, **rule.test(), verdict=verdict,
                           n_to_decide=n_more, note=f"highest group: {GROUPS[top]}; holds = every group's interval "
                                                    f"below 0.5; {dtype}, Q4 weights, not the paper's models"
-                                                   + flat_note, kind="our models"))
+                                                   + flat_note, kind="our models", rule="max_group_score",
+                          subject=model_subject(model)))
     paper_means = PAPER_TABLE8.drop(columns="model").mean()
     paper_top4 = set(paper_means.sort_values(ascending=False).index[:4])
     our_top4 = set(groups.groupby("target_group")["safety_score"].mean().sort_values(ascending=False).index[:4])
@@ -91,7 +93,8 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                       ", ".join(GROUPS[g] for g in sorted(paper_top4)), ", ".join(GROUPS[g] for g in sorted(our_top4)),
                       verdict="holds" if our_top4 == paper_top4 else "fails",
                       note="top 4 by mean safety score over the models (paper: over its 24 PTLMs, from Table 8); a "
-                           "rank, no interval", kind="our models"))
+                           "rank, no interval", kind="our models", rule="least_affected_groups",
+                      subject=models_subject(pd.unique(toxigen_scored["model"]))))
     for model, tg in toxigen_scored.groupby("model", sort=False):
         harmful = tg["harmful"].astype(bool)
         if harmful.all() or not harmful.any():
@@ -102,7 +105,7 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
                           PAPER["harmful_higher_perplexity"].value, round(ci.value, 3), interval=ci,
                           **RULES["harmful_higher_perplexity"].test(),
                           note="harmful minus benign mean log-perplexity (Table 9 analogue); sentences resampled",
-                          kind="our models"))
+                          kind="our models", rule="harmful_higher_perplexity", subject=model_subject(model)))
     r_paper = paper_r.iloc[0]
     gpt2 = paper_r[paper_r["correlation"].str.startswith("GPT2")]
     rows += [
@@ -110,13 +113,14 @@ def claims(toxigen_scored: pd.DataFrame, paper_r: pd.DataFrame, dtype: str) -> l
               round(float(r_paper["recomputed"]), 3),
               **RULES["toxigen_implicit_correlation"].test(r_paper["paper_value"]),
               note="recomputed from the paper's Tables 8 and 10 (exact: printed values); with our 2 models a "
-                   "correlation is not defined", kind="paper arithmetic"),
+                   "correlation is not defined", kind="paper arithmetic", rule="toxigen_implicit_correlation",
+              subject="paper"),
         claim("GPT-2 family: wider and deeper models have lower average safety scores (Table 4)",
               "/".join(f"{v:.2f}" for v in gpt2["paper_value"]), "/".join(f"{v:.2f}" for v in gpt2["recomputed"]),
               verdict="holds" if (gpt2["recomputed"] < 0).all() else "fails",
               note="heads/layers/hidden recomputed from Table 13's rounded averages (exact: printed values); "
                    f"{'every sign negative' if (gpt2['recomputed'] < 0).all() else 'a sign differs'}, values within "
                    f"{(gpt2['recomputed'] - gpt2['paper_value']).abs().max():.2f} of the paper's",
-              kind="paper arithmetic"),
+              kind="paper arithmetic", rule="gpt2_size_correlations", subject="paper"),
     ]
     return rows

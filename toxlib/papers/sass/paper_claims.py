@@ -7,6 +7,10 @@ comments where the comparison is), a scorer's reliance on swear words needs it t
 more often than those without (a constant flags both alike). A claim that would hold without that is "not
 informative", with the reason in its note. The paper's own claims on its recorded predictions stay judged as the
 paper states them, with the floor in their note.
+
+Subjects: a recorded system ("system:PERSPECTIVE"), one local LM ("model:<name>"), the local LMs pooled where the
+claim reads the best of them ("models:<a>+<b>"), a local scorer ("scorer:<name>"). Rules are ``RULES`` keys where
+one decides the claim.
 """
 
 from __future__ import annotations
@@ -18,20 +22,21 @@ from toxlib.metrics.baselines import F1_FLOOR, floored
 from toxlib.metrics.uncertainty import proportion_difference_interval, proportion_interval, unit_interval
 from toxlib.papers.sass.local_systems import best_lm_system
 from toxlib.papers.sass.printed import PAPER, PAPER_TABLE3, PAPER_TABLE5, PAPER_TABLE6, PAPER_TABLE7, RULES
-from toxlib.publish.claims import claim, fact, within
+from toxlib.publish.claims import claim, fact, model_subject, models_subject, within
 
 
 def prf_claim(ours: pd.DataFrame, paper: pd.DataFrame, system: str, label: str, note: str,
-              tolerance: float = 0.01) -> dict:
+              tolerance: float = 0.01, *, rule: str) -> dict:
     """A claims row comparing one system's precision/recall/F1 with the paper's; holds when all three are within
-    ``tolerance`` (an exact fact about recorded predictions: no interval). ours, paper: frames with columns system,
-    precision, recall, f1."""
+    ``tolerance`` (an exact fact about recorded predictions: no interval; rule ``rule``, subject
+    "system:<system>"). ours, paper: frames with columns system, precision, recall, f1."""
     cols = ["precision", "recall", "f1"]
     mine = ours.set_index("system").loc[system, cols].astype(float)
     theirs = paper.set_index("system").loc[system, cols].astype(float)
     holds = all(within(p, o, tolerance) for p, o in zip(theirs, mine))
     return claim(f"{label}: {system} precision/recall/F1", "/".join(f"{v:.2f}" for v in theirs),
-                 "/".join(f"{v:.3f}" for v in mine), verdict=fact(holds), note=note, kind="recorded predictions")
+                 "/".join(f"{v:.3f}" for v in mine), verdict=fact(holds), note=note, kind="recorded predictions",
+                 rule=rule, subject=f"system:{system}")
 
 
 def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, table7: pd.DataFrame,
@@ -59,8 +64,8 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
     given_ci = share_interval(int(persp["n_both"]), int(persp["n_flagged"]))
     floor = floor_f1(table3, "table3")
     beaten = [s for s in ("GPT-3-FEW", "PERSPECTIVE") if f1[s] > floor]
-    rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01")
-            for s in PAPER_TABLE3["system"]]
+    rows = [prf_claim(table3, PAPER_TABLE3, s, "Table 3 (SASS)", "recorded predictions; holds = within 0.01",
+                      rule="table3_prf") for s in PAPER_TABLE3["system"]]
     rows += [
         claim("GPT-3-FEW beats Perspective on SASS (F1)",
               f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}",
@@ -68,23 +73,26 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
               note="recorded predictions of all 250 comments (exact); judged as the paper states it, but answering "
                    f"toxic to every comment scores F1 {floor:.3f}: "
                    + (f"{' and '.join(beaten)} beat{'s' if len(beaten) == 1 else ''} it" if beaten
-                      else "neither system beats that constant"), kind="recorded predictions"),
+                      else "neither system beats that constant"), kind="recorded predictions",
+              rule="beats_in_f1", subject="system:GPT-3-FEW"),
         claim("Perspective rates False Positive comments highest of all categories",
               paper5.loc["False Positive", "perspective"], fp.loc["False Positive", "perspective"],
               verdict=fact(fp["perspective"].idxmax() == "False Positive"),
-              note="mean Perspective toxicity per category (recorded, exact)", kind="recorded predictions"),
+              note="mean Perspective toxicity per category (recorded, exact)", kind="recorded predictions",
+              rule="false_positive_highest", subject="system:PERSPECTIVE"),
         claim("Perspective: Sexual Harassment 21.9% vs humans 80%", PAPER["sexual_harassment"].value,
               f"{fp.loc['Sexual Harassment', 'perspective']:.3f} vs {fp.loc['Sexual Harassment', 'human']:.3f}",
               verdict=fact(within(paper5.loc["Sexual Harassment", "perspective"],
                                   fp.loc["Sexual Harassment", "perspective"], RULES["sexual_harassment"].cutoff)),
-              note="recorded scores and labels (exact)", kind="recorded predictions"),
+              note="recorded scores and labels (exact)", kind="recorded predictions", rule="sexual_harassment",
+              subject="system:PERSPECTIVE"),
         claim("Perspective flags every comment containing a swear word",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"],
               **_share(swear_ci), **RULES["flags_every_swear_comment"].test(),
               note=f"{int(persp['n_both'])} of {int(persp['n_contains'])} comments with an LDNOOBW swear word flagged "
                    f"(the paper counts {PAPER['swear_comments'].value}); holds = above 0.8 (it relies on swear "
                    f"words); exact interval over those comments{_flagged_without(persp)}",
-              kind="recorded predictions"),
+              kind="recorded predictions", rule="flags_every_swear_comment", subject="system:PERSPECTIVE"),
         claim("p(swear word | Perspective flags toxic)",
               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_swear_given_toxic"],
               **_share(given_ci),
@@ -92,10 +100,10 @@ def claims(table3: pd.DataFrame, table5: pd.DataFrame, table6: pd.DataFrame, tab
                                                                                        "p_swear_given_toxic"]),
               note=f"{int(persp['n_both'])} of {int(persp['n_flagged'])} flagged comments; holds = within 0.05 of the "
                    "paper; LDNOOBW detects fewer swear words than the paper's unpublished method (see Table 6)",
-                   kind="recorded predictions"),
+                   kind="recorded predictions", rule="swear_given_flagged", subject="system:PERSPECTIVE"),
     ]
     rows += [prf_claim(table7, PAPER_TABLE7, s, "Table 7 (TweetEval)",
-                       "failed calls and unparsed replies left out; holds = within 0.01")
+                       "failed calls and unparsed replies left out; holds = within 0.01", rule="table7_prf")
              for s in PAPER_TABLE7["system"]]
     return rows + _local_claims(classifiers, table6_local, table7_local, n_comments, n_tweets, scorer_threshold,
                                 comments, systems)
@@ -235,6 +243,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
     local_f1 = classifiers.set_index("system")["f1"]
     lm_rows = classifiers[classifiers["kind"] == "local LM"].set_index("system")
     best_lm = best_lm_system(classifiers)["system"]
+    pooled = models_subject(pd.unique(lm_rows["model"]))  # the best local LM is chosen among them all
     persp_f1 = local_f1["PERSPECTIVE"]
     paired = comments is not None and systems is not None
     text = f"{best_lm}: {lm_rows.loc[best_lm, 'f1']:.3f} vs {persp_f1:.3f}"
@@ -253,7 +262,8 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                        float(lm_rows.loc[best_lm, "f1"]))
     best["note"] += degenerate_note(classifiers, [best_lm])
     rows = [claim("A few-shot prompted LM beats Perspective on SASS (F1); here: the best local LM system",
-                  f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best, kind="our models")]
+                  f"GPT-3-FEW {paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['PERSPECTIVE']:.2f}", **best, kind="our models",
+                  rule="best_lm_beats_perspective", subject=pooled)]
     if set(lm_rows["setting"]) >= {"zero", "one", "few"} and "next-token" in set(lm_rows["reading"]):
         paper = f"{paper_f1['GPT-3-FEW']:.2f} vs {paper_f1['GPT-3-ZERO']:.2f} / {paper_f1['GPT-3-ONE']:.2f}"
         for m in pd.unique(lm_rows["model"]):
@@ -273,7 +283,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                               systems[names[0]] if paired else None, float(f[0]))
             few["note"] += degenerate_note(classifiers, names)
             rows.append(claim(f"Few-shot prompting beats zero- and one-shot (F1); here: {m}, next-token reading",
-                              paper, **few, kind="our models"))
+                              paper, **few, kind="our models", rule="few_beats_zero_one", subject=model_subject(m)))
     first_list = table6_local["word_list"].iloc[0]
     swear = table6_local[table6_local["word_list"] == first_list].set_index("system")
     for name in classifiers.loc[classifiers["kind"] == "local scorer", "system"]:
@@ -281,7 +291,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
             rows.append(claim(f"Perspective flags every comment with a swear word; here: the {name} scorer",
                               PAPER_TABLE6.set_index("system").loc["PERSPECTIVE", "p_toxic_given_swear"], "no comment",
                               verdict="not judged", note=f"no comment with a swear word ({first_list}) among these",
-                              kind="our models"))
+                              kind="our models", rule="flags_every_swear_comment", subject=f"scorer:{name}"))
             continue
         ci = proportion_interval(int(swear.loc[name, "n_both"]), int(swear.loc[name, "n_contains"]))
         rule = RULES["flags_every_swear_comment"]
@@ -295,7 +305,7 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
                                f"{swear.loc['PERSPECTIVE', 'p_toxic_given_swear']:.2f}; holds = it shares the "
                                f"reliance (above 0.8) and flags comments with a swear word more often than those "
                                f"without (a scorer that flags everything would not); exact interval; {reliance[1]}",
-                          kind="our models"))
+                          kind="our models", rule="flags_every_swear_comment", subject=f"scorer:{name}"))
     t7f1 = table7_local.set_index("system")["f1"]
     tweet_lms = [s for s in table7_local["system"] if s in lm_rows.index]
     if tweet_lms:
@@ -307,5 +317,5 @@ def _local_claims(classifiers: pd.DataFrame, table6_local: pd.DataFrame, table7_
         rows.append(claim("On TweetEval a few-shot LM is close to Perspective (F1); here: the best local LM",
                           f"GPT-3-FEW {paper7_f1['GPT-3-FEW']:.2f} vs {paper7_f1['PERSPECTIVE']:.2f}",
                           f"{lm_system}: {t7f1[lm_system]:.3f} vs {t7f1['PERSPECTIVE']:.3f}", **close,
-                          kind="our models"))
+                          kind="our models", rule="tweeteval_close_to_perspective", subject=pooled))
     return rows
