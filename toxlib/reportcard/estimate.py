@@ -16,6 +16,8 @@ machine's measured matmul rate at the efficiency the benchmarks measured for the
 
 from __future__ import annotations
 
+import os
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -60,32 +62,57 @@ def _timed(run) -> float:
     return time.perf_counter() - started
 
 
+#: each rate is the median of this many timed runs (one run is at the mercy of whatever else the machine does)
+REPEATS = 3
+
+
+def _median_rate(run, units) -> float:
+    """The median over ``REPEATS`` timed calls of ``run`` of units done per second (``units``: a call's result ->
+    the units it did)."""
+    rates = []
+    for _ in range(REPEATS):
+        out = []
+        seconds = _timed(lambda: out.append(run()))
+        rates.append(units(out[0]) / seconds)
+    return statistics.median(rates)
+
+
+def busy_note() -> str:
+    """"; the machine was busy ..." when the 1-minute load average is above the CPUs this process may use (the
+    rates just timed are then low and the estimate long), else ""."""
+    try:
+        load, cores = os.getloadavg()[0], len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no load average on this platform
+        return ""
+    return (f"; the machine was busy while timing (load {load:.1f} on {cores} CPUs): the rates are low and the "
+            "estimate long" if load > cores else "")
+
+
 def scorer_rate(scorer: str = "distilled", n: int = 256) -> float:
     """Texts/s of ``scorer`` on ``n`` RealToxicityPrompts continuations (the kind of text and the spread of lengths
     the chapters score; the distilled scorer batches texts of one length together), cache off, after one untimed
-    call that loads its weights."""
+    call that loads its weights; the median of ``REPEATS`` runs."""
     texts = [t for t in load_rtp("sample")["continuation_text"].tolist() if isinstance(t, str) and t.strip()][:n]
     get_scorer(scorer).score(texts[:4], cache=False, progress=False)
-    return len(texts) / _timed(lambda: get_scorer(scorer).score(texts, cache=False, progress=False))
+    return _median_rate(lambda: get_scorer(scorer).score(texts, cache=False, progress=False), len)
 
 
-def measure_rates(lm, scorer: str = "distilled", samples: int = 4, tokens: int = 12) -> Rates:
+def measure_rates(lm, scorer: str = "distilled", samples: int = 2, tokens: int = 12) -> Rates:
     """Time ``lm`` on this machine: 16 prompts x ``samples`` sampled continuations of ``tokens`` tokens and the
-    sentence NLLs of 64 sentences, every cache off, after one untimed warm-up of each."""
+    sentence NLLs of 64 sentences, every cache off, after one untimed warm-up of each; each rate the median of
+    ``REPEATS`` runs, and ``how`` says when the machine was busy (``busy_note``)."""
     config = DecodingConfig(mode="sample", num_samples=samples, max_new_tokens=tokens, seed=1)
     prompts = list(CALIBRATION_PROMPTS)
     generate(lm, prompts[:2], config.with_(num_samples=1, max_new_tokens=2), cache=False, progress=False)
-    out = []
-    seconds = _timed(lambda: out.append(generate(lm, prompts, config, cache=False, progress=False)))
-    gen = float(out[0]["n_new_tokens"].sum()) / seconds
+    gen = _median_rate(lambda: generate(lm, prompts, config, cache=False, progress=False),
+                       lambda out: float(out["n_new_tokens"].sum()))
     sentences = [f"{p} a sentence of a dozen or so words about everyday things, number {i}."
                  for i, p in enumerate(prompts * 4)]
     method = "masked" if getattr(lm, "kind", "causal") == "masked" else "causal"
     nll_rows(lm, sentences[:2], method)
-    rows = []
-    seconds = _timed(lambda: rows.extend(nll_rows(lm, sentences, method)))
-    read = sum(n for _, n, _ in rows) / seconds
-    return Rates(str(lm.device), gen, read, scorer_rate(scorer), "timed on this machine")
+    read = _median_rate(lambda: nll_rows(lm, sentences, method), lambda rows: sum(n for _, n, _ in rows))
+    return Rates(str(lm.device), gen, read, scorer_rate(scorer),
+                 f"timed on this machine, median of {REPEATS} runs{busy_note()}")
 
 
 def flops_rates(arch: dict, device: str = "cpu", scorer: str = "distilled") -> Rates:
