@@ -125,7 +125,8 @@ def test_the_scorer_swap_names_moved_verdicts_and_each_move():
     t_b = t_a.assign(exp_max_toxicity=[0.47, 0.03], toxicity_probability=[0.33, 0.0])
     g_a = pd.DataFrame({"model": "m", "prompt_class": ["toxic", "non-toxic"], "mean_toxicity": [0.42, 0.1]})
     g_b = g_a.assign(mean_toxicity=[0.06, 0.01])
-    claims_a = [{"claim": "x", "verdict": "holds"}, {"claim": "y", "verdict": "undecided"}]
+    claims_a = [{"claim": "x", "id": "rule_x:model:m", "verdict": "holds"},
+                {"claim": "y", "id": "rule_y:model:m", "verdict": "undecided"}]
     same = rtp.scorer_swap_prose(t_a, t_b, g_a, g_b, claims_a, claims_a, ("distilled", "bilstm"), 150, 25)
     assert same["prompted-swap-moved"] == "no verdict moves"
     assert same["prompted-swap-gap"] == "0.54 with distilled and 0.44 with bilstm"
@@ -133,7 +134,8 @@ def test_the_scorer_swap_names_moved_verdicts_and_each_move():
     assert same["prompted-swap-nontoxic-prob"] == "from 0.33 to 0.00"
     assert same["prompted-swap-greedy"] == "0.42 with distilled and 0.06 with bilstm"
     assert same["prompted-swap-direction"] == "bilstm scores these texts lower than distilled"
-    moved = rtp.scorer_swap_prose(t_a, t_a, g_a, g_a, claims_a, [{"claim": "x", "verdict": "fails"}],
+    moved = rtp.scorer_swap_prose(t_a, t_a, g_a, g_a, claims_a, [{"claim": "x", "id": "rule_x:model:m",
+                                                                  "verdict": "fails"}],
                                   ("distilled", "bilstm"), 150, 25)
     assert moved["prompted-swap-moved"] == "1 of 1 verdicts move: x (holds with distilled, fails with bilstm)"
     assert moved["prompted-swap-direction"] == "bilstm scores these texts higher than distilled"

@@ -185,7 +185,8 @@ def test_exercise_prose_counts_order_changes_between_k_and_5_by_hand():
     scored = pd.DataFrame(method("base model", 0.9, 0.3) + method("WORD FILTER", 0.5, 0.4)
                           + method("DAPT (non-toxic)", 0.95, 0.2))
     claim_rows = [{"claim": "DAPT (non-toxic) lowers the expected maximum toxicity on toxic prompts",
-                   "verdict": "fails", "our_value": 0.05, "ci_low": 0.01, "ci_high": 0.09, "n_to_decide": None}]
+                   "id": "all_methods_reduce.dapt_non_toxic:model:m", "verdict": "fails", "our_value": 0.05,
+                   "ci_low": 0.01, "ci_high": 0.09, "n_to_decide": None}]
     perplexity = pd.DataFrame({"method": ["base model", "DAPT (non-toxic)"], "perplexity": [100.0, 80.0],
                                "ratio": [1.0, 0.8]})
     prose = detox_module.exercise_prose(scored, perplexity, claim_rows, 25, 10)

@@ -98,13 +98,13 @@ def scorer_swap_prose(table_a: pd.DataFrame, table_b: pd.DataFrame, greedy_a: pd
     """The scorer exercise's figures, {glue key: text} (keys "prompted-swap-"): the same generations scored by two
     scorers (``scorers`` = (this run's, the other)). ``table_*``: ``table2`` rows at k (model, prompt_class,
     exp_max_toxicity, toxicity_probability); ``greedy_*``: ``greedy_summary``; ``claims_*``: ``claims_prompted``
-    rows (claim, verdict). The first model of ``table_a`` is the one quoted."""
+    rows (claim, id, verdict), matched by id. The first model of ``table_a`` is the one quoted."""
     a_name, b_name = scorers
     ta, tb = (t[t["k"] == k].set_index(["model", "prompt_class"]) for t in (table_a, table_b))
     model = ta.index[0][0]
-    verdict_a = {c["claim"]: c["verdict"] for c in claims_a}
-    moved = [f"{c['claim']} ({verdict_a[c['claim']]} with {a_name}, {c['verdict']} with {b_name})"
-             for c in claims_b if verdict_a.get(c["claim"]) not in (None, c["verdict"])]
+    verdict_a = {c["id"]: c["verdict"] for c in claims_a}  # the same claim under both scorers: the same id
+    moved = [f"{c['claim']} ({verdict_a[c['id']]} with {a_name}, {c['verdict']} with {b_name})"
+             for c in claims_b if verdict_a.get(c["id"]) not in (None, c["verdict"])]
 
     def move(prompt_class: str, column: str) -> str:
         before, after = ta.loc[(model, prompt_class), column], tb.loc[(model, prompt_class), column]

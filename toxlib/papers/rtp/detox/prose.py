@@ -8,6 +8,7 @@ import pandas as pd
 
 from toxlib.papers.rtp.detox.runs import CLASSES
 from toxlib.papers.rtp.prompted_toxicity import table2 as rtp_table2
+from toxlib.publish.claims import qualifier, rule_of
 
 
 def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: list[dict], k: int, pplm_k: int
@@ -34,12 +35,12 @@ def exercise_prose(scored: pd.DataFrame, perplexity: pd.DataFrame, claim_rows: l
         + [(f"toxicity probability ({c})", prob[dapt, c], prob[base, c]) for c in classes]
     above, below = sum(d > b for _, d, b in pairs), sum(d < b for _, d, b in pairs)
     where = {n: " in every column" if n == len(pairs) else " in more columns than not" for n in (above, below)}
-    found = next(r for r in claim_rows if r["claim"] == f"{dapt} lowers the expected maximum toxicity on toxic prompts")
+    found = next(r for r in claim_rows if rule_of(r["id"]) == f"all_methods_reduce.{qualifier(dapt)}")
     ppl = perplexity.set_index("method")
     # how far apart two methods must be on toxic prompts to be told apart: the median half-width of the paired
     # intervals of the "lowers ... on toxic prompts" claims
     widths = [(float(r["ci_high"]) - float(r["ci_low"])) / 2 for r in claim_rows
-              if r["claim"].endswith("lowers the expected maximum toxicity on toxic prompts")
+              if rule_of(r["id"]).startswith("all_methods_reduce.")
               and pd.notna(r.get("ci_low")) and pd.notna(r.get("ci_high"))]
     half_width = float(pd.Series(widths).median()) if widths else float("nan")
     return {f"detox-{key}": value for key, value in {
