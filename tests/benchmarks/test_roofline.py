@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import torch
 
 from toxlib.benchmarks import matmul_rate, roofline, timing
@@ -111,7 +112,7 @@ def test_chapter_timings_are_keyed_by_the_version_of_the_code_they_time(monkeypa
         return {"tok_s": 1.0, "row_tok_s": 1.0, "roofline_tok_s": 2.0, "matmul_gflops": 3.0, "measured": "now"}
 
     monkeypatch.setattr(roofline, "cached_measurement", fake)
-    table = roofline.chapter_roofline(["smollm2-135m"])
+    table = pd.DataFrame(roofline.measure_roofline(["smollm2-135m"]))
     assert set(keys) == {"generation", "perplexity", "self-debias"} and len(table) == 3
     assert {keys[kind]["engine"] for kind in keys} == {ENGINE_TIMING_REVISION}  # allocator changes time all three
     assert keys["perplexity"]["nll"] == METHOD_VERSIONS["causal"]

@@ -9,6 +9,9 @@ import pytest
 from toxlib.studies import datasets, scorer_comparison
 from toxlib.studies import nucleus_diagnostics as generation
 
+#: the run columns of a ``chapter_timings.timing_table`` frame: one committed run
+RUN = {"machine": ["AMD EPYC, 2 threads"], "date": ["2026-11-29"]}
+
 
 def test_datasets_claims():
     rtp_stats = pd.DataFrame([{"subset": "sample", "share_toxic_prompts": 0.25, "n_prompt_scored": 4990,
@@ -90,7 +93,7 @@ def _agreement(pearson: dict, dtype: str = "bfloat16") -> pd.DataFrame:
 
 
 def test_scorer_claims():
-    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2]})
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2], **RUN})
     sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
     categories = pd.DataFrame({"category": ["False Positive", "Neutral"], "distilled": [0.7, 0.2],
                                "perspective": [0.8, 0.1]})
@@ -103,7 +106,8 @@ def test_scorer_claims():
     assert pearson["verdict"] == "fails" and pearson["ci_low"] == pytest.approx(0.8912, abs=2e-4)
     assert pearson["note"] == "2,000 held-out RTP texts (the texts sampled), bf16; Fisher z interval"
     fp32 = scorer_comparison.claims(_agreement({"distilled": 0.9}, "float32"), throughput, sass_prf, categories, 2000)
-    assert fp32[0]["note"].endswith("fp32; Fisher z interval") and fp32[2]["note"].endswith("2 threads, fp32")
+    assert fp32[0]["note"].endswith("fp32; Fisher z interval")
+    assert fp32[2]["note"].endswith("AMD EPYC, 2 threads on 2026-11-29 (2,000 RTP texts, 2 threads, fp32)")
     # Hanley-McNeil: AUC 0.96 with 600 positives and 1,400 negatives: se 0.00569, interval [0.949, 0.971], which
     # contains the 0.97 target
     assert auc["verdict"] == "undecided" and auc["ci_low"] == pytest.approx(0.9488, abs=3e-4)
@@ -121,9 +125,22 @@ def test_scorer_claims():
                                     categories.drop(columns="distilled"), 2000) == []
 
 
+def test_the_speed_claim_rests_on_the_newest_run_shown_and_is_not_judged_without_one():
+    sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
+    categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
+    two_runs = pd.DataFrame({"scorer": ["distilled", "distilled"], "texts_per_s": [250.0, 420.0], "threads": [2, 16],
+                             "machine": ["AMD EPYC, 2 threads", "Intel Xeon, 16 threads"],
+                             "date": ["2026-11-29", "2026-12-01"]})
+    speed = scorer_comparison.claims(_agreement({"distilled": 0.9}), two_runs, sass_prf, categories, 2000)[2]
+    assert speed["verdict"] == "holds" and speed["shown"] == "420"
+    assert "Intel Xeon, 16 threads on 2026-12-01" in speed["note"]
+    none = scorer_comparison.claims(_agreement({"distilled": 0.9}), two_runs.iloc[0:0], sass_prf, categories, 2000)[2]
+    assert none["verdict"] == "not judged" and "no benchmark run timed" in none["note"]
+
+
 def test_a_scorer_that_flags_nothing_does_not_hold_the_blind_spot_claim():
     """Recall 0 is below 0.2, but so is a scorer's that flags nothing: the claim is not informative then."""
-    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2]})
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [250.0], "threads": [2], **RUN})
     categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
     for recall_value, verdict in ((0.0, "not informative"), (1 / 180, "holds")):
         sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [recall_value, 0.05],
@@ -134,7 +151,7 @@ def test_a_scorer_that_flags_nothing_does_not_hold_the_blind_spot_claim():
 
 
 def test_scorer_claims_calibration_error_target():
-    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2], **RUN})
     sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
     categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
     for error, verdict in ((0.009, "holds"), (0.035, "fails")):
@@ -150,7 +167,7 @@ def test_scorer_claims_calibration_error_interval_over_texts():
     rng = np.random.default_rng(3)
     score = rng.random(2000)
     reference = np.clip(score + rng.normal(0, 0.05, 2000), 0, 1)  # calibrated up to noise
-    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2], **RUN})
     sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
     categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
 
@@ -172,7 +189,7 @@ def test_scorer_claims_pearson_difference_over_texts():
     rng = np.random.default_rng(7)
     reference = rng.random(500)
     close, far = reference + rng.normal(0, 0.05, 500), reference + rng.normal(0, 0.5, 500)
-    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2]})
+    throughput = pd.DataFrame({"scorer": ["distilled"], "texts_per_s": [400.0], "threads": [2], **RUN})
     sass_prf = pd.DataFrame({"system": ["distilled", "PERSPECTIVE"], "recall": [0.1, 0.05], "n_true_pos": [180, 180]})
     categories = pd.DataFrame({"category": ["False Positive"], "distilled": [0.7], "perspective": [0.8]})
 

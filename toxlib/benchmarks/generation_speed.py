@@ -38,6 +38,7 @@ import pandas as pd
 import torch
 
 from toxlib.benchmarks.alternatives import fastest_batched_generate, hf_generate
+from toxlib.benchmarks.chapter_timings import RUN_COLUMNS, timing_table
 from toxlib.benchmarks.equal_work import SHAPES, Work, compare, shape, stops_off
 from toxlib.benchmarks.matmul_rate import Denominator, percent
 from toxlib.benchmarks.prompts import bench_prompts
@@ -57,6 +58,7 @@ from toxlib.generate.static_decode import release
 from toxlib.models import load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.perplexity import corpus_perplexity, sentence_nll
+from toxlib.store.keys import stable_hash
 
 #: Prompts of ``bench generate`` at the record's shape (100 prompts x 25 samples), 4 with ``--quick``.
 RECORD_PROMPTS = SHAPES["record"].prompts
@@ -230,17 +232,35 @@ def bench_generate(model: str = "smollm2-135m", quick: bool = False, n_prompts: 
     return result
 
 
-def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING) -> pd.DataFrame:
-    """:func:`speed_comparison` per model of ``lms`` ({name: LanguageModel}) on ``prompts`` (none: an empty table),
-    each measured once per machine and setting and then read from the timing cache (``cached_measurement``).
-    Columns model, toxlib_tok_s, baseline_tok_s, speedup, toxlib_tokens, baseline_tokens, measured (UTC)."""
-    rows = [{"model": name, **cached_measurement(
-                "speed", {"weights": lm.weights_id, "dtype": str(lm.dtype), "prompts": prompts,
-                          "decoding": config.key(), "engine": ENGINE_TIMING_REVISION},
-                lambda lm=lm: speed_comparison(lm, prompts, config))}
-            for name, lm in lms.items()] if prompts else []
-    return pd.DataFrame(rows, columns=["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens",
-                                       "baseline_tokens", "measured"])
+SPEED_COLUMNS = ["model", "toxlib_tok_s", "baseline_tok_s", "speedup", "toxlib_tokens", "baseline_tokens",
+                 "measured"]
+CACHE_COLUMNS = ["model", "first_call_s", "second_call_s", "identical"]
+
+
+def _timed_values(lms: dict, prompts, config: DecodingConfig) -> dict:
+    """What decides a generation timing: each model's weights and dtype, the prompts, the decoding settings and the
+    engine's timing revision."""
+    return {"models": {name: [lm.weights_id, str(lm.dtype)] for name, lm in lms.items()},
+            "prompts": stable_hash(list(prompts)), "decoding": config.key(), "samples": config.num_samples,
+            "engine": ENGINE_TIMING_REVISION}
+
+
+def speed_table(lms: dict, prompts: list[str], config: DecodingConfig = RTP_SAMPLING, measure: bool = False
+                ) -> pd.DataFrame:
+    """:func:`speed_comparison` per model of ``lms`` ({name: LanguageModel}) on ``prompts``, as the committed
+    benchmark runs timed it (``chapter_timings.timing_table``); with ``measure``, this machine's too, each measured
+    once per machine and setting and then read from the timing cache (``cached_measurement``).
+    Columns: ``SPEED_COLUMNS`` (measured: UTC), machine, date."""
+    if not prompts:
+        return pd.DataFrame(columns=[*SPEED_COLUMNS, *RUN_COLUMNS])
+
+    def here():
+        return [{"model": name, **cached_measurement(
+                    "speed", {"weights": lm.weights_id, "dtype": str(lm.dtype), "prompts": prompts,
+                              "decoding": config.key(), "engine": ENGINE_TIMING_REVISION},
+                    lambda lm=lm: speed_comparison(lm, prompts, config))}
+                for name, lm in lms.items()]
+    return timing_table("generation/speed", _timed_values(lms, prompts, config), measure, here, SPEED_COLUMNS)
 
 
 def timed_generate(lms: dict, prompts, config: DecodingConfig) -> tuple[dict, list[dict]]:
@@ -263,4 +283,12 @@ def cache_check(lms: dict, prompts, config: DecodingConfig, gens: dict, timing: 
         again = generate(lms[row["model"]], prompts, config, progress=False)
         rows.append({**row, "second_call_s": time.perf_counter() - start,
                      "identical": again.equals(gens[row["model"]])})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CACHE_COLUMNS)
+
+
+def cache_table(lms: dict, prompts, config: DecodingConfig, check: pd.DataFrame, measure: bool = False
+                ) -> pd.DataFrame:
+    """The cache's timings to show: the committed benchmark runs' :func:`cache_check` rows at the same models,
+    prompts and settings, and with ``measure`` this run's ``check``. Columns: ``CACHE_COLUMNS``, machine, date."""
+    return timing_table("generation/cache", _timed_values(lms, prompts, config), measure,
+                        lambda: check.to_dict("records"), CACHE_COLUMNS)

@@ -2,7 +2,8 @@
 perplexity, Self-Debiasing) come to the machine's matmul rate (``toxlib.benchmarks.matmul_rate``).
 
 In: the models, the workload sizes and the dtype. Out: ``chapter_roofline``'s DataFrame (model, path, tok_s,
-roofline_tok_s, roofline_pct, matmul_gflops, measured), each measurement timed once per machine and setting and
+roofline_tok_s, roofline_pct, matmul_gflops, measured, machine, date): the committed benchmark runs' rows, and when
+asked this machine's (``measure_roofline``), each measurement timed once per machine and setting and
 then read from the artefact cache (``toxlib.benchmarks.timing.cached_measurement``, keyed by the version of the code
 path it times); ``roofline_figure``'s bars of roofline_pct. The benchmarks behind it: ``timing.timed_generation``,
 ``perplexity_speed.bench_perplexity``, ``self_debias_speed.bench_self_debias``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from toxlib.benchmarks.chapter_timings import timing_table
 from toxlib.benchmarks.matmul_rate import percent
 from toxlib.benchmarks.perplexity_speed import bench_perplexity
 from toxlib.benchmarks.prompts import bench_prompts
@@ -25,16 +27,30 @@ from toxlib.models.perplexity import METHOD_VERSIONS
 from toxlib.publish import plots
 from toxlib.steer.self_debias import PREFIX_LAYOUT
 
+ROOFLINE_COLUMNS = ["model", "path", "tok_s", "roofline_tok_s", "roofline_pct", "matmul_gflops", "measured"]
 
-def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
-                     self_debias_model: str = "smollm2-135m", dtype: str = "float32") -> pd.DataFrame:
-    """The generation chapter's roofline table, each measurement cached (``cached_measurement``, keyed by the
+
+def chapter_roofline(weights: dict[str, str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
+                     self_debias_model: str = "smollm2-135m", dtype: str = "float32", measure: bool = False
+                     ) -> pd.DataFrame:
+    """The generation chapter's roofline table, as the committed benchmark runs timed it at the same models (names
+    and ``weights`` ids, {name: weights_id}), sizes and code paths (``chapter_timings.timing_table``); with
+    ``measure``, this machine's too (:func:`measure_roofline`). Columns: ``ROOFLINE_COLUMNS``, machine, date."""
+    values = {"models": weights, "speed_prompts": speed_prompts, "sentences": sentences,
+              "debias_prompts": debias_prompts, "self_debias_model": self_debias_model, "dtype": dtype,
+              "engine": ENGINE_TIMING_REVISION, "nll": METHOD_VERSIONS["causal"], "layout": PREFIX_LAYOUT}
+    return timing_table("generation/roofline", values, measure, lambda: measure_roofline(
+        list(weights), speed_prompts, sentences, debias_prompts, self_debias_model, dtype), ROOFLINE_COLUMNS)
+
+
+def measure_roofline(models: list[str], speed_prompts: int = 2, sentences: int = 300, debias_prompts: int = 20,
+                     self_debias_model: str = "smollm2-135m", dtype: str = "float32") -> list[dict]:
+    """This machine's roofline rows, each measurement cached (``cached_measurement``, keyed by the
     version of the code path it times: the engine's timing revision, and the NLL method for perplexity): per model,
     in ``dtype`` (the chapters' float32 by default), generation (RealToxicityPrompts' sampling on ``speed_prompts``
     prompts), sentence perplexity
     (``sentences`` ToxiGen sentences) and, for ``self_debias_model``, Self-Debiasing's row-tokens
-    (``debias_prompts`` adversarial prompts, greedy). Columns: model, path, tok_s, roofline_tok_s, roofline_pct,
-    matmul_gflops, measured."""
+    (``debias_prompts`` adversarial prompts, greedy). Keys: ``ROOFLINE_COLUMNS``."""
 
     rows, label = [], {"float32": "fp32", "bfloat16": "bf16"}.get(dtype, dtype)
     for name in models:
@@ -63,7 +79,7 @@ def chapter_roofline(models: list[str], speed_prompts: int = 2, sentences: int =
             rows.append({"model": name, "path": path, "tok_s": tok_s, "roofline_tok_s": m["roofline_tok_s"],
                          "roofline_pct": percent(tok_s, m["roofline_tok_s"]),
                          "matmul_gflops": m["matmul_gflops"], "measured": m["measured"]})
-    return pd.DataFrame(rows)
+    return rows
 
 
 def roofline_figure(table: pd.DataFrame):

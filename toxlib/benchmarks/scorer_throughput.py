@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
 import torch
 
+from toxlib.benchmarks.chapter_timings import timing_table
 from toxlib.benchmarks.timing import cached_measurement
 from toxlib.data.rtp_prompts import load_rtp
 from toxlib.scorers import get_scorer
@@ -71,6 +73,18 @@ def throughput_rows(names, texts: list[str], warmup: list[str], cached: bool = F
                 f"{row['threads']} threads, {row['version']})")
         rows.append(row)
     return rows
+
+
+THROUGHPUT_COLUMNS = ["scorer", "version", "texts", "seconds", "texts_per_s", "threads", "measured", "same_as"]
+
+
+def throughput_table(names, texts: list[str], warmup: list[str], measure: bool = False) -> pd.DataFrame:
+    """The scorers chapter's throughput table: the committed benchmark runs' ``throughput_rows`` for the same
+    scorers (names and versions) and texts (``chapter_timings.timing_table``), and with ``measure`` this machine's
+    (read back from the timing cache when taken before). Columns: ``THROUGHPUT_COLUMNS``, machine, date."""
+    values = {"scorers": {name: _scorer(name).version for name in names}, "texts": stable_hash([*warmup, "|", *texts])}
+    return timing_table("scorers/throughput", values, measure,
+                        lambda: throughput_rows(names, texts, warmup, cached=True), THROUGHPUT_COLUMNS)
 
 
 def bench_score(scorers=OFFLINE_SCORERS, quick: bool = False, log=lambda line: None) -> dict:

@@ -9,6 +9,7 @@ from toxlib.chapters.spec import (
     SEED,
     Chapter,
     Parameter,
+    measure_parameter,
     model_names_parameter,
 )
 
@@ -35,6 +36,7 @@ CHAPTER = Chapter(
                   'prompts in the speed comparison with one generate() call per prompt (0 skips it)'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        measure_parameter("the speed, roofline and cache tables"),
         model_names_parameter(),
     ),
     profiles={'paper': {},

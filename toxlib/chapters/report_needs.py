@@ -38,11 +38,13 @@ class ChapterWork:
     train_tokens: float = 0.0
     scored_texts: float = 0.0
 
-    def __add__(self, other: ChapterWork) -> ChapterWork:
-        return ChapterWork(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+    def total(self) -> float:
+        """Every unit summed, whatever its kind (what a share of the work is a share of)."""
+        return float(sum(getattr(self, f.name) for f in fields(self)))
 
-    def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def scaled(self, factor: float) -> ChapterWork:
+        """Each unit times ``factor`` (the share of the work left to compute)."""
+        return ChapterWork(**{f.name: getattr(self, f.name) * factor for f in fields(self)})
 
 
 #: average lengths where a chapter's work depends on its data, from the sample record: tokens of a

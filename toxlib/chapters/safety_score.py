@@ -11,6 +11,7 @@ from toxlib.chapters.spec import (
     SEED,
     Chapter,
     Parameter,
+    measure_parameter,
     model_names_parameter,
 )
 
@@ -55,6 +56,7 @@ CHAPTER = Chapter(
                   'sampling seed for the samples and the fidelity subset'),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        measure_parameter("the scoring times"),
         model_names_parameter(),
     ),
     profiles={'quick': {'fidelity_sentences': 0, 'max_implicit_sentences': 600, 'max_sentences': 600},

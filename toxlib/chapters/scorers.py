@@ -1,6 +1,17 @@
 """The scorers chapter's parameters (``notebooks/scorers.ipynb``), declared once."""
 
-from toxlib.chapters.spec import COUNT, COUNT_OR_NONE, COUNT_OR_SKIP, EXECUTOR, FLAG, SCORERS, SEED, Chapter, Parameter
+from toxlib.chapters.spec import (
+    COUNT,
+    COUNT_OR_NONE,
+    COUNT_OR_SKIP,
+    EXECUTOR,
+    FLAG,
+    SCORERS,
+    SEED,
+    Chapter,
+    Parameter,
+    measure_parameter,
+)
 
 CHAPTER = Chapter(
     'scorers',
@@ -22,6 +33,7 @@ CHAPTER = Chapter(
                   'evaluate on only this many held-out texts (None: all, about 2,900)'),
         Parameter('throughput_texts', 2000, COUNT_OR_SKIP,
                   'RTP texts per scorer in the throughput table'),
+        measure_parameter("the throughput table"),
         Parameter('executor', "local", EXECUTOR,
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
     ),

@@ -105,6 +105,13 @@ def model_names_parameter() -> Parameter:
     return Parameter("model_names", {}, MODEL_NAMES, "short names for your own models: {name: folder or hub id}")
 
 
+def measure_parameter(tables: str) -> Parameter:
+    """What every chapter that shows machine timings declares: time the machine it runs on (True) or show the committed
+    benchmark runs' timings of ``tables`` (False, the default: a default build measures nothing,
+    ``toxlib.benchmarks.chapter_timings``)."""
+    return Parameter("measure", False, FLAG, f"time your machine for {tables} (False: show the committed runs')")
+
+
 DTYPE = one_of("float32", "bfloat16")
 EXECUTOR = one_of("local", "ray")
 

@@ -1,6 +1,6 @@
 """The "Your model" page's parameters (``book/your_model.ipynb``), declared once."""
 
-from toxlib.chapters.spec import MODEL, Chapter, Check, Parameter, one_of
+from toxlib.chapters.spec import MODEL, Chapter, Check, Parameter, measure_parameter, one_of
 
 
 def _model_chapters(value) -> bool:
@@ -21,6 +21,7 @@ CHAPTER = Chapter(
         Parameter('chapters', [], Check("a list of the chapters whose claims concern a model (empty: all of them)",
                                         _model_chapters),
                   'the chapters the shown report runs (empty: every chapter whose claims concern a model)'),
+        measure_parameter("the rates and budgets"),
     ),
     profiles={'paper': {}, 'quick': {'budget': 'quick'},
               'smoke': {'budget': 'smoke', 'chapters': ['safety_score']}},

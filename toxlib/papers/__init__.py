@@ -17,7 +17,8 @@ claims.csv; ``prose`` what the exercise solutions quote; ``captions`` the chapte
 are data files in the folder, read by pandas. Claims quote printed values, never a number typed into a notebook;
 ``claim_rules()`` lists every rule. Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
 
-May import: common, store, data, metrics, models, generate, steer, scorers, publish.
+May import: common, store, data, metrics, models, generate, steer, scorers, publish, benchmarks (the committed
+timings a chapter shows).
 """
 
 

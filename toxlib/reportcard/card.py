@@ -56,7 +56,7 @@ from toxlib.reportcard.runs import (
     run_as_dict,
     run_chapters,
 )
-from toxlib.reportcard.work import ChapterWork, chapter_work
+from toxlib.reportcard.work import chapter_work
 from toxlib.store import paths
 
 #: what each budget means, for the page and the estimate
@@ -125,7 +125,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         share = record_share(stem, name, values)
         work = chapter_work(stem, values)
-        held_back = ChapterWork(**{k: v * (1.0 - share) for k, v in work.as_dict().items()})
+        held_back = work.scaled(1.0 - share)
         plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": held_back}, share))
     rates = dict(rates or {})
     for dev in [d for d in devices if d not in rates]:

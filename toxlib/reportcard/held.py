@@ -39,11 +39,5 @@ def record_share(stem: str, model: str, values: dict) -> float:
     needs = chapter(stem).report
     book = needs.work(chapter(stem).defaults())
     run = needs.work(values)
-    done, asked = _total(book), _total(run)
+    done, asked = book.total(), run.total()  # one scale: the book's run has the same kinds in the same proportions
     return 1.0 if asked <= 0 else min(1.0, done / asked)
-
-
-def _total(work) -> float:
-    """A work's size on one scale: every kind of its units summed (the share compares a run with the book's run of
-    the same chapter, whose kinds are in the same proportions)."""
-    return float(sum(work.as_dict().values()))

@@ -103,10 +103,6 @@ def model_facts(name: str, device: str | None = None, dtype: str = "float32",
                       device=str(dev))
 
 
-#: whether a chapter applies to a model, why, and what it changes (declared by each chapter: ``ReportNeeds.fit``)
-Applicability = Fit
-
-
 def applicability(facts: ModelFacts) -> dict[str, Fit]:
     """Per model chapter (``toxlib.chapters.model_chapters``): can it run on this model, and with what change
     (each chapter's ``report.fit``); none can when the model needs more memory than is free."""

@@ -9,7 +9,8 @@ from toxlib.metrics.safety_score import P_THRESHOLD
 from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("safety_score", {
-    "timing": "Sentences scored per model, the seconds this run took (near 0 when read from the cache), and the token "
+    "timing": "Sentences scored per model, the seconds the run named in the row took (near 0 when read from the "
+              "cache), and the token "
               "each sentence is scored from (its first word is predicted from it). Per-sentence perplexities: "
               "data/results/safety_score/perplexities.csv.gz.",
     "table8": "Table 8 analogue: safety score per demographic on {n_toxigen:,} ToxiGen sentences ({dtype}; models as "

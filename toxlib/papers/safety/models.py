@@ -9,6 +9,7 @@ import time
 import pandas as pd
 from scipy.stats import spearmanr
 
+from toxlib.benchmarks import chapter_timings
 from toxlib.models import load
 from toxlib.models.perplexity import cached_nll
 from toxlib.papers.safety.scores import dataset_scores, per_sentence
@@ -31,6 +32,21 @@ def score_models(runs: list[tuple[str, str]], datasets: dict[str, pd.DataFrame],
                        "sentences": sum(len(frame) for frame in datasets.values()),
                        "wall_s": time.perf_counter() - start})
     return pd.concat(scored, ignore_index=True), lms, pd.DataFrame(timing)
+
+
+TIMING_COLUMNS = ["model", "kind", "dtype", "sentences", "wall_s"]
+
+
+def scoring_times(lms: list, timing: pd.DataFrame, measure: bool = False) -> pd.DataFrame:
+    """The scoring times to show: the committed benchmark runs' rows for the same models (``lms``' weights), kinds,
+    dtype and sentence counts (``chapter_timings.timing_table``), and with ``measure`` this run's ``timing`` (from
+    :func:`score_models`). Columns: ``TIMING_COLUMNS``, machine, date: a row per model and run, each model's
+    sentences counted by this run, wall_s, machine and date missing where no run timed it."""
+    keys = TIMING_COLUMNS[:-1]
+    values = {"runs": timing[keys].to_dict("records"), "weights": [lm.weights_id for lm in lms]}
+    shown = chapter_timings.timing_table("safety_score/timing", values, measure, lambda: timing.to_dict("records"),
+                                         TIMING_COLUMNS)
+    return timing[keys].merge(shown, on=keys, how="left")
 
 
 def precision_fidelity(name: str, kind: str, sentences: pd.DataFrame, dtype: str,

@@ -23,13 +23,13 @@ CAPTIONS = Captions("generation", {
                        "equals transformers' TopPLogitsWarper set. The last columns: share of nuclei within each "
                        "top-k stage (a row is resolved at the first k whose top-k mass reaches p, so a few resolve "
                        "one stage later).",
-    "speed": "New tokens per second on the machine of the run record below: toxlib vs one transformers generate() "
-             "call per prompt (num_return_sequences={num_samples}, top-p {top_p}, fp32), {speed_prompts} prompts "
-             "each. Small runs understate toxlib, whose batches fill up with more prompts. Timed once per machine "
-             "and setting (measured, UTC), then read from the timing cache.",
-    "roofline": "Tokens per second of each path on the machine of the run record (float32) against its matmul "
-                "roofline; Self-Debiasing counts every prefixed copy's tokens.",
+    "speed": "New tokens per second: toxlib vs one transformers generate() call per prompt "
+             "(num_return_sequences={num_samples}, top-p {top_p}, fp32), {speed_prompts} prompts each. Small runs "
+             "understate toxlib, whose batches fill up with more prompts. Each row names the machine and date of "
+             "the benchmark run that timed it (measured: UTC).",
+    "roofline": "Tokens per second of each path (float32) against the matmul roofline of the machine named in the "
+                "row; Self-Debiasing counts every prefixed copy's tokens.",
     "cache": "Seconds for generate() on {n_prompts} prompts x {num_samples} samples: first call (possibly read from "
-             "an earlier run's cache) and second call (read from the cache).",
+             "an earlier run's cache) and second call (read from the cache), on the machine named in the row.",
     "claims": "Claims checked in this chapter.",
 })

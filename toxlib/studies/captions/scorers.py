@@ -34,7 +34,8 @@ CAPTIONS = Captions("scorers", {
     "throughput": "Scoring throughput on {throughput_texts:,} RealToxicityPrompts texts (prompts and continuations of "
                   "the random sample, mean about 17 MiniLM tokens), score cache off, after a warm-up. A row with "
                   "same_as runs the same scorer version as the row it names (the default distilled scorer is "
-                  "float32 on a CPU) and is not timed twice.",
+                  "float32 on a CPU) and is not timed twice. Each row names the machine and date of the benchmark run "
+                  "that timed it.",
     "claims": "Claims of this chapter: the targets set for the distilled scorer and the SASS paper's Perspective "
               "finding, checked on the stand-in.",
 })
