@@ -90,6 +90,27 @@ def test_publish_workflow_builds_committed_notebooks_without_executing_and_deplo
     assert "python -m toxlib.book_build.repository _config.yml" in runs  # the buttons link to the published repository
 
 
+def test_the_published_site_carries_every_csv_its_pages_link(tmp_path, monkeypatch):
+    """The workflow's plain ``jupyter-book build .`` loads the book's Sphinx extension, which copies the tables
+    into the HTML (as for ``toxlib book``): every CSV link of the committed pages answers on the published site."""
+    from toxlib.book_build import sphinx_book
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "toxlib.book_build.sphinx_book" in config["sphinx"]["extra_extensions"]
+    monkeypatch.delenv("TOXLIB_RESULTS_DIR", raising=False)  # the workflow sets none: the checkout's results
+    assert sphinx_book.results_folder(ROOT) == ROOT / "data" / "results"
+    monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path / "smoke"))  # a smoke build's own
+    assert sphinx_book.results_folder(ROOT) == tmp_path / "smoke"
+    html = tmp_path / "html"
+    (html / "data" / "results" / "stale").mkdir(parents=True)  # an earlier build's leftovers go
+    copied = sphinx_book.copy_tables(ROOT / "data" / "results", html)
+    shipped = {p.relative_to(html / "data" / "results").as_posix() for p in html.rglob("*") if p.is_file()}
+    linked = {link for nb in NOTEBOOKS for link in re.findall(r'href=\\?"\.\./data/results/([^"\\]+)\\?"',
+                                                                   nb.read_text())}
+    assert copied == len(shipped) and linked and linked <= shipped, sorted(linked - shipped)
+    assert not (html / "data" / "results" / "stale").exists() and not any(p.endswith(".png") for p in shipped)
+
+
 def test_pull_request_workflow_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     command = re.search(r"^(bash scripts/run_tests\.sh)\b", readme, re.MULTILINE).group(1)

@@ -5,8 +5,9 @@ On every page and at both widths: no console error; the in-page contents (the ri
 header's contents button and the drawer it opens) is there and its links move the page; on a phone the menu button
 opens the book's navigation. On a laptop no table's content is wider than its box (``WIDE_ON_PURPOSE`` lists the
 exceptions, each with its reason) and each chapter's findings box starts on the first screen, in at most about 130
-words. No output holds an element a generated text could have made (``OUTPUT_TAGS`` lists those the book's own
-tables, figures and tabs use). Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer.
+words, and a click on the exercise's name in a solution's title opens the solution. No output holds an element a
+generated text could have made (``OUTPUT_TAGS`` lists those the book's own tables, figures and tabs use).
+Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer.
 
 A second check builds a one-chapter book whose generated texts are ``HOSTILE`` (a ``<script>``, an ``<h1>``,
 ``<bos>``, markdown and math) through the book's own table, tabs, figure and claims functions, executed in a real
@@ -167,8 +168,29 @@ GENERATED_JS = """tags => [...document.querySelectorAll('article .cell_output *,
     .map(e => e.tagName + ': ' + (e.outerHTML || '').slice(0, 80))"""
 
 
+SOLUTION_NAME = ".toggle > .admonition-title a"
+
+
+def _solution_opens(page) -> str | None:
+    """A click on the exercise's name in the first solution's title ("Solution to Exercise 3") opens the solution,
+    as a click on the rest of the title does, without a script error (None when it does, or there is none)."""
+    if page.locator(SOLUTION_NAME).count() == 0:
+        return None
+    errors = len(page.errors)
+    page.locator(SOLUTION_NAME).first.click()
+    page.wait_for_timeout(200)
+    shut = page.evaluate("s => document.querySelector(s).closest('.toggle').classList.contains('toggle-hidden')",
+                         SOLUTION_NAME)
+    if shut or len(page.errors) > errors:
+        return f"a click on the exercise's name in a solution's title leaves it shut ({page.errors[errors:][:1]})"
+    return None
+
+
 def _check_page(page, name: str, size: tuple[int, int]) -> list[str]:
     problems = [f"console error: {e[:160]}" for e in page.errors]
+    if size == LAPTOP:
+        problem = _solution_opens(page)
+        problems += [problem] if problem else []
     if page.evaluate("() => document.querySelectorAll('nav.page-toc a').length"):
         problem = _contents_work(page)
         problems += [problem] if problem else []

@@ -10,6 +10,7 @@ never overwritten by a smoke run. A paper build (``profile="paper"``: every chap
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from toxlib.book_build import repository
+from toxlib.book_build import build_stamp, repository
 from toxlib.book_build.kernels import KernelPrestart
 from toxlib.book_build.runner import PROFILES, checkout_env, governing_chapter, run_notebook
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
@@ -90,24 +91,19 @@ def stage_sources(root: Path, staging: Path) -> Path:
 
 def build_html(source: Path, output: Path, results: Path | None = None) -> Path:
     """Run ``jupyter-book build`` on ``source`` into output/_build/html; warnings (broken references) fail it. The
-    tables' CSVs under ``results`` (the chapters' results folder) are copied to html/data/results/, where the
-    tables' download links point (``toxlib.publish.results.csv_href``)."""
+    book's Sphinx extension (``toxlib.book_build.sphinx_book``) copies the tables' CSVs under ``results`` (default:
+    source/data/results) to html/data/results/, where the tables' download links point, as it does for the
+    publishing workflow's build."""
     cmd = [
         sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
         "build", str(source), "--path-output", str(output), "--builder", "html", "-W", "-n", "--keep-going",
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    env = {**os.environ, **({"TOXLIB_RESULTS_DIR": str(results)} if results is not None else {})}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
         raise BookBuildError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
-    html = output / "_build" / "html"
-    if results is not None and results.is_dir():
-        target = html / "data" / "results"
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(results, target, ignore=lambda folder, names: [
-            n for n in names if not (Path(folder, n).is_dir() or n.endswith((".csv", ".csv.gz")))])
-    return html
+    return output / "_build" / "html"
 
 
 def build_book(
@@ -115,9 +111,12 @@ def build_book(
     workdir: str | Path | None = None,
     execute: bool = True,
     profile: str | None = None,
+    force: bool = False,
 ) -> dict:
     """Execute the table of contents' notebooks and build the HTML.
 
+    A default build of every chapter in the checkout executes nothing when nothing that decides or shows the numbers
+    changed since the last one (``toxlib.book_build.build_stamp``); ``force`` executes every chapter anyway.
     only: notebook stems to execute (others keep their committed outputs); unknown stems raise UnknownNameError.
     profile: "default", "smoke" or "paper" (each notebook's profile of that name; an aggregating notebook such as
     the scorecard runs with its defaults when it declares none); "smoke" runs in a staging copy under ``workdir``
@@ -146,6 +145,14 @@ def build_book(
             raise UnknownNameError(f"unknown notebook(s) {', '.join(unknown)}; the book has: {', '.join(stems)}")
         # Aggregating notebooks (the scorecard) re-run whenever any chapter does, so they never go stale.
         notebooks = [nb for s, nb in stems.items() if s in set(only) or is_aggregate(nb)]
+    whole = execute and profile == "default" and not only and work == root  # every chapter, default, in place
+    if whole and not force and build_stamp.unchanged_since(root):
+        print(f"[toxlib] nothing that decides or shows the numbers changed since this checkout's last build "
+              f"({build_stamp.STAMP}): building the HTML from the notebooks as they are (--force executes every "
+              "chapter)", flush=True)
+        execute = False
+    elif whole:
+        build_stamp.forget(root)  # an interrupted build leaves no stamp
     runs = []
     changed = uncommitted_files(root)
     if execute and changed:
@@ -164,6 +171,8 @@ def build_book(
                 print(f"[toxlib] executing {nb.relative_to(source)}{shown}", flush=True)
                 # in place (the staging copy when smoke)
                 runs.append(run_notebook(nb, output=nb, env=env, profile=chosen[nb], kernel=kernels.take(nb)))
+        if whole:
+            build_stamp.write_stamp(root)
     print("[toxlib] building HTML with jupyter-book", flush=True)
     # Build from a clean copy of the sources, so nothing else in the checkout (caches, READMEs) is parsed.
     staged = source if smoke else stage_sources(root, work / "_build" / "src")

@@ -1,4 +1,6 @@
-"""The book's own Sphinx extension (named in _config.yml's ``extra_extensions``): each page loads every script once.
+"""The book's own Sphinx extension (named in _config.yml's ``extra_extensions``): each page loads every script once,
+and the HTML carries the chapters' tables as CSV files, however the book is built (``toxlib book`` or the publishing
+workflow's plain ``jupyter-book build .``).
 
 On Sphinx 7, an inline script an extension adds after the HTML builder started (sphinx-thebe's configuration,
 sphinx-togglebutton's selector) reaches a page twice: once through the builder, once through the registry, with
@@ -7,6 +9,14 @@ every page. ``one_copy_each`` keeps the first of every (file, attributes) pair i
 """
 
 from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+#: what of the results folder the HTML carries: the tables, where their download links point
+#: (``toxlib.publish.results.csv_href``); figures are inside the pages already
+TABLE_SUFFIXES = (".csv", ".csv.gz")
 
 
 def script_key(script) -> tuple:
@@ -32,7 +42,33 @@ def one_copy_each(app, pagename, templatename, context, doctree) -> None:
     scripts[:] = kept
 
 
+def results_folder(srcdir) -> Path:
+    """The chapters' results folder the HTML's CSV links point into: ``TOXLIB_RESULTS_DIR`` (a smoke build's), else
+    the book source's own ``data/results``."""
+    return Path(os.environ.get("TOXLIB_RESULTS_DIR") or Path(srcdir) / "data" / "results")
+
+
+def copy_tables(results: Path, html: Path) -> int:
+    """Copy every table under ``results`` (``TABLE_SUFFIXES``) to html/data/results/ at the same relative path,
+    replacing what an earlier build left there. Returns how many files were copied (0 when there is no folder)."""
+    target = html / "data" / "results"
+    if target.exists():
+        shutil.rmtree(target)
+    tables = [p for p in sorted(results.rglob("*")) if p.is_file() and p.name.endswith(TABLE_SUFFIXES)] \
+        if results.is_dir() else []
+    for table in tables:
+        (target / table.relative_to(results)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(table, target / table.relative_to(results))
+    return len(tables)
+
+
+def _copy_after_build(app, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        copy_tables(results_folder(app.srcdir), Path(app.outdir))
+
+
 def setup(app):
     # after every other handler (the default priority is 500), so scripts added for one page are seen too
     app.connect("html-page-context", one_copy_each, priority=900)
+    app.connect("build-finished", _copy_after_build)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -56,7 +56,7 @@ def _chapters(args) -> int:
 def _book(args) -> int:
     from toxlib.book_build.book import build_book  # optional: the [book] extra (papermill, jupyter-book)
 
-    result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute)
+    result = build_book(only=args.only, profile=_profile(args), execute=not args.no_execute, force=args.force)
     for run in result["runs"]:
         print(f"  {run['notebook']:28s} {run['wall_s']:8.1f} s")
     print(f"book built in {result['wall_s']:.1f} s: open {result['html'] / 'index.html'}")
@@ -92,6 +92,8 @@ def add_commands(sub) -> None:
                       "(in place, writes data/results/ like default)")
     book.add_argument("--smoke", action="store_true", help="the same as --profile smoke")
     book.add_argument("--no-execute", action="store_true", help="build the HTML from the notebooks as they are")
+    book.add_argument("--force", action="store_true", help="execute every chapter even when nothing changed since "
+                      "this checkout's last build (which otherwise only rebuilds the HTML)")
     book.add_argument("--device", help=DEVICE_HELP)
     book.add_argument("--no-record", action="store_true", help=NO_RECORD_HELP)
     book.set_defaults(func=_book)
