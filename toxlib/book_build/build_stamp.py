@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from toxlib.book_build.machine import library_versions
+from toxlib.common import settings
 
 STAMP = Path("_build") / "toxlib-build-stamp.json"
 #: what decides a default build's numbers: the library, its pins, the sample record, the committed benchmark runs
@@ -45,7 +45,7 @@ def build_facts(root: Path) -> dict:
     """The facts a stamp compares (module docstring)."""
     return {"deciding": tree_digest(root, DECIDING), "written": tree_digest(root, WRITTEN),
             "libraries": library_versions(),
-            "settings": {name: os.environ.get(name, "") for name in ("TOXLIB_RECORD", "TOXLIB_DEVICE")}}
+            "settings": {name: settings.raw(name) or "" for name in ("TOXLIB_RECORD", "TOXLIB_DEVICE")}}
 
 
 def write_stamp(root: Path) -> Path:

@@ -10,9 +10,10 @@ every page. ``one_copy_each`` keeps the first of every (file, attributes) pair i
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
+
+from toxlib.common import settings
 
 #: what of the results folder the HTML carries: the tables, where their download links point
 #: (``toxlib.publish.results.csv_href``); figures are inside the pages already
@@ -45,7 +46,7 @@ def one_copy_each(app, pagename, templatename, context, doctree) -> None:
 def results_folder(srcdir) -> Path:
     """The chapters' results folder the HTML's CSV links point into: ``TOXLIB_RESULTS_DIR`` (a smoke build's), else
     the book source's own ``data/results``."""
-    return Path(os.environ.get("TOXLIB_RESULTS_DIR") or Path(srcdir) / "data" / "results")
+    return settings.path("TOXLIB_RESULTS_DIR") or Path(srcdir) / "data" / "results"
 
 
 def copy_tables(results: Path, html: Path) -> int:
