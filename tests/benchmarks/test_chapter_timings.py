@@ -56,3 +56,10 @@ def test_runs_of_other_machines_are_shown_oldest_first_and_claims_rest_on_the_ne
     assert shown["tok_s"].tolist() == [900.0, 150.0] and shown["date"].tolist() == ["2026-11-27", "2026-11-28"]
     assert chapter_timings.newest_run(shown)["machine"].tolist() == ["AMD EPYC, 2 threads"]
     assert chapter_timings.timing_table("scorers/throughput", values, False, _never, COLUMNS).empty
+
+
+def test_an_untimed_table_is_not_published_and_its_note_is_printed(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TOXLIB_RESULTS_DIR", str(tmp_path / "results"))
+    empty = chapter_timings.timing_table("generation/speed", {"models": ["a"]}, False, _never, COLUMNS)
+    assert not chapter_timings.publish_timings("generation", "speed", empty, "Speed.", "the speed comparison")
+    assert "measure=True" in capsys.readouterr().out and not (tmp_path / "results" / "generation").exists()

@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 
 from toxlib.models.cpu_kernels import cpu_model, describe_cpu, kernel_features
+from toxlib.publish import results
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 
@@ -127,3 +128,13 @@ def not_timed_note(table: str) -> str:
     """What a chapter prints in place of an empty timing table."""
     return (f"No committed benchmark run timed {table} at these values: set the chapter's parameter measure=True to "
             f"time your machine (its run is written under benchmarks/runs/).")
+
+
+def publish_timings(stem: str, name: str, shown: pd.DataFrame, caption: str, what: str, digits: int = 3) -> bool:
+    """Publish a :func:`timing_table` frame as the chapter's table ``name`` (``results.publish``), or, when no run
+    timed its values, print :func:`not_timed_note` for ``what`` in its place. Returns whether it was published."""
+    if shown.empty:
+        print(not_timed_note(what))
+        return False
+    results.publish(stem, name, shown, caption, digits=digits)
+    return True

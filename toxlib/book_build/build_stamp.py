@@ -18,10 +18,12 @@ from pathlib import Path
 
 from toxlib.book_build.machine import library_versions
 from toxlib.common import settings
+from toxlib.common.provenance import DECIDING_PATHS
 
 STAMP = Path("_build") / "toxlib-build-stamp.json"
-#: what decides a default build's numbers: the library, its pins, the sample record, the committed benchmark runs
-DECIDING = ("toxlib", "pyproject.toml", "requirements", "data/record", "benchmarks/runs")
+#: what decides a default build's numbers: what decides a run record's commit (``DECIDING_PATHS``, its git
+#: exclusions dropped: a stamp may only err towards executing) and the committed benchmark runs the timing tables show
+DECIDING = (*(p for p in DECIDING_PATHS if not p.startswith(":")), "benchmarks/runs")
 #: what a build writes and reads back as its sources: the notebooks, the book's pages, the results
 WRITTEN = ("notebooks", "book", "data/results", "_toc.yml")
 SKIPPED = ("__pycache__", ".ipynb_checkpoints")

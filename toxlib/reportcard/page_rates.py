@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from toxlib.benchmarks.chapter_timings import committed_rows, this_machine, today, write_run
+from toxlib.benchmarks.chapter_timings import committed_rows, newest_run, this_machine, today, write_run
 from toxlib.reportcard.card import budget_table, model_identity, plan_report
 from toxlib.reportcard.estimate import Rates
 
@@ -23,9 +23,8 @@ def _values(model: str, chapters: list[str] | None) -> dict:
     return {"model": model_identity(model), "chapters": chapters or "every model chapter"}
 
 
-def _newest(rows: list[dict]) -> list[dict]:
-    last = rows[-1]
-    return [row for row in rows if (row["machine"], row["date"]) == (last["machine"], last["date"])]
+def _newest(rows: list[dict]) -> pd.DataFrame:
+    return newest_run(pd.DataFrame(rows)).reset_index(drop=True)
 
 
 def page_rates(model: str, budget: str, chapters: list[str] | None = None, measure: bool = False
@@ -37,7 +36,7 @@ def page_rates(model: str, budget: str, chapters: list[str] | None = None, measu
     if committed:
         return {row["device"]: Rates(row["device"], row["gen"], row["read"], row["texts"],
                                      f"timed on {row['machine']} on {row['date']}, a committed benchmark run")
-                for row in _newest(committed)}
+                for row in _newest(committed).to_dict("records")}
     rates = plan_report(model, budget, chapters=chapters).rates
     if measure:
         write_run("your_model/rates", {"model": values["model"]},
@@ -53,7 +52,7 @@ def page_budgets(model: str, rates: dict[str, Rates], chapters: list[str] | None
     values = _values(model, chapters)
     committed = [] if measure else committed_rows("your_model/budgets", values)
     if committed:
-        return pd.DataFrame(_newest(committed))
+        return _newest(committed)
     table = budget_table(model, rates, chapters)
     if measure:
         write_run("your_model/budgets", values, table.to_dict("records"), COMMAND)
