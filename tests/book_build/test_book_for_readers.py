@@ -7,7 +7,9 @@ opens the book's navigation. On a laptop no table's content is wider than its bo
 exceptions, each with its reason) and each chapter's findings box starts on the first screen, in at most about 130
 words, and a click on the exercise's name in a solution's title opens the solution. No output holds an element a
 generated text could have made (``OUTPUT_TAGS`` lists those the book's own tables, figures and tabs use).
-Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer.
+Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer. In light and dark mode every text the
+theme shows on a laptop reaches WCAG AA contrast (4.5:1) against the colour drawn under it; screenshots of the landing
+page, the scorecard and a chapter in dark mode at both widths go to ``SCREENS`` too.
 
 A second check builds a one-chapter book whose generated texts are ``HOSTILE`` (a ``<script>``, an ``<h1>``,
 ``<bos>``, markdown and math) through the book's own table, tabs, figure and claims functions, executed in a real
@@ -45,6 +47,10 @@ OUTPUT_TAGS = {"DIV", "SPAN", "P", "A", "BR", "TABLE", "THEAD", "TBODY", "TR", "
 FINDINGS_BOX_WORDS = 130
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+#: WCAG 2's AA contrast for normal text
+AA_CONTRAST = 4.5
+#: pages drawn in dark mode for a reviewer, at both widths
+DARK_SCREENSHOTS = ("book/intro", "book/scorecard", "notebooks/rtp_prompted")
 #: the repository address the test build links its buttons to
 TEST_REPOSITORY = "https://github.com/example/toxicity-companion"
 
@@ -98,9 +104,12 @@ def browser():
         launched.close()
 
 
-def _open(browser, url: str, size: tuple[int, int]):
-    """A new page at ``size`` with its console errors and uncaught exceptions collected in ``page.errors``."""
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+def _open(browser, url: str, size: tuple[int, int], theme: str | None = None):
+    """A new page at ``size`` with its console errors and uncaught exceptions collected in ``page.errors``; with a
+    ``theme`` ("light" or "dark"), the theme's switch set to it and the browser preferring it."""
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, color_scheme=theme or "no-preference")
+    if theme:
+        page.add_init_script(f"localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}');")
     page.errors = []
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.errors.append(str(e)))
@@ -189,6 +198,7 @@ def _solution_opens(page) -> str | None:
 def _check_page(page, name: str, size: tuple[int, int]) -> list[str]:
     problems = [f"console error: {e[:160]}" for e in page.errors]
     if size == LAPTOP:
+        problems += _low_contrast(page)  # as the page opens, before a click moves focus or highlights a target
         problem = _solution_opens(page)
         problems += [problem] if problem else []
     if page.evaluate("() => document.querySelectorAll('nav.page-toc a').length"):
@@ -234,6 +244,75 @@ def test_every_page_reads_on_a_laptop_and_a_phone(committed_book, browser):
                 SCREENS.mkdir(parents=True, exist_ok=True)
                 page.goto(f"{base}/{name}.html", wait_until="load")
                 page.screenshot(path=str(SCREENS / f"{stem}-{size[0]}.png"))
+            page.close()
+    assert not problems, "\n".join(problems)
+
+
+#: [ratio, element, text, colour, background] for each visible text below ``AA_CONTRAST`` against the colour drawn
+#: under it (the first opaque background among its ancestors, semi-transparent ones blended over it; white if none)
+CONTRAST_JS = r"""limit => {
+  const parse = c => {
+    const m = c.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const v = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+    return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1];
+  };
+  const channel = x => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+  const luminance = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let under = layers.length && layers[layers.length - 1][3] >= 1 ? layers.pop() : [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) under = over(layers[i], under);
+    return under;
+  };
+  const low = [], seen = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || seen.has(el)) continue;
+    seen.add(el);
+    const st = getComputedStyle(el), box = el.getBoundingClientRect();
+    if (!box.width || !box.height || st.visibility === 'hidden' || +st.opacity === 0) continue;
+    if (el.closest('.visually-hidden, .sr-only, [aria-hidden="true"], mjx-assistive-mml')) continue;
+    const colour = parse(st.color);
+    if (!colour) continue;
+    const under = background(el), fg = luminance(over(colour, under)), bg = luminance(under);
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < limit) {
+      const element = el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '');
+      low.push([Math.round(ratio * 100) / 100, element, n.textContent.trim().slice(0, 40), st.color,
+                'rgb(' + under.slice(0, 3).map(Math.round).join(', ') + ')']);
+    }
+  }
+  return low;
+}"""
+
+
+def _low_contrast(page) -> list[str]:
+    """The page's first five texts below ``AA_CONTRAST``, in words."""
+    return [f"{ratio}:1 for {text!r} ({element}, {colour} on {under})"
+            for ratio, element, text, colour, under in page.evaluate(CONTRAST_JS, AA_CONTRAST)[:5]]
+
+
+def test_every_text_reaches_aa_contrast_in_dark_mode(committed_book, browser):
+    """Dark mode on a laptop (light mode is checked with the rest of each page)."""
+    base = _server(str(committed_book))
+    problems = []
+    for name in toc_files(ROOT):
+        page = _open(browser, f"{base}/{name}.html", LAPTOP, "dark")
+        shown = page.evaluate("document.documentElement.dataset.theme")
+        assert shown == "dark", f"{name}: asked for the dark theme, the page shows {shown!r}"
+        problems += [f"{name}, dark: {problem}" for problem in _low_contrast(page)]
+        page.close()
+    for name in DARK_SCREENSHOTS:
+        for size in (LAPTOP, PHONE):
+            page = _open(browser, f"{base}/{name}.html", size, "dark")
+            page.screenshot(path=str(SCREENS / f"{name.split('/')[-1]}-{size[0]}-dark.png"))
             page.close()
     assert not problems, "\n".join(problems)
 

