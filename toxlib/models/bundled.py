@@ -97,32 +97,21 @@ BUNDLED: dict[str, BundledModel] = {
 
 @contextlib.contextmanager
 def _gguf_parsed_once():
-    """Within the block, ``gguf.GGUFReader(path)`` parses each file once and ``gguf.get_tensor_name_map(arch,
-    blocks)`` builds each map once; later calls with the same arguments get the same object. transformers looks
+    """Within the block, ``gguf.GGUFReader`` and ``gguf.get_tensor_name_map`` are ``functools.cache``d: each file is
+    parsed, and each map built, once; later calls with the same arguments get the same object. transformers looks
     both up in ``gguf`` at each call and only reads what it gets (``load_gguf_checkpoint`` three times a
-    conversion, ``get_gguf_hf_weights_map`` once per module: 397 maps for SmolLM2). The originals are back, and
-    the parsed objects dropped, when the block ends."""
+    conversion, ``get_gguf_hf_weights_map`` once per module: 397 maps for SmolLM2). The originals, and no cache,
+    are back when the block ends."""
     import gguf
 
-    originals = {"GGUFReader": gguf.GGUFReader, "get_tensor_name_map": gguf.get_tensor_name_map}
-    made: dict = {}
-
-    def once(name):
-        def call(*args, **kwargs):
-            key = (name, tuple(str(a) if isinstance(a, Path) else a for a in args), tuple(sorted(kwargs.items())))
-            if key not in made:
-                made[key] = originals[name](*args, **kwargs)
-            return made[key]
-        return call
-
-    for name in originals:
-        setattr(gguf, name, once(name))
+    originals = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map")}
+    for name, original in originals.items():
+        setattr(gguf, name, functools.cache(original))
     try:
         yield
     finally:
         for name, original in originals.items():
             setattr(gguf, name, original)
-        made.clear()
 
 
 @contextlib.contextmanager
