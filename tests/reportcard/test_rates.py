@@ -21,3 +21,29 @@ def test_a_load_above_the_cpus_is_said_beside_the_rates(monkeypatch):
                                     "and the estimate long")
     monkeypatch.setattr(estimate.os, "getloadavg", lambda: (1.2, 2.0, 1.5))
     assert estimate.busy_note() == ""
+
+
+def test_a_report_the_record_holds_in_full_times_nothing_and_one_with_work_left_times_the_model(monkeypatch):
+    """A bundled model at ``decide`` reads every row from the sample record: its estimate is the chapters' fixed
+    costs, and no seconds go to timing a model whose rates would charge nothing. At ``paper`` rtp_prompted has work
+    left (the paper's 100,000 prompts against the book's sample), and the model is timed."""
+    import math
+
+    from toxlib.reportcard import card
+
+    timed = []
+    monkeypatch.setattr(card, "_device_rates", lambda name, dev, *a: timed.append(dev) or estimate.Rates(
+        dev, 100.0, 1000.0, 10.0, "timed (stand-in)"))
+    monkeypatch.setattr(card, "_devices", lambda device: ("cpu", ["cpu"]))
+    held = card.plan_report("smollm2-135m", "decide", chapters=["safety_score", "sass"])
+    assert timed == [] and held.rates["cpu"].how.startswith("not timed: the sample record holds every row")
+    overheads = [estimate.overhead_seconds(card.chapter_notebook(card.paths.project_root(), p.stem))
+                 for p in held.chapters]
+    assert [p.estimates["cpu"] for p in held.chapters] == overheads and all(s > 0 for s in overheads)
+    assert "rates on cpu: not timed" in card.estimate_text(held) and "nan" not in card.estimate_text(held)
+    left = card.plan_report("smollm2-135m", "paper", chapters=["rtp_prompted"])
+    overhead = estimate.overhead_seconds(card.chapter_notebook(card.paths.project_root(), "rtp_prompted"))
+    assert timed == ["cpu"] and math.isfinite(left.chapters[0].estimates["cpu"])
+    assert left.chapters[0].estimates["cpu"] > overhead
+    card.plan_report("smollm2-135m", "decide", chapters=["safety_score"], calibrate=True)
+    assert timed == ["cpu", "cpu"]  # asked to time (the page's budgets table needs rates), it times

@@ -54,7 +54,7 @@ def _report(args) -> int:
     for model, name in zip(args.model, names):
         given = {} if model == name and model in BUNDLED else {name: model}
         planned = plan_report(name, args.budget, given, device=args.device, executor=args.executor,
-                              chapters=args.chapters, calibrate=not args.no_calibrate)
+                              chapters=args.chapters, calibrate=False if args.no_calibrate else None)
         print(estimate_text(planned), flush=True)
         if args.dry_run:
             continue
@@ -94,5 +94,5 @@ def add_commands(sub) -> None:
     report.add_argument("--fresh", action="store_true", help="replace a report of another model under the same "
                         "--name in --out (without it, such a folder is refused)")
     report.add_argument("--no-calibrate", action="store_true", help="estimate from the parameter count instead of "
-                        "timing the model here")
+                        "timing the model here (a report whose rows the sample record holds times nothing either way)")
     report.set_defaults(func=_report)

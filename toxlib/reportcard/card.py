@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from toxlib.reportcard.estimate import (
     flops_rates,
     measure_rates,
     overhead_seconds,
+    untimed_rates,
 )
 from toxlib.reportcard.figures import draw_figures
 from toxlib.reportcard.held import record_share
@@ -103,13 +105,15 @@ def _devices(device: str | None) -> tuple[str, list[str]]:
 
 
 def plan_report(name: str, budget: str, names: dict[str, str] | None = None, device: str | None = None,
-                executor: str | None = None, chapters: list[str] | None = None, calibrate: bool = True,
+                executor: str | None = None, chapters: list[str] | None = None, calibrate: bool | None = None,
                 rates: dict[str, Rates] | None = None) -> ReportPlan:
     """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
     at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
     or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``).
-    ``calibrate``: time the model here (else rates from its parameter count); ``rates``: rates measured before
-    ({device: Rates}), used instead. Raises ModelUnavailableError for a model that cannot be read."""
+    ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
+    it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
+    charge); ``rates``: rates measured before ({device: Rates}), used instead. Raises ModelUnavailableError for a
+    model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
     facts = model_facts(name, chosen, names=names)
@@ -128,9 +132,13 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         held_back = work.scaled(1.0 - share)
         plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": held_back}, share))
     rates = dict(rates or {})
+    left = any(p.estimates["work"].total() > 0 for p in plans if p.applies)
     for dev in [d for d in devices if d not in rates]:
+        if calibrate is None and not left:
+            rates[dev] = untimed_rates(dev)
+            continue
         fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
-        rates[dev] = _device_rates(name, dev, facts, names, calibrate and fits_here)
+        rates[dev] = _device_rates(name, dev, facts, names, calibrate is not False and fits_here)
     for plan in plans:
         if not plan.applies:
             continue
@@ -175,7 +183,8 @@ def estimate_text(planned: ReportPlan) -> str:
     lines = [f"{f.name}: {f.kind} LM, {_millions(f.params)} parameters ({f.arch.get('model_type')}), "
              f"budget {planned.budget} ({BUDGET_NOTES[planned.budget]})"]
     for dev, r in planned.rates.items():
-        lines.append(f"  rates on {dev} ({r.how}): {r.gen:,.0f} tokens/s generated, {r.read:,.0f} read, "
+        lines.append(f"  rates on {dev}: {r.how}" if math.isnan(r.gen) else
+                     f"  rates on {dev} ({r.how}): {r.gen:,.0f} tokens/s generated, {r.read:,.0f} read, "
                      f"{r.texts:,.0f} texts/s scored")
     width = max(len(p.stem) for p in planned.chapters)
     for plan in planned.chapters:

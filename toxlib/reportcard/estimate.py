@@ -11,7 +11,8 @@ estimate leans long; the share of a chapter's work whose rows the sample record 
 (``toxlib.reportcard.held``); rows of the user's cache are charged, and cost nothing when it runs.
 When the model cannot be loaded here (too large), ``flops_rates`` gives rates from its parameter count and this
 machine's measured matmul rate at the efficiency the benchmarks measured for the bundled models
-(``EFFICIENCY``).
+(``EFFICIENCY``). When the sample record holds every row a report asks for, nothing is timed (``untimed_rates``:
+NaN rates, which charge nothing because no work is left to charge).
 """
 
 from __future__ import annotations
@@ -115,6 +116,13 @@ def measure_rates(lm, scorer: str = "distilled", samples: int = 2, tokens: int =
                  f"timed on this machine, median of {REPEATS} runs{busy_note()}")
 
 
+def untimed_rates(device: str) -> Rates:
+    """Rates for a report with no work left to charge (the sample record holds every row it asks for): NaN, not
+    timed, with the reason in ``how``."""
+    nan = float("nan")
+    return Rates(device, nan, nan, nan, "not timed: the sample record holds every row this report asks for")
+
+
 def flops_rates(arch: dict, device: str = "cpu", scorer: str = "distilled") -> Rates:
     """Rates from the parameter count (``benchmarks.matmul_rate.flops_per_token``) and this device's measured float32
     matmul rate at ``EFFICIENCY``, for a model that cannot be loaded here."""
@@ -133,10 +141,12 @@ def overhead_seconds(notebook: str | Path) -> float:
 
 
 def estimate_seconds(work: ChapterWork, rates: Rates, overhead: float = 0.0) -> float:
-    """Seconds ``work`` takes at ``rates`` (see the module docstring), plus ``overhead``."""
+    """Seconds ``work`` takes at ``rates`` (see the module docstring), plus ``overhead``; work that is nothing costs
+    nothing, even at rates that were not timed (``untimed_rates``)."""
     gen = work.gen_tokens + SD_ROWS * work.sd_tokens + PPLM_COST * work.pplm_tokens
     read = work.read_tokens + 3 * work.train_tokens
-    return overhead + gen / rates.gen + read / rates.read + work.scored_texts / rates.texts
+    return overhead + sum(units / rate for units, rate in ((gen, rates.gen), (read, rates.read),
+                                                          (work.scored_texts, rates.texts)) if units)
 
 
 def as_dict(rates: Rates) -> dict:
