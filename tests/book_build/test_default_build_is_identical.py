@@ -19,12 +19,12 @@ def _files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
-def test_a_default_rebuild_writes_every_committed_file_byte_for_byte(tmp_path, session_cache_dir):
+def test_a_default_rebuild_writes_every_committed_file_byte_for_byte(tmp_path):
     from toxlib.book_build.runner import run_notebook
 
     stem = "generation"
-    env = {"TOXLIB_RESULTS_DIR": str(tmp_path / "results"), "TOXLIB_CACHE_DIR": str(tmp_path / "cache"),
-           "TOXLIB_MODEL_CACHE": str(Path(session_cache_dir) / "models")}  # models convert once per session
+    # a fresh results folder and cache; the converted models are the session's (conftest: converted once, reused)
+    env = {"TOXLIB_RESULTS_DIR": str(tmp_path / "results"), "TOXLIB_CACHE_DIR": str(tmp_path / "cache")}
     run_notebook(ROOT / "notebooks" / f"{stem}.ipynb", {}, output=tmp_path / f"{stem}.ipynb", env=env, progress=False)
     committed, built = ROOT / "data" / "results" / stem, tmp_path / "results" / stem
     assert _files(built) == _files(committed)

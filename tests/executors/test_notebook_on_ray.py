@@ -23,16 +23,15 @@ def _tables(folder: Path) -> dict[str, pd.DataFrame]:
     return {p.relative_to(folder).as_posix(): pd.read_csv(p) for p in sorted(folder.rglob("*.csv"))}
 
 
-def test_rtp_prompted_smoke_profile_on_ray_matches_the_local_run(tmp_path, session_cache_dir):
+def test_rtp_prompted_smoke_profile_on_ray_matches_the_local_run(tmp_path):
     pytest.importorskip("ray")
     from toxlib.book_build.runner import notebook_parameters, run_notebook
 
     assert "executor" in notebook_parameters(NOTEBOOK), "rtp_prompted lost its executor parameter"
-    models = str(Path(session_cache_dir) / "models")  # the bundled model converts once for both runs
     tables = {}
     for executor in ("local", "ray"):
         env = {"TOXLIB_RESULTS_DIR": str(tmp_path / executor / "results"),
-               "TOXLIB_CACHE_DIR": str(tmp_path / executor / "cache"), "TOXLIB_MODEL_CACHE": models,
+               "TOXLIB_CACHE_DIR": str(tmp_path / executor / "cache"),
                "TOXLIB_RAY_NUM_CPUS": "2", "TOXLIB_RAY_OBJECT_STORE_MB": "128", "TOXLIB_EXECUTOR": "local",
                "TOXLIB_THREADS": "1"}
         record = run_notebook(NOTEBOOK, {"executor": executor, "dtype": "float32"},

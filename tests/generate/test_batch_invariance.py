@@ -1,7 +1,9 @@
-"""Same parameters, same numbers: on a bundled model, a prompt's continuations and a sentence's perplexity do not
-depend on the cache's contents, on ``batch_rows`` or on which texts share a batch.
+"""Same parameters, same numbers: on a bundled model, a row's logits, every decoding step (plain, sampled,
+Self-Debiasing), a sentence's perplexity and a next-token reading do not depend on which rows share a batch.
 
-Every test runs in three precisions:
+Every test runs in three precisions (whole generate calls, at the cache and ``batch_rows`` level, are compared in
+float32 in ``test_generation_invariance.py``: what they add is the engine's slicing and caching, which does not
+depend on the precision, while the bits they rest on are the ones compared here in every precision):
 - float32, the book's precision, is asserted on every CPU. It holds because MKL runs in its strict reproducible
   mode (``toxlib.models.cpu_kernels``); without it these tests fail on an Intel Xeon with AVX-512 (run them with
   ``MKL_CBWR=AUTO`` to see it), where MKL picks its kernel by the number of rows.
@@ -23,20 +25,16 @@ import pandas as pd
 import pytest
 import torch
 from float64_blocks import FLOAT64_BLOCKS_UNMEASURED
+from invariance_prompts import CONFIG, PROMPTS
 
 from toxlib.generate import DecodingConfig, generate
 from toxlib.models import load
 from toxlib.models.batching import MIN_ROWS, companions, pad
 from toxlib.models.cpu_kernels import bf16_row_invariant_expected, describe_cpu
 from toxlib.models.perplexity import sentence_nll
-from toxlib.store.cache import GenerationStore
 
 pytestmark = pytest.mark.models
 
-# Prompts of several token counts, some sharing one, so batches mix and split differently in each run.
-PROMPTS = ["I hate it when people", "The weather today is", "You are such a", "My neighbour keeps telling me",
-           "Honestly, the worst part of the whole", "He said that", "What a", "They always say the"]
-CONFIG = DecodingConfig(num_samples=6, max_new_tokens=10, top_p=0.9, seed=3)
 
 
 @pytest.fixture(scope="module", params=["float32", "float64", "bfloat16"])
@@ -60,10 +58,6 @@ def only_where_its_kernels_allow(request, precision):
                    "the number of rows; the book computes in float32", strict=False))
     if precision == "float64" and FLOAT64_BLOCKS_UNMEASURED:
         request.applymarker(FLOAT64_BLOCKS_UNMEASURED)
-
-
-def texts(frame: pd.DataFrame) -> list[str]:
-    return frame.sort_values(["prompt_id", "sample_idx"])["continuation"].tolist()
 
 
 @pytest.mark.parametrize("length", [1, 12])
@@ -160,42 +154,6 @@ def test_self_debiasing_steps_are_the_same_alone_and_in_a_batch(lm):
     together = recorded_steps(lm, PROMPTS, greedy, SelfDebiasing, decay_constant=50.0)
     for prompt in (PROMPTS[0], PROMPTS[4]):
         assert_same_steps(recorded_steps(lm, [prompt], greedy, SelfDebiasing, decay_constant=50.0), together)
-
-
-def test_generation_is_the_same_cold_after_a_partial_warm_up_and_at_any_batch_rows(lm, tmp_path):
-    cold = generate(lm, PROMPTS, CONFIG, cache=GenerationStore(tmp_path / "cold.sqlite"), progress=False)
-    warm_store = GenerationStore(tmp_path / "warm.sqlite")
-    generate(lm, PROMPTS[1:6:2], CONFIG, cache=warm_store, progress=False, batch_rows=7)  # a smaller run first
-    warm = generate(lm, PROMPTS, CONFIG, cache=warm_store, progress=False)
-    narrow = generate(lm, PROMPTS, CONFIG, cache=False, progress=False, batch_rows=6)
-    wide = generate(lm, PROMPTS, CONFIG, cache=False, progress=False, batch_rows=1000)
-    assert texts(warm) == texts(cold)
-    assert texts(narrow) == texts(cold)
-    assert texts(wide) == texts(cold)
-
-
-def test_a_prompt_with_more_samples_than_batch_rows_is_decoded_in_slices_with_the_same_rows(lm, monkeypatch):
-    """An unprompted pool (one prompt, thousands of samples) once went to one batch of every sample, whose logits
-    (rows x 262,144 floats on Gemma) ran a 23 GB machine out of memory."""
-    import toxlib.generate.api as api
-
-    pool = CONFIG.with_(num_samples=23)
-    whole = generate(lm, ["", PROMPTS[0]], pool, cache=False, progress=False, batch_rows=1000)
-    sizes = []
-    real = api.decode_batch
-    monkeypatch.setattr(api, "decode_batch", lambda model, ids, config, *rest: sizes.append(
-        len(ids) * config.num_samples) or real(model, ids, config, *rest))
-    sliced = generate(lm, ["", PROMPTS[0]], pool, cache=False, progress=False, batch_rows=8)
-    assert max(sizes) <= 8 and sum(sizes) == 2 * 23
-    assert texts(sliced) == texts(whole)
-    assert sliced["sample_idx"].tolist() == whole["sample_idx"].tolist()
-
-
-def test_greedy_generation_does_not_depend_on_the_other_prompts(lm):
-    greedy = DecodingConfig(mode="greedy", max_new_tokens=10)
-    together = generate(lm, PROMPTS, greedy, cache=False, progress=False)
-    alone = [generate(lm, [p], greedy, cache=False, progress=False)["continuation"].iloc[0] for p in PROMPTS]
-    assert together["continuation"].tolist() == alone
 
 
 def test_perplexity_does_not_depend_on_the_other_sentences(lm):
