@@ -102,3 +102,14 @@ def test_two_columns_under_one_header_still_render():
     table = pd.DataFrame({"paper": ["RTP", "SASS"], "paper_value": ["0.52", "0.80"], "n": [10, 20]})
     html = show(table, "Two papers").to_html()
     assert html.count(">RTP<") == 1 and html.count(">0.80<") == 1
+
+
+def test_flags_read_yes_or_no_and_a_tiny_value_keeps_its_size_instead_of_reading_zero():
+    table = pd.DataFrame({"dropped": [False, True, None], "p": [6.39489e-10, 0.0, 0.0123],
+                          "d": [-3.2e-05, 0.25, np.nan], "kept": np.array([True, False, True])})
+    assert _cells(show(table, "caption")) == ["no", "6.4e-10", "-3.2e-05", "yes",
+                                              "yes", "0.000", "0.250", "no",
+                                              MISSING, "0.012", MISSING, "yes"]
+    assert _cells(show(table, "caption", digits=4))[9] == "0.0123"
+    assert _cells(show(table, "caption", digits=1))[9] == "1.2e-02"  # 0.0 at one decimal would say it is zero
+    assert table["dropped"].tolist() == [False, True, None]  # the table (and its CSV) keep their values

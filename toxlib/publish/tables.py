@@ -26,6 +26,26 @@ from toxlib.publish.headers import grouped
 MISSING = "–"
 #: a text column whose values are all at most this long is kept on one line
 SHORT_TEXT = 16
+#: how a true / false cell reads (Python's True / False are code, not words)
+YES_NO = {True: "yes", False: "no"}
+
+
+def _rounded(digits: int):
+    """The formatter of a float column: ``digits`` decimals, and a nonzero value that would read as zero at that
+    many (a p-value of 6e-10 as "0.000") in two significant digits instead ("6.4e-10")."""
+    smallest = 0.5 * 10 ** -digits
+
+    def text(value) -> str:
+        return f"{value:.1e}" if value and abs(value) < smallest else f"{value:.{digits}f}"
+    return text
+
+
+def _is_flag(column: pd.Series) -> bool:
+    """A column of booleans (a bool dtype, or objects that are all bools once missing values are left out)."""
+    if column.dtype == bool:
+        return True
+    values = column.dropna()
+    return column.dtype == object and len(values) > 0 and values.map(lambda v: isinstance(v, bool)).all()
 
 
 def csv_link(href: str | None) -> str:
@@ -77,16 +97,19 @@ def turned(table: pd.DataFrame, header: str = "") -> pd.DataFrame:
 
 def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uuid: str = ""):
     """The Styler ``show`` puts in its figure: columns in display order with readers' headers (``headers``
-    overrides per column), floats rounded to ``digits`` (a float column of whole numbers without decimals), a
+    overrides per column), floats rounded to ``digits`` (a float column of whole numbers without decimals; a
+    nonzero value that would round to zero in scientific notation, ``_rounded``), booleans as "yes" / "no", a
     missing value as ``MISSING``, text cells and headers escaped, text left and numbers right, no index; its element
     ids start with ``uuid`` (default: one made from the cells, the same in every run)."""
     order, labels = grouped(list(table.columns), headers)
     frame = table[order].copy()
+    for c in [c for c in frame.columns if _is_flag(frame[c])]:
+        frame[c] = frame[c].map(YES_NO, na_action="ignore").astype(object)
     floats = frame.select_dtypes("float").columns
     whole = [c for c in floats if frame[c].dropna().map(lambda v: float(v).is_integer()).all()]
     numbers = list(frame.select_dtypes("number").columns)
     texts = [c for c in frame.columns if c not in numbers]
-    formats = {c: "{:.0f}" if c in whole else f"{{:.{digits}f}}" for c in floats}
+    formats = {c: "{:.0f}" if c in whole else _rounded(digits) for c in floats}
     position = {c: i for i, c in enumerate(frame.columns)}
     frame.columns = pd.MultiIndex.from_tuples(labels) if isinstance(labels[0], tuple) else labels
     key = {c: frame.columns[position[c]] for c in position}
