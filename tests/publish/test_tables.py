@@ -113,3 +113,14 @@ def test_flags_read_yes_or_no_and_a_tiny_value_keeps_its_size_instead_of_reading
     assert _cells(show(table, "caption", digits=4))[9] == "0.0123"
     assert _cells(show(table, "caption", digits=1))[9] == "1.2e-02"  # 0.0 at one decimal would say it is zero
     assert table["dropped"].tolist() == [False, True, None]  # the table (and its CSV) keep their values
+
+
+def test_a_pivots_pairs_of_names_read_as_a_two_level_header_not_as_tuples():
+    long = pd.DataFrame({"attribute": ["toxicity", "insult"] * 2, "scorer": ["bilstm"] * 2 + ["distilled"] * 2,
+                         "auc": [0.9, 0.8, 0.95, 0.85], "pearson": [0.7, 0.6, 0.75, 0.65]})
+    wide = long.pivot_table(index="attribute", columns="scorer", values=["pearson", "auc"]).reset_index()
+    html = show(wide, "caption").to_html()
+    heads = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>.*?</th>", html)]
+    assert not [h for h in heads if h.startswith("(")], heads
+    assert {"AUC", "Pearson r", "bilstm", "distilled", "attribute"} <= set(heads)
+    assert _cells(show(wide, "caption"))[:5] == ["insult", "0.800", "0.850", "0.600", "0.650"]

@@ -8,8 +8,10 @@ underscores. A name that already reads as words (no underscore: "Asian", "GPT-2 
 
 ``grouped(columns, headers)`` pairs each column with the columns holding the paper's value beside it
 (``<name>_paper``, ``<name>_authors``, ``<name>_diff``) as a two-level header: (header of the name, "ours" |
-"paper" | "authors" | "ours − paper"); the other columns get ("", header). Returns the columns in display order
-(each group together, where its first member stood) and their headers.
+"paper" | "authors" | "ours − paper"); the other columns get ("", header). Columns that are already pairs (a
+pivot's (value, column value), as ``pivot_table`` names them) keep their order and read (header of the value,
+header of the column value); a pair with an empty second part (the pivot's index, once reset) reads ("", header).
+Returns the columns in display order (each group together, where its first member stood) and their headers.
 """
 
 from __future__ import annotations
@@ -128,6 +130,9 @@ def grouped(columns: list, headers: dict | None = None) -> tuple[list, list]:
     it (see the module's docstring), else one level (strings). ``headers`` overrides ``header()`` per column (for the
     group's top level, per base column)."""
     headers = headers or {}
+    if columns and all(isinstance(c, tuple) and len(c) == 2 for c in columns):
+        return list(columns), [("", headers.get(str(a), header(a))) if b in ("", None) else
+                               (headers.get(str(a), header(a)), header(b)) for a, b in columns]
     names = [str(c) for c in columns]
     present = set(names)
     beside = {c: _base(c, present) for c in names}
