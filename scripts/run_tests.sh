@@ -2,7 +2,8 @@
 # Run the test suite: set up .venv with the dev and ray extras, make sure Debian's chromium is there for the
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
 # check included), then, for a full run, the audit of a slice of the sample record on this CPU (data/record/:
-# fails when fewer than 95% of the recomputed rows match). Extra arguments go to pytest (and skip the audit).
+# fails when fewer than 95% of the recomputed rows match). A full run spreads the tests over one pytest worker per
+# core; extra arguments go to one pytest process (and skip the audit).
 set -euo pipefail
 TOXLIB_EXTRAS=book,serve,dev,ray  # book: the smoke book; serve: the endpoint's tests; ray: a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
@@ -15,7 +16,18 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 python -m ruff check toxlib tests notebooks
-python -m pytest -ra --durations=15 "$@"
+if [ $# -eq 0 ]; then
+  # The whole suite on every core: one pytest worker per core (at most 4), each torch process with the cores its
+  # worker has (two torch processes at two threads each on two cores contend and run several times slower).
+  # --dist loadfile keeps a file's tests on one worker, so a file's fixtures (the smoke book) build once; the files
+  # go out in the order tests/conftest.py collects them (the slow ones first), not by their number of tests.
+  cores="$(python -c 'import os; print(len(os.sched_getaffinity(0)))')"
+  workers=$(( cores < 4 ? cores : 4 ))
+  TOXLIB_THREADS=$(( cores / workers )) OMP_NUM_THREADS=$(( cores / workers )) \
+    python -m pytest -ra --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder
+else
+  python -m pytest -ra --durations=15 "$@"
+fi
 if [ $# -eq 0 ] && [ -f data/record/keys.csv ]; then
   # a new folder each run: the audit refuses an --out file that exists unless told to resume it
   python -m toxlib record audit --slice 3 --keys 3 --out "$(mktemp -d)/toxlib-record-audit.csv"
