@@ -118,3 +118,10 @@ def test_the_chapters_listing_names_each_parameters_check_and_survives_a_closed_
     full = subprocess.run([sys.executable, "-m", "toxlib", "chapters"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120).stdout
     assert "sweep = []: a list of finite numbers above 0 (may be empty)" in full
+
+
+def test_chapter_titles_are_plain_words():
+    """A title is shown as text outside Markdown too (the scorecard's tables, a figure's alt text), where an emphasis
+    mark would read as a literal asterisk."""
+    marked = {c.stem: c.title for c in chapters() if any(ch in c.title for ch in "*_`[]#<>")}
+    assert not marked, f"chapter titles with Markdown or HTML characters: {marked}"

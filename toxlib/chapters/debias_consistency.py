@@ -33,7 +33,7 @@ def _work(v: dict) -> ChapterWork:
 
 CHAPTER = Chapter(
     'debias_consistency',
-    'Debiasing should be good *and* bad: the consistency protocol',
+    'Debiasing should be good and bad: the consistency protocol',
     intro=('Parameters (papermill). Paper-scale run: n_prompts 1199 (every prompt of both sets), num_beams 3 (the '
            "Self-Debiasing reference's beam search), sweep [10, 50] (Tables 8-11 with λ 100), and scorer "
            '"perspective" with an API key.'),
