@@ -7,9 +7,9 @@ no table cell breaks a number, an interval's bound or a verdict across lines (``
 On every page and at both widths: no console error; the in-page contents (the right-hand column, or the article
 header's contents button and the drawer it opens) is there and its links move the page; on a phone the menu button
 opens the book's navigation. On a laptop no table's content is wider than its box (``WIDE_ON_PURPOSE`` lists the
-exceptions, each with its reason), no table cell reads as code (a True / False flag, a tuple as a header), each
-chapter's findings box starts on the first screen, in at most about 130 words, and a click on the exercise's name in
-a solution's title opens the solution. No output holds an element a
+exceptions, each with its reason), no table cell reads as code (a True / False flag, a tuple or a snake_case name
+as a header), each chapter's findings box starts on the first screen, in at most about 130 words, and a click on the
+exercise's name in a solution's title opens the solution. No output holds an element a
 generated text could have made (``OUTPUT_TAGS`` lists those the book's own tables, figures and tabs use).
 Screenshots of three chapters at both widths go to ``SCREENS`` for a reviewer. In light and dark mode every text the
 theme shows on a laptop reaches WCAG AA contrast (4.5:1) against the colour drawn under it; screenshots of the landing
@@ -180,9 +180,14 @@ TABLES_JS = """() => [...document.querySelectorAll('article table')].map(t => {
 FINDINGS_JS = """() => { const box = document.querySelector('article .admonition.findings');
     return box ? {top: box.getBoundingClientRect().top + window.scrollY, words: box.innerText.split(/\\s+/).length}
                : null; }"""
-#: table cells that read as code: a flag as Python's True / False, a header as a Python tuple ("('auc', 'bilstm')")
-CODE_CELLS_JS = r"""() => [...document.querySelectorAll('article td, article th')].map(c => c.textContent.trim())
-    .filter(t => /^(True|False)$/.test(t) || /^\('.*',.*\)$/.test(t))"""
+#: table cells that read as code: a flag as Python's True / False, a header as a Python tuple ("('auc', 'bilstm')") or a
+#: snake_case name ("severe_toxicity"); a cell that shows its text as code on purpose is left out
+CODE_CELLS_JS = r"""() => [...document.querySelectorAll('article td, article th')]
+    .filter(c => !c.querySelector('code'))
+    .map(c => [c.tagName, c.textContent.trim()])
+    .filter(([tag, t]) => /^(True|False)$/.test(t) || /^\('.*',.*\)$/.test(t)
+                          || (tag === 'TH' && /^[a-z0-9]+(_[a-z0-9]+)+$/.test(t)))
+    .map(([tag, t]) => t)"""
 #: elements of outputs and findings boxes outside ``OUTPUT_TAGS``, but for the copy buttons the theme's script adds
 GENERATED_JS = """tags => [...document.querySelectorAll('article .cell_output *, article .admonition.findings *')]
     .filter(e => !tags.includes(e.tagName) && !e.closest('button.copybtn'))

@@ -124,3 +124,16 @@ def test_a_pivots_pairs_of_names_read_as_a_two_level_header_not_as_tuples():
     assert not [h for h in heads if h.startswith("(")], heads
     assert {"AUC", "Pearson r", "bilstm", "distilled", "attribute"} <= set(heads)
     assert _cells(show(wide, "caption"))[:5] == ["insult", "0.800", "0.850", "0.600", "0.650"]
+
+
+def test_attribute_and_checklist_names_read_as_words_in_cells_and_stay_names_in_the_table():
+    from toxlib.papers.debias.checklist import TEST_WORDS, TESTS
+    from toxlib.publish.tables import CELL_WORDS
+    from toxlib.scorers.base import ATTRIBUTES
+
+    named = [n for n in (*ATTRIBUTES, *TESTS) if "_" in n]
+    assert set(named) <= set(CELL_WORDS), "every attribute or test name with an underscore needs its words"
+    assert all(CELL_WORDS[t] == TEST_WORDS[t] for t in TESTS if t in CELL_WORDS)  # one reading in cells and notes
+    table = pd.DataFrame({"attribute": ["severe_toxicity", "toxicity"], "note": ["severe_toxicity is rare", None]})
+    assert _cells(show(table, "caption")) == ["severe toxicity", "severe_toxicity is rare", "toxicity", MISSING]
+    assert table["attribute"].tolist() == ["severe_toxicity", "toxicity"]

@@ -28,6 +28,12 @@ MISSING = "–"
 SHORT_TEXT = 16
 #: how a true / false cell reads (Python's True / False are code, not words)
 YES_NO = {True: "yes", False: "no"}
+#: names that fill a table's cells on their own (a Perspective attribute, a consistency-checklist test, a data
+#: split) and how a reader reads them; the CSV keeps the names (tests/publish/test_tables.py: every attribute and
+#: test with an underscore is here)
+CELL_WORDS = {"severe_toxicity": "severe toxicity", "sexually_explicit": "sexually explicit",
+              "identity_attack": "identity attack", "importance_as_applied": "importance (as applied)",
+              "transferability_as_applied": "transferability (as applied)", "held_out": "held out"}
 
 
 def _rounded(digits: int):
@@ -98,13 +104,16 @@ def turned(table: pd.DataFrame, header: str = "") -> pd.DataFrame:
 def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uuid: str = ""):
     """The Styler ``show`` puts in its figure: columns in display order with readers' headers (``headers``
     overrides per column), floats rounded to ``digits`` (a float column of whole numbers without decimals; a
-    nonzero value that would round to zero in scientific notation, ``_rounded``), booleans as "yes" / "no", a
-    missing value as ``MISSING``, text cells and headers escaped, text left and numbers right, no index; its element
-    ids start with ``uuid`` (default: one made from the cells, the same in every run)."""
+    nonzero value that would round to zero in scientific notation, ``_rounded``), booleans as "yes" / "no", a cell
+    that is a name of ``CELL_WORDS`` in its words, a missing value as ``MISSING``, text cells and headers escaped,
+    text left and numbers right, no index; its element ids start with ``uuid`` (default: one made from the cells,
+    the same in every run)."""
     order, labels = grouped(list(table.columns), headers)
     frame = table[order].copy()
     for c in [c for c in frame.columns if _is_flag(frame[c])]:
         frame[c] = frame[c].map(YES_NO, na_action="ignore").astype(object)
+    for c in [c for c in frame.columns if frame[c].dtype == object]:
+        frame[c] = frame[c].map(lambda v: CELL_WORDS.get(v, v) if isinstance(v, str) else v)
     floats = frame.select_dtypes("float").columns
     whole = [c for c in floats if frame[c].dropna().map(lambda v: float(v).is_integer()).all()]
     numbers = list(frame.select_dtypes("number").columns)

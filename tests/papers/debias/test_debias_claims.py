@@ -48,8 +48,8 @@ def test_debias_claims_per_model():
     assert id_polarity["verdict"] == "holds"
     assert opposite["paper_value"] == "GPT-3: 32.6% vs 11.9%; GPT-2: 32.7% vs 22.2%"
     assert opposite["shown"] == "30.0% vs 10.0%" and opposite["verdict"] == "holds"
-    assert all_three["shown"] == ("polarity passes (holds), importance_as_applied passes (holds), "
-                                      "transferability_as_applied fails (fails)")
+    assert all_three["shown"] == ("polarity passes (holds), importance (as applied) passes (holds), "
+                                      "transferability (as applied) fails (fails)")
     assert all_three["verdict"] == "fails"
     assert all(row["ci_low"] is None for row in rows)  # decided by t-tests, no interval
     assert [r["id"] for r in rows] == [f"{rule}:model:m" for rule in (

@@ -22,7 +22,7 @@ CAPTIONS = Captions("debias_consistency", {
                       "Self-Debiasing and 'Be for: ' for Instructive, as the paper.",
     "checklist_grid": "Consistency checklist per method and model (ours: {decoding_note}) beside the paper's Table 5 "
                       "(Perspective; its verdicts are shown under both readings of importance). importance: §3.2 as "
-                      "stated (nonsensical and blank significantly worse than original); importance_as_applied: §6 "
+                      "stated (nonsensical and blank significantly worse than original); importance (as applied): §6 "
                       "as the paper applied it (fails only if one of them does at least as well as original with "
                       "significance against default).",
     "checklist": "Why each test passed or failed (average probability over the six attributes).",

@@ -59,6 +59,8 @@ def _importance_as_applied(table: pd.DataFrame) -> tuple[bool | None, str]:
 
 
 TESTS = ("polarity", "importance", "transferability", "importance_as_applied", "transferability_as_applied")
+#: how a test reads in prose, notes and table cells (the rows keep the names of ``TESTS``)
+TEST_WORDS = {test: test.replace("_as_applied", " (as applied)") for test in TESTS}
 
 
 def _tested(table: pd.DataFrame, condition: str, against: str, direction: str) -> str:
@@ -207,7 +209,7 @@ def checklist(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         if set(results) == {"adversarial", "neutral"}:
             parts = [(s, t, *results[s][t]) for s in ("adversarial", "neutral") for t in ("polarity", importance)]
             passed = None if any(p is None for _, _, p, _, _, _ in parts) else all(p for _, _, p, _, _, _ in parts)
-            reason = "; ".join(f"{t} on {s}: {'pass' if p else 'n/a' if p is None else 'fail'} ({v})"
+            reason = "; ".join(f"{TEST_WORDS[t]} on {s}: {'pass' if p else 'n/a' if p is None else 'fail'} ({v})"
                                for s, t, p, _, v, _ in parts)
             verdict = _combine(v for *_, v, _ in parts)
             needs = [n for *_, v, n in parts if v == "undecided" and n is not None]

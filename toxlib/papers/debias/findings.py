@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toxlib.metrics.uncertainty import paired_interval, test_verdict
-from toxlib.papers.debias.checklist import PAPER_CHECKLIST, TESTS, _combine
+from toxlib.papers.debias.checklist import PAPER_CHECKLIST, TEST_WORDS, TESTS, _combine
 from toxlib.papers.debias.consistency_tables import _indicators, attribute_table, detectable_difference, paper_style
 from toxlib.papers.debias.printed_tables import (
     PAPER_ADVERSARIAL_AVERAGES,
@@ -210,7 +210,8 @@ def claims(checks: pd.DataFrame, tables: dict, models: list[str], decay_constant
                        + "; adversarial set, average of six attributes", kind="our models",
                   rule="opposite_raises", subject=subject),
             claim(f"Instructive Debiasing passes all three tests ({model})", PAPER["instructive_all_three"].value,
-                  ", ".join(f"{t} {passed(_ID, model, t)} ({v})" for t, v in zip(instructive_tests, all_three)),
+                  ", ".join(f"{TEST_WORDS[t]} {passed(_ID, model, t)} ({v})"
+                            for t, v in zip(instructive_tests, all_three)),
                   verdict=_combine(all_three),
                   n_to_decide=all_three_needed,
                   note=f"importance and transferability as the paper applied them; {decoding_note}"
