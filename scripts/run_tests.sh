@@ -17,13 +17,16 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 python -m ruff check toxlib tests notebooks
 if [ $# -eq 0 ]; then
-  # The whole suite on every core: one pytest worker per core (at most 4), each torch process with the cores its
-  # worker has (two torch processes at two threads each on two cores contend and run several times slower).
+  # The whole suite on every core: a pytest worker per core and one more (at most 4), each torch process with the
+  # cores its worker has, at least one (two torch processes at two threads each on two cores contend and run several
+  # times slower). The extra worker fills the time the others wait on a subprocess, a server, a browser or Ray: two
+  # workers on two cores kept 1.6 of them busy.
   # --dist loadfile keeps a file's tests on one worker, so a file's fixtures (the smoke book) build once; the files
   # go out in the order tests/conftest.py collects them (the slow ones first), not by their number of tests.
   cores="$(python -c 'import os; print(len(os.sched_getaffinity(0)))')"
-  workers=$(( cores < 4 ? cores : 4 ))
-  TOXLIB_THREADS=$(( cores / workers )) OMP_NUM_THREADS=$(( cores / workers )) \
+  workers=$(( cores + 1 < 4 ? cores + 1 : 4 ))
+  threads=$(( cores / workers > 1 ? cores / workers : 1 ))
+  TOXLIB_THREADS=$threads OMP_NUM_THREADS=$threads \
     python -m pytest -ra --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder
 else
   python -m pytest -ra --durations=15 "$@"
