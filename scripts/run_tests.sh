@@ -2,8 +2,8 @@
 # Run the test suite: set up .venv with the dev and ray extras, make sure Debian's chromium is there for the
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
 # check included), then, for a full run, the audit of a slice of the sample record on this CPU (data/record/:
-# fails when fewer than 95% of the recomputed rows match). A full run spreads the tests over one pytest worker per
-# core; extra arguments go to one pytest process (and skip the audit).
+# fails when fewer than 95% of the recomputed rows match). A full run spreads the tests over pytest workers, one per
+# core and one more; extra arguments go to one pytest process (and skip the audit).
 set -euo pipefail
 TOXLIB_EXTRAS=book,serve,dev,ray  # book: the smoke book; serve: the endpoint's tests; ray: a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
