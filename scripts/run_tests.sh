@@ -3,7 +3,7 @@
 # browser test, then ruff (lint, configured in pyproject.toml) and pytest (the smoke book build and the browser
 # check included), then, for a full run, the audit of a slice of the sample record on this CPU (data/record/:
 # fails when fewer than 95% of the recomputed rows match). A full run spreads the tests over pytest workers, one per
-# core and one more; extra arguments go to one pytest process (and skip the audit).
+# core; extra arguments go to one pytest process (and skip the audit).
 set -euo pipefail
 TOXLIB_EXTRAS=book,serve,dev,ray  # book: the smoke book; serve: the endpoint's tests; ray: a local Ray cluster
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
@@ -17,15 +17,14 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 python -m ruff check toxlib tests notebooks
 if [ $# -eq 0 ]; then
-  # The whole suite on every core: a pytest worker per core and one more (at most 4), each torch process with the
-  # cores its worker has, at least one (two torch processes at two threads each on two cores contend and run several
-  # times slower). The extra worker fills the time the others wait on a subprocess, a server, a browser or Ray: two
-  # workers on two cores kept 1.6 of them busy.
+  # The whole suite on every core: a pytest worker per core (at most 4), each torch process with the cores its worker
+  # has (two torch processes at two threads each on two cores contend and run several times slower). A third worker
+  # on two cores made the run slower: the Ray tests' workers and the smoke book's kernels then contend.
   # --dist loadfile keeps a file's tests on one worker, so a file's fixtures (the smoke book) build once; the files
   # go out in the order tests/conftest.py collects them (the slow ones first), not by their number of tests.
   cores="$(python -c 'import os; print(len(os.sched_getaffinity(0)))')"
-  workers=$(( cores + 1 < 4 ? cores + 1 : 4 ))
-  threads=$(( cores / workers > 1 ? cores / workers : 1 ))
+  workers=$(( cores < 4 ? cores : 4 ))
+  threads=$(( cores / workers ))
   TOXLIB_THREADS=$threads OMP_NUM_THREADS=$threads \
     python -m pytest -ra --durations=30 -n "$workers" --dist loadfile --no-loadscope-reorder
 else
