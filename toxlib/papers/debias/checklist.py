@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from toxlib.metrics.uncertainty import n_to_decide, test_verdict
+from toxlib.publish.tables import CELL_WORDS
 
 
 def _average(table: pd.DataFrame, condition: str, statistic: str = "probability"):
@@ -59,8 +60,8 @@ def _importance_as_applied(table: pd.DataFrame) -> tuple[bool | None, str]:
 
 
 TESTS = ("polarity", "importance", "transferability", "importance_as_applied", "transferability_as_applied")
-#: how a test reads in prose, notes and table cells (the rows keep the names of ``TESTS``)
-TEST_WORDS = {test: test.replace("_as_applied", " (as applied)") for test in TESTS}
+#: how a test reads in prose and notes, as the book's tables show it (the rows keep the names of ``TESTS``)
+TEST_WORDS = {test: CELL_WORDS.get(test, test) for test in TESTS}
 
 
 def _tested(table: pd.DataFrame, condition: str, against: str, direction: str) -> str:

@@ -16,6 +16,7 @@ from scipy import stats
 
 from toxlib.papers.debias.printed_tables import paper_cell
 from toxlib.papers.debias.protocol import CONDITIONS, TABLE_ATTRIBUTES, THRESHOLD
+from toxlib.publish.tables import CELL_WORDS
 
 
 def _indicators(rows: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -177,8 +178,8 @@ def paired_disagreements(long: pd.DataFrame, alpha: float = 0.05) -> pd.DataFram
 def paired_summary(long: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Per method, model and set (``tidy_table`` rows with method and model columns): how many comparisons against
     default both tests judge, how many each calls significant at ``alpha`` (the paper's unpaired test, which the
-    verdicts use, and the paired one), and where they part ("condition: attribute" in words, "; "-joined; "" for
-    none)."""
+    verdicts use, and the paired one), and where they part ("condition: attribute", the attribute as ``CELL_WORDS``
+    reads it, "; "-joined; "" for none)."""
     rows = long[(long["condition"] != "default") & long["p_value"].notna() & long["p_paired"].notna()]
     out = []
     for (method, model, set_name), part in long.groupby(["method", "model", "set"], sort=False):
@@ -187,6 +188,6 @@ def paired_summary(long: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         out.append({"method": method, "model": model, "set": set_name, "comparisons": len(judged),
                     "significant (unpaired, the paper's)": int((judged["p_value"] < alpha).sum()),
                     "significant (paired)": int((judged["p_paired"] < alpha).sum()),
-                    "where they part": "; ".join(f"{c}: {a.replace('_', ' ')}" for c, a in zip(parted["condition"],
+                    "where they part": "; ".join(f"{c}: {CELL_WORDS.get(a, a)}" for c, a in zip(parted["condition"],
                                                                               parted["attribute"]))})
     return pd.DataFrame(out)
