@@ -16,6 +16,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 python -m ruff check toxlib tests notebooks
+# converted and adapted models (0.5-1 GB each) go under the temporary folder and the model cache: a full disk fails
+# tests far from the cause, so the free space is printed first
+for folder in "${TMPDIR:-/tmp}" "${XDG_CACHE_HOME:-$HOME/.cache}"; do
+  mkdir -p "$folder" && echo "[tests] free disk under $folder: $(df -h --output=avail "$folder" | tail -1 | tr -d ' ')"
+done
 if [ $# -eq 0 ]; then
   # The whole suite on every core: a pytest worker per core (at most 4), each torch process with the cores its worker
   # has (two torch processes at two threads each on two cores contend and run several times slower). A third worker
