@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 
 import nbformat
 import pytest
 
 from toxlib.book_build.book import toc_notebooks
 from toxlib.chapters import chapter
+from toxlib.publish import escape
 from toxlib.publish.captions import Captions, template_fields
 from toxlib.store import paths
 
@@ -135,3 +137,30 @@ def test_the_chapter_check_can_fail(tmp_path, monkeypatch):
     for expected in ("'typed caption'", "no value for", "never shown", "no field ['typo']", "grouped_bars's title",
                      "table 'greedy' is captioned with caption('table2')", "a template's name as a string literal"):
         assert expected in message, expected
+
+
+#: a snake_case name in running text (a CSV column, a parameter), not part of a path or a file name
+SNAKE_NAME = re.compile(r"(?<![\w/.`-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![/.])")
+
+
+def snake_names(template: str) -> list[str]:
+    """The snake_case names of a caption template that a reader would see as they are: outside the backticks that
+    show a name as code (``toxlib.publish.escape.caption``) and outside ``{fields}``."""
+    text = re.sub(r"\{[^}]*\}", "", escape.CODE_NAME.sub("", template))
+    return SNAKE_NAME.findall(text)
+
+
+@pytest.mark.parametrize("stem", sorted(NOTEBOOKS))
+def test_every_caption_reads_as_words_or_shows_its_names_as_code(stem):
+    captions = _chapter_captions(_code(NOTEBOOKS[stem]))
+    if captions is None:
+        pytest.skip(f"{stem} binds no captions")
+    found = {name: snake_names(text) for name, text in captions.templates.items() if snake_names(text)}
+    assert not found, (f"{stem}: captions name columns as code without showing them as code {found}: say the "
+                       "table's header, or put the name between backticks")
+
+
+def test_the_caption_word_check_can_fail():
+    assert snake_names("p_paired beside `t_paired`, a {n_total:,} count, data/results/sass_x/") == ["p_paired"]
+    assert escape.caption("in `attribute_tables.csv` (`p_value`) <b>") == (
+        "in <code>attribute_tables.csv</code> (<code>p_value</code>) &lt;b&gt;")

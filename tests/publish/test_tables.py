@@ -137,3 +137,10 @@ def test_attribute_and_checklist_names_read_as_words_in_cells_and_stay_names_in_
     table = pd.DataFrame({"attribute": ["severe_toxicity", "toxicity"], "note": ["severe_toxicity is rare", None]})
     assert _cells(show(table, "caption")) == ["severe toxicity", "severe_toxicity is rare", "toxicity", MISSING]
     assert table["attribute"].tolist() == ["severe_toxicity", "toxicity"]
+
+
+def test_code_columns_show_their_texts_as_escaped_code_and_other_columns_as_text():
+    table = pd.DataFrame({"name": ["rtp_sample", "<b>x</b>"], "description": ["rtp_sample", "a"], "n": [1, 2]})
+    page = show(table, "Data cards", code=("name",)).to_html()
+    assert "<code>rtp_sample</code>" in page and "<code>&lt;b&gt;x&lt;/b&gt;</code>" in page
+    assert page.count("<code>") == 2  # the description's rtp_sample stays text

@@ -5,6 +5,8 @@ caption, findings line, figure label and alternative text goes through one of th
 - ``html(text)``: for an HTML element's text or an attribute's value (tables, captions, the findings box, tab
   labels, alt text): ``& < > " '`` as entities. The book pastes generated text into pages only as HTML (a findings
   box is an HTML block inside the chapter's markdown), never as markdown, which would also retype its quotes.
+- ``caption(text)``: a table's caption written by the book (not by a model): as ``html``, then a name between
+  backticks (a file, a CSV column, a parameter: letters, digits and ``_.=-``) shown as code, ``<code>name</code>``.
 - ``figure(text)``: for a matplotlib label: ``$`` escaped, so a label with two dollar signs is not typeset as math.
 
 Each takes any value (``str()`` of it; None gives "") and returns text for its place only: escape once, at the place
@@ -14,6 +16,10 @@ the text is inserted, and insert the result without escaping it again.
 from __future__ import annotations
 
 import html as _html
+import re
+
+#: a name a caption shows as code: between backticks, letters, digits and _ . = - only (nothing a model wrote)
+CODE_NAME = re.compile(r"`([A-Za-z0-9_.=-]+)`")
 
 
 def _text(value) -> str:
@@ -23,6 +29,16 @@ def _text(value) -> str:
 def html(value) -> str:
     """``value`` as text for HTML (element text or a quoted attribute value)."""
     return _html.escape(_text(value), quote=True)
+
+
+def caption(value) -> str:
+    """``value`` as ``html`` does, with each `name` between backticks (``CODE_NAME``) as ``<code>name</code>``."""
+    return CODE_NAME.sub(r"<code>\1</code>", html(value))
+
+
+def plain(value) -> str:
+    """``value`` with the backticks of ``caption``'s code names dropped: the caption as plain text (a label)."""
+    return CODE_NAME.sub(r"\1", _text(value))
 
 
 def figure(value) -> str:

@@ -97,6 +97,7 @@ HEADERS = {
     "calibration_error": "calibration error",
     "dtype": "precision",
     "authors_system": "authors' system",
+    "dropped_by_reference_any": "left out by the reference code",
     "paper_value": "paper",
     "our_value": "ours",
 }

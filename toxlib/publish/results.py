@@ -53,17 +53,18 @@ def csv_href(stem: str, name: str, compress: bool = False) -> str:
 
 
 def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int = 3, columns: list | None = None,
-            compress: bool = False, headers: dict | None = None, turn: str | None = None) -> None:
+            compress: bool = False, headers: dict | None = None, turn: str | None = None, code: tuple = ()) -> None:
     """Write ``table`` to <results>/<stem>/<name>.csv (as ``write_table``, every column) and display it in the
     notebook (as ``toxlib.publish.tables.show``: captioned, floats rounded to ``digits``, readers' headers, with
     ``headers`` overriding them per column, a link to the CSV; only ``columns`` when given; turned, rows as columns,
-    with ``turn``), in one call so neither half can be forgotten. Displays through IPython, so it works inside loops
-    and functions too; returns nothing, so a cell ending in it shows the table once."""
+    with ``turn``; the ``code`` columns' texts as code), in one call so neither half can be forgotten. Displays
+    through IPython, so it works inside loops and functions too; returns nothing, so a cell ending in it shows the
+    table once."""
     from IPython.display import display  # optional: IPython comes with the [book] extra (a notebook's kernel)
 
     write_table(stem, name, table, compress=compress)
     display(show(table if columns is None else table[columns], caption, digits, csv=csv_href(stem, name, compress),
-                 headers=headers, turn=turn))
+                 headers=headers, turn=turn, code=code))
 
 
 def save_figure(stem: str, name: str, fig) -> Path:

@@ -167,7 +167,7 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
         .set_table_styles(styles)
         .set_uuid(f"claims{'-' + stem if stem else ''}")
     )
-    return Table(styler, escape.html(caption) + csv_link(csv), table_label(caption))
+    return Table(styler, escape.caption(caption) + csv_link(csv), table_label(caption))
 
 
 def _verdict_classes(verdicts: pd.Series, columns) -> pd.DataFrame:

@@ -87,7 +87,7 @@ def _uuid(table: pd.DataFrame, caption: str) -> str:
 
 def table_label(caption: str, words: int = 8) -> str:
     """The first ``words`` words of a caption: the accessible name of the table's scroll box."""
-    parts = str(caption).split()
+    parts = escape.plain(caption).split()
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
@@ -101,13 +101,15 @@ def turned(table: pd.DataFrame, header: str = "") -> pd.DataFrame:
     return out.infer_objects()
 
 
-def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uuid: str = ""):
+def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uuid: str = "",
+           code: tuple = ()):
     """The Styler ``show`` puts in its figure: columns in display order with readers' headers (``headers``
     overrides per column), floats rounded to ``digits`` (a float column of whole numbers without decimals; a
     nonzero value that would round to zero in scientific notation, ``_rounded``), booleans as "yes" / "no", a cell
     that is a name of ``CELL_WORDS`` in its words, a missing value as ``MISSING``, text cells and headers escaped,
     text left and numbers right, no index; its element ids start with ``uuid`` (default: one made from the cells,
-    the same in every run)."""
+    the same in every run). The text cells of the ``code`` columns (names a reader types: a data set's registry
+    name) show as code, ``<code>name</code>``, escaped."""
     order, labels = grouped(list(table.columns), headers)
     frame = table[order].copy()
     for c in [c for c in frame.columns if _is_flag(frame[c])]:
@@ -133,19 +135,24 @@ def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uu
     return (
         frame.style.hide(axis="index")
         .format({key[c]: f for c, f in formats.items()}, na_rep=MISSING)
-        .format(escape="html", subset=[key[c] for c in texts], na_rep=MISSING)
+        .format(escape="html", subset=[key[c] for c in texts if c not in code], na_rep=MISSING)
+        .format(_as_code, subset=[key[c] for c in texts if c in code], na_rep=MISSING)
         .format_index(escape="html", axis=1, level=list(range(frame.columns.nlevels)))
         .set_table_styles(styles)
         .set_uuid(uuid or _uuid(table, ""))
     )
 
 
+def _as_code(value) -> str:
+    return f"<code>{escape.html(value)}</code>"
+
+
 def show(table: pd.DataFrame, caption: str, digits: int = 3, csv: str | None = None,
-         headers: dict | None = None, turn: str | None = None) -> Table:
+         headers: dict | None = None, turn: str | None = None, code: tuple = ()) -> Table:
     """A ``Table`` of ``table`` under ``caption`` (escaped; ``csv``, the table's address relative to the page,
     ``toxlib.publish.results.csv_href``, linked at its end): see ``styled`` for the cells and headers; with
-    ``turn``, the table shown ``turned`` (``turn``: the new first column's header). The written CSV keeps every
-    value as it is.
+    ``turn``, the table shown ``turned`` (``turn``: the new first column's header); the ``code`` columns' texts as
+    code. The written CSV keeps every value as it is.
 
     The caption should say which model, scorer, data subset and sample size the numbers come from.
     """
@@ -153,5 +160,5 @@ def show(table: pd.DataFrame, caption: str, digits: int = 3, csv: str | None = N
         raise ValueError(f"refusing to show an empty table ({caption!r}): an upstream step produced no rows")
     if turn is not None:
         table = turned(table, turn)
-    return Table(styled(table, digits, headers, _uuid(table, caption)), escape.html(caption) + csv_link(csv),
+    return Table(styled(table, digits, headers, _uuid(table, caption), code), escape.caption(caption) + csv_link(csv),
                  table_label(caption))

@@ -29,7 +29,7 @@ CAPTIONS = Captions("debias_consistency", {
     "paired_tests": "The paper's unpaired Student's t-test beside a t-test paired by prompt and sample, against "
                     "default at α = {alpha}: comparisons both tests judge, how many each calls significant, and "
                     "where they part. Every verdict uses the paper's unpaired test. Each cell's t and p under both "
-                    "tests are in attribute_tables.csv (t, p_value; t_paired, p_paired).",
+                    "tests are in `attribute_tables.csv` (`t`, `p_value`; `t_paired`, `p_paired`).",
     "fig_conditions": "{n_prompts} prompts per set, {scorer} scorer",
     "lambda_sweep": "Self-Debiasing average probability per λ, model, set and condition; {decoding_note}.",
     "examples": "Continuations per condition (nonsensical: its first group). May be offensive.",

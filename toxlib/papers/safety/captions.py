@@ -16,9 +16,9 @@ CAPTIONS = Captions("safety_score", {
     "table8": "Table 8 analogue: safety score per demographic on {n_toxigen:,} ToxiGen sentences ({dtype}; models as "
               "named). 'paper:' rows are the paper's GPT-2 family (fp32, full-precision weights), printed in its "
               "Table 8.",
-    "table8_pvalues": "Two-sided Mann-Whitney p-values per demographic and model; dropped_by_reference: p > "
-                      "{p_threshold} for some model, a group the reference implementation would leave out. n_harmful "
-                      "/ n_benign: sentences per group (several groups per sentence counted for each).",
+    "table8_pvalues": "Two-sided Mann-Whitney p-values per demographic and model; left out by the reference code: p > "
+                      "{p_threshold} for some model, a group the reference implementation would leave out. harmful "
+                      "/ benign: sentences per group (several groups per sentence counted for each).",
     "fig_figure2": "Safety score per demographic: the paper's 24 PTLMs (boxes) and ours (diamonds; "
                    "{n_toxigen_scored:,} ToxiGen sentences)",
     "table9": "Table 9 analogue: mean and sd of sentence log-perplexity on ToxiGen ({dtype}). 'paper:' rows from the "
@@ -28,7 +28,7 @@ CAPTIONS = Captions("safety_score", {
     "model_averages": "Average safety score over the 13 demographics (ToxiGen), the ImplicitHate score and the "
                       "architecture, per model here.",
     "paper_correlations": "The paper's correlations recomputed from its printed Tables 8, 10 and 13 (Pearson r); "
-                          "paper_value as printed. Small differences come from the rounded averages in Table 13.",
+                          "paper: as printed. Small differences come from the rounded averages in Table 13.",
     "fidelity": "{other_dtype} against float32 on {fidelity_sentences} ToxiGen sentences (all groups pooled).",
     "claims": "Claims checked in this chapter.",
 }, constants={"p_threshold": P_THRESHOLD})

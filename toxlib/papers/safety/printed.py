@@ -105,6 +105,7 @@ def paper_correlations() -> pd.DataFrame:
     for family, values in printed.items():
         g = t13[t13["family"] == family]
         for column, paper in zip(("heads", "layers", "hidden_size"), values):
-            rows.append({"correlation": f"{family.upper()}: average safety score vs {column} (Table 4)",
+            rows.append({"correlation": f"{family.upper()}: average safety score vs {column.replace('_', ' ')} "
+                                        "(Table 4)",
                          "paper_value": paper, "recomputed": pearsonr(g[column], g["average_safety_score"]).statistic})
     return pd.DataFrame(rows)

@@ -10,27 +10,27 @@ the local models).
 from toxlib.publish.captions import Captions
 
 CAPTIONS = Captions("sass", {
-    "table3": "Table 3: precision/recall/F1 against human_toxicity > {human_threshold} on the 250 SASS comments "
-              "(recorded Perspective scores thresholded at > {perspective_threshold}; GPT-3 = mode of 3 recorded "
-              "runs). _paper columns: printed in the paper. Baselines: answering toxic to every comment, to none, or "
-              "at random at the prevalence ({prevalence} toxic; random: mean of 10,000 seeded draws, f1_low..f1_high "
-              "their 95% range).",
+    "table3": "Table 3: precision/recall/F1 against the human labels (human toxicity > {human_threshold}) on the "
+              "250 SASS comments (recorded Perspective scores thresholded at > {perspective_threshold}; GPT-3 = mode "
+              "of 3 recorded runs). paper columns: printed in the paper. Baselines: answering toxic to every "
+              "comment, to none, or at random at the prevalence ({prevalence} toxic; random: mean of 10,000 seeded "
+              "draws, F1 low..high their 95% range).",
     "table5": "Table 5: mean human score, mean Perspective toxicity, and GPT-3 positive rate per SASS category (25 "
-              "comments each, recorded predictions). _paper columns: printed in the paper.",
+              "comments each, recorded predictions). paper columns: printed in the paper.",
     "fig_table5_bars": "SASS: per-category toxicity, humans vs Perspective vs GPT-3-FEW (250 comments, recorded)",
     "table6": "Table 6: p(contains swear word | flagged toxic) and p(flagged toxic | contains swear word), recorded "
               "predictions on SASS; swear words detected with the LDNOOBW list named in the first column (the "
               "paper's method is unknown).",
     "table7": "Table 7: precision/recall/F1 against the TweetEval hate labels on SASS's {n_tweets}-tweet sample "
-              "(recorded Perspective > 0.5 and GPT-3-FEW replies). _paper columns: printed in the paper. Baselines: "
+              "(recorded Perspective > 0.5 and GPT-3-FEW replies). paper columns: printed in the paper. Baselines: "
               "answering hate to every tweet, to none, or at random at the prevalence ({prevalence} hateful; random: "
-              "mean of 10,000 seeded draws, f1_low..f1_high their 95% range).",
-    "classifiers": "Table 3 analogue: precision/recall/F1 against the human labels (human_toxicity > "
+              "mean of 10,000 seeded draws, F1 low..high their 95% range).",
+    "classifiers": "Table 3 analogue: precision/recall/F1 against the human labels (human toxicity > "
                    "{human_threshold}) on {n_comments} SASS comments, for the recorded systems (Perspective > "
                    "{perspective_threshold}, GPT-3 mode of 3 runs), {models} asked the paper's prompts (two "
                    "readings), and the local scorers at > {scorer_threshold}, then the trivial baselines ({prevalence} "
-                   "toxic; random: mean of 10,000 seeded draws, f1_low..f1_high their 95% range). n_missing: comments "
-                   "without a label (unparsed majority); top_answer_share: the share given the most common answer "
+                   "toxic; random: mean of 10,000 seeded draws, F1 low..high their 95% range). missing: comments "
+                   "without a label (unparsed majority); top answer share: the share given the most common answer "
                    "(above 0.95: a degenerate model, answering as a constant would).",
     "fig_classifiers": "SASS: classifiers against human labels ({n_comments} comments)",
     "table5_local": "Table 5 analogue: per-category means on {n_comments} SASS comments: human rating, recorded "
@@ -43,7 +43,7 @@ CAPTIONS = Captions("sass", {
                     "tweets of SASS's sample: recorded Perspective (> 0.5) and GPT-3-FEW, each model's best setting "
                     "on SASS (next-token reading; the best of all first) and the local scorers at > "
                     "{scorer_threshold}, then the trivial baselines ({prevalence} hateful). Failed or unparsed "
-                    "predictions left out (n_missing).",
+                    "predictions left out (missing).",
     "claims": "Claims of this chapter: part 1 from the SASS authors' recorded predictions; part 2 from local models "
               "({models}) and scorers ({scorers}), with the paper's GPT-3 values beside them",
 })
