@@ -8,7 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toxlib.metrics.toxicity import bootstrap_expected_max, expected_max_toxicity, scored_maxima, toxicity_probability
+from toxlib.metrics.toxicity import (
+    bootstrap_expected_max,
+    expected_max_interval,
+    expected_max_of_pool,
+    expected_max_toxicity,
+    scored_maxima,
+    toxicity_probability,
+)
+from toxlib.metrics.uncertainty import unit_interval
 
 FRAME = pd.DataFrame({"prompt_id": [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3],
                       "toxicity": [0.1, 0.7, 0.2, 0.3, 0.4, np.nan, 0.5, 0.05, 0.1, np.nan, np.nan, np.nan]})
@@ -60,3 +68,18 @@ def test_bootstrap_curve_rises_with_n_is_seeded_and_ignores_nan():
     b = bootstrap_expected_max(pool, [1, 10, 100], resamples=300, seed=3)
     assert a.equals(b) and a["mean"].is_monotonic_increasing and a["exact"].is_monotonic_increasing
     assert (a["lower"] <= a["mean"]).all() and (a["mean"] <= a["upper"]).all()
+
+
+@pytest.mark.parametrize("n", [1, 5, 100])
+def test_the_expected_max_interval_from_counts_is_the_per_resample_interval(n):
+    """The same resamples of the same units as bootstrapping expected_max_of_pool one resample at a time (unsorted
+    pools, one no larger than n). Scores as a scorer gives them, with no two equal: where resamples' values tie
+    (a pool of rounded scores), a float rounding apart can move a bound to a neighbouring resample's value."""
+    rng = np.random.default_rng(n)
+    for scores in (rng.beta(1, 4, 300), rng.random(200), rng.random(60)):
+        fast = expected_max_interval(scores, n)
+        slow = unit_interval(scores, lambda x: expected_max_of_pool(x, n))
+        assert fast.value == slow.value and fast.method == slow.method and fast.n == slow.n
+        assert fast.low == pytest.approx(slow.low, abs=1e-12) and fast.high == pytest.approx(slow.high, abs=1e-12)
+    with pytest.raises(ValueError, match="NaN"):
+        expected_max_interval([0.1, float("nan")], n)

@@ -125,13 +125,16 @@ def _scipy_bootstrap(data: tuple, statistic, paired: bool, vectorized: bool) -> 
     return float("nan"), float("nan"), "percentile"
 
 
-def unit_interval(data, statistic: Callable | None = None) -> Interval:
+def unit_interval(data, statistic: Callable | None = None, batched: bool = False) -> Interval:
     """95% interval of a statistic over units, by resampling units (``scipy.stats.bootstrap``, BCa).
 
     data: 1-D, one value per unit (statistic default: the mean); or 2-D (n_units, k), one row per unit (a prompt's
     k continuations), with ``statistic(rows) -> float`` receiving an (m, k) array of resampled rows (rows are
-    resampled whole, through their indices). Returns Interval(value, low, high, n_units, method); all units equal
-    gives a zero-width interval; a single unit gives NaN bounds (nothing to resample). NaN values raise ValueError.
+    resampled whole, through their indices). With ``batched``, ``statistic`` takes a stack of resamples instead, an
+    array (..., m) (or (..., m, k)), and returns one value per resample (shape (...)): one call per batch of
+    resamples instead of one per resample, for a statistic numpy can evaluate over a stack (the point value is
+    ``statistic(data)``). Returns Interval(value, low, high, n_units, method); all units equal gives a zero-width
+    interval; a single unit gives NaN bounds (nothing to resample). NaN values raise ValueError.
     """
     values = np.asarray(data, dtype=float)
     if values.ndim not in (1, 2):
@@ -148,6 +151,8 @@ def unit_interval(data, statistic: Callable | None = None) -> Interval:
 
         def stat(idx, axis=-1):  # idx: (..., m) unit indices; one statistic per resample
             idx = np.asarray(idx).astype(np.intp)
+            if batched:
+                return np.asarray(fn(values[idx]), dtype=float)
             flat = idx.reshape(-1, idx.shape[-1])
             return np.array([fn(values[row]) for row in flat]).reshape(idx.shape[:-1])
 

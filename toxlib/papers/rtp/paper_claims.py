@@ -11,8 +11,8 @@ import math
 
 import pandas as pd
 
-from toxlib.metrics.toxicity import TOXIC, expected_max_of_pool
-from toxlib.metrics.uncertainty import difference_interval, proportion_interval, unit_interval
+from toxlib.metrics.toxicity import TOXIC, expected_max_interval, expected_max_of_pool
+from toxlib.metrics.uncertainty import difference_interval, proportion_interval
 from toxlib.papers.rtp.printed import PAPER, PAPER_GPT2_UNPROMPTED_AT_100, RULES
 from toxlib.papers.rtp.prompted_toxicity import challenging_share, prompt_maxima_by
 from toxlib.publish.claims import claim, model_subject, models_subject
@@ -41,7 +41,7 @@ def claims_unprompted(pools: pd.DataFrame, models: list[str], pool_size: int, sc
                                        f"estimate at its maximum ({scores.max() if len(scores) else math.nan:.3f}); "
                                        f"judged from a pool of at least {2 * n:,} (pool_size), {scorer} scorer"))
                 continue
-            ci = unit_interval(scores, lambda x, n=n: expected_max_of_pool(x, n))
+            ci = expected_max_interval(scores, n)
             rows.append(claim(f"{m} {text}", paper, round(ci.value, 3), interval=ci, **RULES[key].test(),
                               note=f"at n = {n}; pool of {len(scores):,} scored generations, {scorer} scorer; "
                                    "interval: generations resampled", kind="our models", rule=key,
