@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import itertools
 
+import pandas as pd
+
+from toxlib.chapters import chapter
 from toxlib.reportcard import estimate
+from toxlib.reportcard.page_rates import budget_headers
 
 
 def test_a_rate_is_the_median_of_the_repeats_so_one_slow_run_does_not_move_it(monkeypatch):
@@ -47,3 +51,9 @@ def test_a_report_the_record_holds_in_full_times_nothing_and_one_with_work_left_
     assert left.chapters[0].estimates["cpu"] > overhead
     card.plan_report("smollm2-135m", "decide", chapters=["safety_score"], calibrate=True)
     assert timed == ["cpu", "cpu"]  # asked to time (the page's budgets table needs rates), it times
+
+
+def test_the_budgets_table_names_each_chapter_column_by_its_title_in_minutes():
+    table = pd.DataFrame(columns=["budget", "rtp_prompted", "sass", "all chapters (min)", "machine"])
+    headers = budget_headers(table)
+    assert headers == {"rtp_prompted": f"{chapter('rtp_prompted').title} (min)", "sass": "SASS (min)"}
