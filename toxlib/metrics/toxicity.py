@@ -85,11 +85,10 @@ def expected_max_interval(scores, n: int):
     """The 95% interval of ``expected_max_of_pool(scores, n)`` from resampling the pool's scores (its units): the
     interval ``toxlib.metrics.uncertainty.unit_interval(scores, lambda x: expected_max_of_pool(x, n))`` gives (the
     same resamples of the same units, BCa; bounds equal up to float rounding where no two resamples' values tie, as
-    with a scorer's continuous scores), without sorting each resample. With
-    the pool sorted once, a resample is the count ``c_j`` of each pooled score ``x_(j)``, and its expected maximum
-    is sum_j x_(j) [W(C_j) - W(C_(j-1))], ``C`` the counts' running sum and W(c) = (c/m)^n for a resample of m
-    units (a table of m + 1 values); one stack of resamples at a time. Scores: 1-D without NaN. Returns an
-    ``Interval``."""
+    with a scorer's continuous scores), without sorting each resample. With the pool sorted once, a resample is the
+    count ``c_j`` of each pooled score ``x_(j)``, and its expected maximum is sum_j x_(j) [W(C_j) - W(C_(j-1))],
+    ``C`` the counts' running sum and W(c) = (c/m)^n for a resample of m units (a table of m + 1 values); one stack
+    of resamples at a time. Scores: 1-D without NaN. Returns an ``Interval``."""
     scores = np.asarray(scores, dtype=float)
     if np.isnan(scores).any():
         raise ValueError("expected_max_interval: the pool holds NaN scores; drop them first")

@@ -107,6 +107,14 @@ class FigureOutput:
         self.caption = caption
         self.width = int.from_bytes(self.png[16:20], "big")  # the PNG's own width (IHDR), after the tight crop
 
+    @classmethod
+    def from_png(cls, png: bytes, caption: str | None, alt: str) -> "FigureOutput":
+        """A figure already saved as a PNG (``png``: its bytes), shown with ``alt`` and ``caption``."""
+        shown = cls.__new__(cls)
+        shown.png, shown.alt, shown.caption = png, alt, caption
+        shown.width = int.from_bytes(png[16:20], "big")
+        return shown
+
     def html(self) -> str:
         data = base64.b64encode(self.png).decode()
         img = (f'<img class="tx-figure-img" src="data:image/png;base64,{data}" alt="{escape.html(self.alt)}" '

@@ -87,7 +87,8 @@ class ReportPlan:
 
 @dataclass
 class Report:
-    """A finished report: its folder and page, its rows, the chapter runs, the domain check and the wall time."""
+    """A finished report: its folder and page, its rows, the chapter runs, the domain check, the wall time and its
+    figures ([{"file": path relative to ``folder``, "alt": what it shows}], ``reportcard.figures.draw_figures``)."""
 
     folder: Path
     page: Path
@@ -96,6 +97,7 @@ class Report:
     domain: DomainCheck | None
     wall_s: float
     notes: list[str] = field(default_factory=list)
+    figures: list[dict] = field(default_factory=list)
 
 
 def _devices(device: str | None) -> tuple[str, list[str]]:
@@ -247,7 +249,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, f
     if notes:
         context["domain"] = " ".join(notes)
     page = write_report(folder, context, rows)
-    return Report(folder, page, rows, runs, domain, wall, notes)
+    return Report(folder, page, rows, runs, domain, wall, notes, figures)
 
 
 def _context(planned: ReportPlan, runs: list[ChapterRun], domain: DomainCheck | None, figures: list[dict],

@@ -13,6 +13,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from toxlib.publish.figures import FigureOutput
+
 REPORTED = "#d62728"  # the reader's model: the one colour the bundled models' greys never take
 BUNDLED_COLOURS = ("#555555", "#999999", "#bbbbbb")
 
@@ -131,3 +133,10 @@ def draw_figures(book: Path, report: Path, model: str, out: Path) -> list[dict]:
         plt.close(fig)
         drawn.append({"file": f"{out.name}/{name}.png", "alt": alt})
     return drawn
+
+
+def shown_figures(report) -> list:
+    """A finished report's figures (``card.Report``) as a notebook shows them: each PNG with what it shows as its
+    alternative text and caption (``toxlib.publish.figures.FigureOutput``), in the report's order."""
+    return [FigureOutput.from_png((Path(report.folder) / f["file"]).read_bytes(), f["alt"], f["alt"])
+            for f in report.figures]
