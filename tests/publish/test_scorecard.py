@@ -253,3 +253,25 @@ def test_the_forest_draws_a_not_informative_claim_in_its_colour_beside_its_text_
         assert label.get_text() == "not informative" and label.get_color() == plots.VERDICT_COLOURS["not informative"]
         first_line = text.get_window_extent(renderer)
         assert first_line.x1 < label.get_window_extent(renderer).x0  # the claim's lines end before the verdict
+
+
+def test_each_paper_gets_the_counts_of_the_chapters_that_run_its_protocol():
+    rows = [{"chapter": "rtp_prompted", "verdict": "holds", "kind": "our models"},
+            {"chapter": "rtp_detox", "verdict": "fails", "kind": "our models"},
+            {"chapter": "rtp_unprompted", "verdict": "holds", "kind": "machine speed"},  # the machine: not counted
+            {"chapter": "sass", "verdict": "undecided", "kind": "recorded predictions"},
+            {"chapter": "datasets", "verdict": "fails", "kind": "recorded predictions"}]  # no one paper's protocol
+    sentences = scorecard.paper_sentences(pd.DataFrame(rows))
+    assert sentences == {
+        "scorecard-paper-realtoxicityprompts": "1 of 2 claims hold, 1 fails, 0 are undecided and 0 are not judged.",
+        "scorecard-paper-sass": "0 of 1 claims hold, 0 fail, 1 is undecided and 0 are not judged."}
+
+
+def test_the_landing_page_pastes_a_sentence_for_every_paper_the_book_runs():
+    from toxlib.chapters import model_chapters
+    from toxlib.store import paths
+
+    intro = (paths.project_root() / "book" / "intro.md").read_text(encoding="utf-8")
+    pasted = set(re.findall(r"scorecard\.ipynb::(scorecard-paper-[a-z0-9-]+):s", intro))
+    papers = {scorecard.paper_key(scorecard.paper_of(stem)) for stem in model_chapters()}
+    assert pasted == papers

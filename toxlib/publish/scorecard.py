@@ -12,9 +12,11 @@ and a difference (a claim whose threshold is 0) carries its sign. Every text fro
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
+from toxlib.chapters import chapter as declaration
 from toxlib.metrics.uncertainty import VERDICTS
 from toxlib.publish import escape, pages
 from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
@@ -308,9 +310,35 @@ def headline_sentence(claims: pd.DataFrame) -> str:
         if counts["kind"] in MACHINE_KINDS:
             lines.append(f"{where}: {counts['holds']} of {counts['total']} targets met.")
             continue
-        parts = [_verb(counts["fails"], "fails", "fail"),
-                 _verb(counts["undecided"], "is undecided", "are undecided"), *_rare(counts, "not informative"),
-                 _verb(counts["not judged"], *RARE_VERDICTS["not judged"])]
-        lines.append(f"{where}, {counts['holds']} of {counts['total']} claims hold, {', '.join(parts[:-1])} "
-                     f"and {parts[-1]}.")
+        lines.append(f"{where}, {_counts_sentence(counts)}")
     return " ".join(lines)
+
+
+def _counts_sentence(counts: dict) -> str:
+    """"20 of 45 claims hold, 5 fail, 15 are undecided and 5 are not judged." from one row of ``claims_summary``
+    (a not-informative count named before the not-judged one, where there is one)."""
+    parts = [_verb(counts["fails"], "fails", "fail"), _verb(counts["undecided"], "is undecided", "are undecided"),
+             *_rare(counts, "not informative"), _verb(counts["not judged"], *RARE_VERDICTS["not judged"])]
+    return f"{counts['holds']} of {counts['total']} claims hold, {', '.join(parts[:-1])} and {parts[-1]}."
+
+
+def paper_of(stem: str) -> str | None:
+    """The paper whose protocol chapter ``stem`` runs on models (its declaration's ``report.paper``); None for a
+    chapter of data, generation or scorers, whose claims span the papers or concern the book's own tools."""
+    declared = declaration(stem)
+    return declared.report.paper if declared is not None and declared.report is not None else None
+
+
+def paper_key(paper: str) -> str:
+    """The glue key of ``paper``'s sentence: "scorecard-paper-" and its name in lower-case words joined by "-"
+    ("Safety score (ToxiGen)" -> "scorecard-paper-safety-score-toxigen")."""
+    return "scorecard-paper-" + "-".join(re.findall(r"[a-z0-9]+", paper.lower()))
+
+
+def paper_sentences(claims: pd.DataFrame) -> dict[str, str]:
+    """Per paper, the counts of the claims of the chapters that run its protocol (``paper_of``; measurements of the
+    machine left out), as one sentence under ``paper_key(paper)``, for the landing page: {key: "12 of 20 claims
+    hold, ..."}. Papers in the order their chapters come in ``claims``."""
+    papers = claims.assign(paper=claims["chapter"].map(paper_of)).dropna(subset=["paper"])
+    summary = claims_summary(papers, by="paper").set_index("paper")
+    return {paper_key(paper): _counts_sentence(summary.loc[paper].to_dict()) for paper in papers["paper"].unique()}
