@@ -275,3 +275,12 @@ def test_the_landing_page_pastes_a_sentence_for_every_paper_the_book_runs():
     pasted = set(re.findall(r"scorecard\.ipynb::(scorecard-paper-[a-z0-9-]+):s", intro))
     papers = {scorecard.paper_key(scorecard.paper_of(stem)) for stem in model_chapters()}
     assert pasted == papers
+
+
+def test_the_scorecard_lists_the_papers_in_the_books_order():
+    rows = [{"chapter": stem, "verdict": "holds", "kind": "our models"}
+            for stem in ("safety_score", "debias_consistency", "sass", "rtp_prompted")]
+    lines = scorecard.paper_list(pd.DataFrame(rows)).splitlines()
+    assert [line.split("**")[1] for line in lines[2:]] == [scorecard.paper_of(s) for s in
+                                                           ("rtp_prompted", "sass", "debias_consistency",
+                                                            "safety_score")]

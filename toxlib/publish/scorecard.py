@@ -17,6 +17,7 @@ import re
 import pandas as pd
 
 from toxlib.chapters import chapter as declaration
+from toxlib.chapters import model_chapters
 from toxlib.metrics.uncertainty import VERDICTS
 from toxlib.publish import escape, pages
 from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
@@ -335,10 +336,25 @@ def paper_key(paper: str) -> str:
     return "scorecard-paper-" + "-".join(re.findall(r"[a-z0-9]+", paper.lower()))
 
 
+def _by_paper(claims: pd.DataFrame) -> dict[str, str]:
+    """{paper: its counts sentence} (``paper_sentences``), papers in the book's order of their chapters."""
+    papers = claims.assign(paper=claims["chapter"].map(paper_of)).dropna(subset=["paper"])
+    summary = claims_summary(papers, by="paper").set_index("paper")
+    order = list(dict.fromkeys(paper_of(stem) for stem in model_chapters()))
+    shown = sorted(summary.index, key=lambda paper: order.index(paper) if paper in order else len(order))
+    return {paper: _counts_sentence(summary.loc[paper].to_dict()) for paper in shown}
+
+
 def paper_sentences(claims: pd.DataFrame) -> dict[str, str]:
     """Per paper, the counts of the claims of the chapters that run its protocol (``paper_of``; measurements of the
     machine left out), as one sentence under ``paper_key(paper)``, for the landing page: {key: "12 of 20 claims
-    hold, ..."}. Papers in the order their chapters come in ``claims``."""
-    papers = claims.assign(paper=claims["chapter"].map(paper_of)).dropna(subset=["paper"])
-    summary = claims_summary(papers, by="paper").set_index("paper")
-    return {paper_key(paper): _counts_sentence(summary.loc[paper].to_dict()) for paper in papers["paper"].unique()}
+    hold, ..."}, papers in the book's order of their chapters."""
+    return {paper_key(paper): sentence for paper, sentence in _by_paper(claims).items()}
+
+
+def paper_list(claims: pd.DataFrame) -> str:
+    """The same counts as Markdown for the scorecard's first screen: a line saying what they count, then a list,
+    "- **RealToxicityPrompts**: 18 of 27 claims hold, ..." (the papers' names are the chapters' declarations', not
+    data)."""
+    lines = [f"- **{paper}**: {sentence}" for paper, sentence in _by_paper(claims).items()]
+    return "\n".join(["Paper by paper, from the chapters that run each paper's protocol:", "", *lines])
