@@ -33,6 +33,8 @@ import nbformat
 import pytest
 
 from toxlib.book_build.book import build_html, stage_sources, toc_files
+from toxlib.chapters import model_chapters
+from toxlib.publish import scorecard
 from toxlib.store import paths
 
 ROOT = paths.project_root()
@@ -180,6 +182,12 @@ TABLES_JS = """() => [...document.querySelectorAll('article table')].map(t => {
 FINDINGS_JS = """() => { const box = document.querySelector('article .admonition.findings');
     return box ? {top: box.getBoundingClientRect().top + window.scrollY, words: box.innerText.split(/\\s+/).length}
                : null; }"""
+#: where each paper's verdict counts start on the landing page and the scorecard (list items that count claims)
+PAPER_VERDICTS_JS = """() => [...document.querySelectorAll('article li')]
+    .filter(li => /claims? holds?/.test(li.textContent))
+    .map(li => li.getBoundingClientRect().top + window.scrollY)"""
+#: the papers whose protocols the chapters run (each gets its verdicts on the first screen)
+PAPERS = {scorecard.paper_of(stem) for stem in model_chapters()}
 #: table cells that read as code: a flag as Python's True / False, a header as a Python tuple ("('auc', 'bilstm')") or a
 #: snake_case name ("severe_toxicity"); a cell that shows its text as code on purpose is left out
 CODE_CELLS_JS = r"""() => [...document.querySelectorAll('article td, article th')]
@@ -242,6 +250,11 @@ def _check_page(page, name: str, size: tuple[int, int]) -> list[str]:
                 problems.append(f"table {table['caption'][:70]!r} is {table['content']} px wide in {table['box']} px")
             if table["captionInside"]:
                 problems.append(f"caption {table['caption'][:70]!r} scrolls with its table")
+        if name in ("book/intro", "book/scorecard"):
+            tops = page.evaluate(PAPER_VERDICTS_JS)
+            if len(tops) != len(PAPERS) or max(tops, default=0) > size[1]:
+                problems.append(f"{len(tops)} of the {len(PAPERS)} papers' verdicts on the first screen "
+                                f"(lowest at {max(tops, default=0):.0f} px)")
         if name.startswith("notebooks/"):
             findings = page.evaluate(FINDINGS_JS)
             if findings is None:
