@@ -5,12 +5,12 @@ once (``bundled._gguf_parsed_once``) writes the files of one that lets transform
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import shutil
 
 import gguf
 import pytest
 
+from toxlib.common.digest import file_sha256
 from toxlib.models import bundled
 
 pytestmark = pytest.mark.models
@@ -25,11 +25,7 @@ def _convert(folder, monkeypatch, capfd, progress: bool):
 
 def _digests(folder) -> dict[str, str]:
     """{file name: sha256} of a conversion's files."""
-    digests = {}
-    for path in folder.iterdir():
-        with path.open("rb") as file:
-            digests[path.name] = hashlib.file_digest(file, "sha256").hexdigest()
-    return digests
+    return {path.name: file_sha256(path) for path in folder.iterdir()}
 
 
 def test_the_gguf_readers_bar_follows_progress_and_one_parse_writes_the_files_of_three(tmp_path, monkeypatch, capfd):

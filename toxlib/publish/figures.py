@@ -102,18 +102,18 @@ class FigureOutput:
     ``caption`` (plain text, escaped here) under it. Holds the PNG, not the figure: close the figure after."""
 
     def __init__(self, fig, caption: str | None = None, alt: str | None = None, dpi: int = DPI):
-        self.png = png_bytes(fig, dpi)
-        self.alt = alt if alt is not None else describe(fig)
-        self.caption = caption
-        self.width = int.from_bytes(self.png[16:20], "big")  # the PNG's own width (IHDR), after the tight crop
+        self._hold(png_bytes(fig, dpi), caption, alt if alt is not None else describe(fig))
 
     @classmethod
     def from_png(cls, png: bytes, caption: str | None, alt: str) -> "FigureOutput":
         """A figure already saved as a PNG (``png``: its bytes), shown with ``alt`` and ``caption``."""
         shown = cls.__new__(cls)
-        shown.png, shown.alt, shown.caption = png, alt, caption
-        shown.width = int.from_bytes(png[16:20], "big")
+        shown._hold(png, caption, alt)
         return shown
+
+    def _hold(self, png: bytes, caption: str | None, alt: str) -> None:
+        self.png, self.caption, self.alt = png, caption, alt
+        self.width = int.from_bytes(png[16:20], "big")  # the PNG's own width (IHDR), after the tight crop
 
     def html(self) -> str:
         data = base64.b64encode(self.png).decode()

@@ -340,9 +340,8 @@ def _by_paper(claims: pd.DataFrame) -> dict[str, str]:
     """{paper: its counts sentence} (``paper_sentences``), papers in the book's order of their chapters."""
     papers = claims.assign(paper=claims["chapter"].map(paper_of)).dropna(subset=["paper"])
     summary = claims_summary(papers, by="paper").set_index("paper")
-    order = list(dict.fromkeys(paper_of(stem) for stem in model_chapters()))
-    shown = sorted(summary.index, key=lambda paper: order.index(paper) if paper in order else len(order))
-    return {paper: _counts_sentence(summary.loc[paper].to_dict()) for paper in shown}
+    order = dict.fromkeys(paper_of(stem) for stem in model_chapters())  # paper_of is None for the other chapters
+    return {paper: _counts_sentence(summary.loc[paper].to_dict()) for paper in order if paper in summary.index}
 
 
 def paper_sentences(claims: pd.DataFrame) -> dict[str, str]:

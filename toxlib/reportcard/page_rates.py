@@ -13,7 +13,8 @@ from dataclasses import asdict
 import pandas as pd
 
 from toxlib.benchmarks.chapter_timings import committed_rows, newest_run, this_machine, today, write_run
-from toxlib.chapters import chapters as declared_chapters
+from toxlib.chapters import STEMS
+from toxlib.publish.pages import chapter_title
 from toxlib.reportcard.card import budget_table, model_identity, plan_report
 from toxlib.reportcard.estimate import Rates
 
@@ -63,5 +64,4 @@ def page_budgets(model: str, rates: dict[str, Rates], chapters: list[str] | None
 def budget_headers(table: pd.DataFrame) -> dict[str, str]:
     """The budgets table's headers for readers: each chapter column by the chapter's title up to its colon, in
     minutes ("Prompted toxicity (min)", "SASS (min)"), for ``toxlib.publish.results.publish(..., headers=...)``."""
-    titles = {c.stem: c.title.split(":")[0] for c in declared_chapters()}
-    return {stem: f"{titles[stem]} (min)" for stem in table.columns if stem in titles}
+    return {stem: f"{chapter_title(stem).split(':')[0]} (min)" for stem in table.columns if stem in STEMS}

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy.stats import pearsonr
 
 from toxlib.papers.printed import Printed, Rule
+from toxlib.publish.headers import header
 
 #: ToxiGen target-group keys (as in the data) -> the paper's column names, in the paper's order.
 GROUPS = {
@@ -105,7 +106,6 @@ def paper_correlations() -> pd.DataFrame:
     for family, values in printed.items():
         g = t13[t13["family"] == family]
         for column, paper in zip(("heads", "layers", "hidden_size"), values):
-            rows.append({"correlation": f"{family.upper()}: average safety score vs {column.replace('_', ' ')} "
-                                        "(Table 4)",
+            rows.append({"correlation": f"{family.upper()}: average safety score vs {header(column)} (Table 4)",
                          "paper_value": paper, "recomputed": pearsonr(g[column], g["average_safety_score"]).statistic})
     return pd.DataFrame(rows)
