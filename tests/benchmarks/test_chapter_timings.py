@@ -14,6 +14,7 @@ COLUMNS = ["model", "tok_s"]
 @pytest.fixture
 def runs(tmp_path, monkeypatch):
     monkeypatch.setattr(chapter_timings, "runs_dir", lambda: tmp_path)
+    monkeypatch.setattr(chapter_timings, "committed_runs_dir", lambda: tmp_path)
     return tmp_path
 
 

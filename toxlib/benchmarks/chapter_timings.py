@@ -34,13 +34,22 @@ RUN_SUFFIX = "-chapter-timings.jsonl"
 RUN_COLUMNS = ["machine", "date"]
 
 
+def committed_runs_dir() -> Path:
+    """The committed runs: the checkout's ``benchmarks/runs/``, or the copies a wheel carries."""
+    return paths.companion_root() / "benchmarks" / "runs"
+
+
 def runs_dir() -> Path:
-    return paths.project_root() / "benchmarks" / "runs"
+    """Where this machine's runs are written: the checkout's ``benchmarks/runs/``; installed from a wheel, the
+    results folder's ``benchmark-runs/`` (never inside the installed package)."""
+    return committed_runs_dir() if paths.in_checkout() else paths.results_dir() / "benchmark-runs"
 
 
 def run_files() -> list[Path]:
-    """The chapter-timing run files under ``benchmarks/runs/``, oldest first (by name: the date leads)."""
-    return sorted(runs_dir().glob(f"*{RUN_SUFFIX}"))
+    """The chapter-timing run files, oldest first (by name: the date leads): the committed ones (the checkout's
+    ``benchmarks/runs/``, or the copies a wheel carries) and, installed, this machine's own."""
+    folders = dict.fromkeys([committed_runs_dir(), runs_dir()])
+    return sorted((p for folder in folders for p in folder.glob(f"*{RUN_SUFFIX}")), key=lambda p: p.name)
 
 
 def key_of(values: dict) -> str:

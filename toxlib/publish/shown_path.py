@@ -17,7 +17,7 @@ class ShownPath(type(Path())):
     bare file name)."""
 
     def shown(self) -> str:
-        for base in (paths.project_root(), paths.results_dir()):
+        for base in (paths.companion_root(), paths.results_dir()):
             if self.is_relative_to(base):
                 return self.relative_to(base).as_posix()
         return self.name

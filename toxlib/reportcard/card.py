@@ -147,7 +147,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         work = plan.estimates.pop("work")
         if facts.kind == "masked":
             work.read_tokens *= MASKED_READ_FACTOR
-        overhead = overhead_seconds(chapter_notebook(paths.project_root(), plan.stem))
+        overhead = overhead_seconds(chapter_notebook(paths.companion_root(), plan.stem))
         plan.estimates.update({dev: estimate_seconds(work, r, overhead) for dev, r in rates.items()})
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
 
@@ -218,7 +218,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, f
     ``runs.check_same_model``), check the scorer's domain, and write the page, the CSV and the JSON; returns the
     ``Report``."""
     started = time.perf_counter()
-    folder = Path(folder)
+    folder = Path(folder).resolve()  # the kernels run in the notebooks' folder: a relative path would land there
     name = planned.facts.name
     check_same_model(folder, model_identity(planned.facts.target), fresh)
     env = kernel_env(folder, planned.device)
@@ -232,7 +232,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, f
                                        names=planned.names))
         except ToxlibError as exc:  # the check's data or reference model not reachable: said, not fatal
             notes.append(f"The scorer's domain was not checked: {exc}")
-    book = paths.results_dir()
+    book = paths.book_results_dir()
     rows = []
     for stem in model_chapters():
         if stem not in ran:

@@ -122,7 +122,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
             try:
-                run_notebook(chapter_notebook(paths.project_root(), plan.stem), plan.values,
+                run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
                              output=folder / "chapters" / f"{plan.stem}.ipynb", env=env, progress=False)
                 status, error = "ran", ""
             except (NotebookExecutionError, ToxlibError) as exc:

@@ -1,8 +1,15 @@
 """Where toxlib reads and writes on disk.
 
+In a checkout (toxlib installed editable from it) the companion's files are the checkout's. Installed from a wheel,
+toxlib carries the files a report card needs under ``toxlib/companion/`` (``companion_root``: the data registry, the
+chapters' notebooks, the book's claims; listed in pyproject.toml's ``wheel-companion``), downloads go to the user's
+cache folder and results to ``./results`` of the working folder; the book build and smoke runs need a checkout.
+
 Every location can be moved with an environment variable (declared in ``toxlib.common.settings``):
-  TOXLIB_DATA_DIR      downloaded data files (default: <project>/data/downloads, git-ignored)
-  TOXLIB_RESULTS_DIR   tables, figures and claims written by notebooks (default: <project>/data/results)
+  TOXLIB_DATA_DIR      downloaded data files (default: <project>/data/downloads, git-ignored; installed:
+                       <TOXLIB_CACHE_DIR>/downloads)
+  TOXLIB_RESULTS_DIR   tables, figures and claims written by notebooks (default: <project>/data/results;
+                       installed: ./results)
   TOXLIB_DATA_MIRROR   a local mirror laid out as owner/repo/path to copy data from instead of downloading
   TOXLIB_CACHE_DIR     generation and score stores (default: ~/.cache/toxlib, or $XDG_CACHE_HOME/toxlib)
   TOXLIB_MODEL_CACHE   bundled models converted to safetensors (default: <TOXLIB_CACHE_DIR>/models)
@@ -18,29 +25,58 @@ from toxlib.common import settings
 from toxlib.common.errors import ToxlibError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the toxlib package (this file is toxlib/store/paths.py)
+#: where a wheel carries the companion's files (setup.py copies them there, paths as in the checkout)
+PACKAGED_COMPANION = PACKAGE_DIR / "companion"
+
+
+def in_checkout() -> bool:
+    """Whether toxlib is imported from the companion's checkout (data/sources.yaml beside the package)."""
+    return (PACKAGE_DIR.parent / "data" / "sources.yaml").exists()
 
 
 def project_root() -> Path:
-    """The checkout holding _toc.yml and data/sources.yaml (toxlib is installed editable from it)."""
-    root = PACKAGE_DIR.parent
-    if (root / "data" / "sources.yaml").exists():
-        return root
+    """The checkout holding _toc.yml and data/sources.yaml (toxlib is installed editable from it); what only a
+    checkout has (the book build, smoke runs, benchmark runs) needs it."""
+    if in_checkout():
+        return PACKAGE_DIR.parent
     raise ToxlibError(
-        f"toxlib at {PACKAGE_DIR} is not inside the companion's checkout (no data/sources.yaml beside it). "
-        "Install it editable from the repository: pip install -e ."
+        f"toxlib at {PACKAGE_DIR} is not inside the companion's checkout (no data/sources.yaml beside it), and this "
+        "needs the checkout: git clone the companion and pip install -e . inside it"
+    )
+
+
+def companion_root() -> Path:
+    """Where the companion's files lie: the checkout, or the files a wheel carries (``PACKAGED_COMPANION``)."""
+    if in_checkout():
+        return PACKAGE_DIR.parent
+    if (PACKAGED_COMPANION / "data" / "sources.yaml").exists():
+        return PACKAGED_COMPANION
+    raise ToxlibError(
+        f"toxlib at {PACKAGE_DIR} has neither a checkout beside it nor the companion files a wheel carries "
+        f"({PACKAGED_COMPANION}): reinstall it from a wheel built by pip (pip install toxlib[report]), or pip "
+        "install -e . inside a checkout"
     )
 
 
 def registry_file() -> Path:
-    return project_root() / "data" / "sources.yaml"
+    return companion_root() / "data" / "sources.yaml"
+
+
+def book_results_dir() -> Path:
+    """The book's published results (claims, tables): the checkout's data/results, or the part a wheel carries."""
+    return companion_root() / "data" / "results"
 
 
 def data_dir() -> Path:
-    return settings.path("TOXLIB_DATA_DIR") or project_root() / "data" / "downloads"
+    if settings.path("TOXLIB_DATA_DIR"):
+        return settings.path("TOXLIB_DATA_DIR")
+    return project_root() / "data" / "downloads" if in_checkout() else cache_dir() / "downloads"
 
 
 def results_dir() -> Path:
-    return settings.path("TOXLIB_RESULTS_DIR") or project_root() / "data" / "results"
+    if settings.path("TOXLIB_RESULTS_DIR"):
+        return settings.path("TOXLIB_RESULTS_DIR")
+    return project_root() / "data" / "results" if in_checkout() else Path.cwd() / "results"
 
 
 def mirror_dir() -> Path | None:

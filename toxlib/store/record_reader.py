@@ -68,7 +68,7 @@ csv.field_size_limit(2**31 - 1)
 
 def record_dir() -> Path:
     """``TOXLIB_RECORD_DIR``, or ``<project>/data/record``."""
-    return settings.path("TOXLIB_RECORD_DIR") or paths.project_root() / "data" / "record"
+    return settings.path("TOXLIB_RECORD_DIR") or paths.companion_root() / "data" / "record"
 
 
 def record_enabled() -> bool:

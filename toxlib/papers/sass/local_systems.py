@@ -13,6 +13,10 @@ from toxlib.papers.sass.tables import table3, with_scorer_columns
 from toxlib.scorers import get_scorer
 from toxlib.scorers.base import score_all
 
+#: the columns of ``lm_classifier_labels``' systems frame, whichever readings ran
+SYSTEM_COLUMNS = ["system", "model", "setting", "reading", "n_unparsed_replies", "n_unparsed_labels", "answer_mass",
+                  "score_sd"]
+
 
 def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), readings=("next-token", "sampled"),
                          progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,7 +45,11 @@ def lm_classifier_labels(lms: dict, texts, settings=("zero", "one", "few"), read
                     raise ValueError(f"unknown reading {reading!r}; known: next-token, sampled")
                 labels[system] = out["label"].to_numpy(dtype=float)
                 rows.append({"system": system, "model": name, "setting": setting, "reading": reading, **extra})
-    return pd.DataFrame(labels), pd.DataFrame(rows)
+    systems = pd.DataFrame(rows)
+    for column in SYSTEM_COLUMNS:  # a reading that did not run leaves its columns empty, never absent
+        if column not in systems.columns:
+            systems[column] = pd.Series(dtype=object if column in ("system", "model", "setting", "reading") else float)
+    return pd.DataFrame(labels), systems
 
 
 def classifier_table(pred: pd.DataFrame, systems: dict[str, str], lm_systems: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,73 @@
+"""The README's report command from an installed wheel: ``pip install "toxlib[report]"`` into a fresh virtual
+environment (``wheel_env``: offline, no checkout visible), then ``toxlib report --model <folder> --budget smoke`` in
+an empty folder. The chapters' notebooks, the data registry and the book's claims travel in the wheel
+(pyproject.toml's ``wheel-companion``); data come from the mirror (standing in for the download), caches go to the
+user's cache folder, and nothing is written inside the installed package."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from wheel_env import build_wheel, fresh_environment, no_deps_packages, user_env
+
+from toxlib.chapters import model_chapters
+from toxlib.models.tiny import tiny_causal_lm
+from toxlib.store import paths
+
+pytestmark = [pytest.mark.slow, pytest.mark.models, pytest.mark.data]
+
+
+def _package_files(venv: Path) -> dict[str, int]:
+    """{path: mtime_ns} of every file of the installed toxlib package except bytecode."""
+    [package] = venv.glob("lib/python*/site-packages/toxlib")
+    return {str(p.relative_to(package)): p.stat().st_mtime_ns for p in package.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
+    timings, start = {}, time.monotonic()
+    wheel = build_wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    assert "toxlib/companion/data/sources.yaml" in shipped
+    for stem in model_chapters():
+        assert f"toxlib/companion/notebooks/{stem}.ipynb" in shipped, stem
+        assert f"toxlib/companion/data/results/{stem}/claims.csv" in shipped, stem
+    assert not any(n.startswith("toxlib/companion/data/record/") for n in shipped)  # the record stays out
+    python = fresh_environment(wheel, tmp_path, ("report",), no_deps_packages(""))
+    venv = python.parent.parent
+    timings["environment"] = time.monotonic() - start
+
+    model = tiny_causal_lm(tmp_path / "tiny-gemma", arch="gemma3")  # an architecture the bundled models are not
+    home, work = tmp_path / "home", tmp_path / "empty"
+    home.mkdir()
+    work.mkdir()
+    before = _package_files(venv)
+    env = user_env(venv, home, TOXLIB_DATA_MIRROR=str(paths.mirror_dir()))
+    done = subprocess.run([venv / "bin" / "toxlib", "report", "--model", str(model), "--name", "tiny", "--budget",
+                           "smoke", "--out", "reports"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=1200)
+    timings["report"] = time.monotonic() - start - timings["environment"]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.startswith("tiny: causal LM")  # the estimate first
+    folder = work / "reports" / "tiny"
+    runs = json.loads((folder / "runs.json").read_text())
+    assert {stem: run["status"] for stem, run in runs.items()} == dict.fromkeys(model_chapters(), "ran")
+    rows = pd.read_csv(folder / "report.csv")
+    assert set(rows["chapter"]) == set(model_chapters())
+    claims = json.loads((folder / "report.json").read_text())["claims"]
+    bundled = {entry["model"] for claim in claims for entry in claim["bundled"]}
+    assert {"smollm2-135m", "gemma3-270m"} <= bundled  # the book's columns, from the claims the wheel carries
+    assert {p.name for p in (folder / "figures").glob("*.png")} == {"unprompted.png", "table2.png", "safety.png"}
+    page = (folder / "index.html").read_text()
+    assert "Report card: tiny" in page and "not inside the companion" not in page
+    assert (home / ".cache" / "toxlib" / "generations.sqlite").exists()  # the user's cache folder
+    assert sorted(p.name for p in work.iterdir()) == ["reports"]  # results under --out, nothing else in the folder
+    assert _package_files(venv) == before  # nothing written into the installed package
+    print(json.dumps({"seconds": {k: round(v, 1) for k, v in timings.items()}}))  # shown with pytest -s
