@@ -3,8 +3,15 @@ but bind no name, and KernelPrestart starts the next notebook's kernel when it h
 
 from __future__ import annotations
 
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
 import nbformat
 import pytest
+from jupyter_core.utils import run_sync
 
 from toxlib.book_build import kernels
 from toxlib.book_build.runner import run_notebook
@@ -64,3 +71,30 @@ def test_shutdown_stops_the_channels_of_every_client_made_for_the_kernel(tmp_pat
     assert client.channels_running
     kernels.shutdown(manager)
     assert not client.channels_running
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets: POSIX only")
+def test_a_kernel_talks_over_private_unix_sockets_and_says_nothing_of_tcp(tmp_path):
+    """Over TCP on 127.0.0.1 any local user could subscribe to a kernel's outputs; ipykernel warns of it on every
+    start. A kernel of ours listens on Unix sockets in a folder only this user can open, removed at shutdown."""
+    manager = kernels.start_kernel(tmp_path, preload=())
+    folder = Path(manager.ip).parent
+    try:
+        client = manager.client()
+        client.start_channels()
+        run_sync(client.wait_for_ready)(timeout=120)
+        assert manager.transport == "ipc" and stat.S_IMODE(folder.stat().st_mode) == 0o700
+        sockets = [p for p in folder.iterdir() if p.is_socket()]
+        assert len(sockets) == 5  # shell, iopub, stdin, control, heartbeat
+        assert all(len(str(p).encode()) <= 107 for p in sockets)
+    finally:
+        kernels.shutdown(manager)
+    assert not folder.exists()
+
+
+def test_a_notebook_run_shows_no_kernel_warning(tmp_path):
+    notebook = probe_notebook(tmp_path / "chapter")
+    done = subprocess.run([sys.executable, "-m", "toxlib", "run", str(notebook), "--output",
+                           str(tmp_path / "out.ipynb")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNING" not in done.stderr and "encryption" not in done.stderr, done.stderr

@@ -7,15 +7,20 @@ imports on the other core (``KernelPrestart``). A warm re-run, whose chapters on
 start-up cost. A fresh kernel per notebook is kept: nothing a chapter defines reaches the next one.
 
 ``start_kernel(cwd, env)`` returns a started ``AsyncKernelManager`` to pass to papermill (``km=``); the caller
-shuts it down (``shutdown``). ``PRELOAD`` is what the kernel imports before its first cell, exactly modules every
-chapter imports anyway, so a notebook's outputs do not depend on whether its kernel was started ahead.
+shuts it down (``shutdown``). On POSIX systems the kernel talks over Unix sockets in a folder only this user can
+open (``transport="ipc"``), not over TCP ports on 127.0.0.1, where any local user could subscribe to a kernel's
+outputs (ipykernel warns of it on every start); the folder is short (/tmp), as a socket path may not exceed
+107 bytes, and is removed at ``shutdown``. ``PRELOAD`` is what the kernel imports before its first cell, exactly
+modules every chapter imports anyway, so a notebook's outputs do not depend on whether its kernel was started ahead.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from toxlib.common import settings
@@ -31,12 +36,20 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     in the background). The same history setting as nbclient's own kernels (in memory)."""
     from jupyter_core.utils import run_sync
 
-    manager = _manager_class()(kernel_name="python3")
+    manager = _manager_class()(kernel_name="python3", **_private_transport())
     # an expression whose value is None: no output, no `_`; the comprehension's variable does not leak
     code = f"[__import__(name) for name in {tuple(preload)!r}] and None" if preload else ""
     arguments = ["--HistoryManager.hist_file=:memory:"] + ([f"--IPKernelApp.exec_lines={code}"] if code else [])
     run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd), env={**os.environ, **(env or {})})
     return manager
+
+
+def _private_transport() -> dict:
+    """The kernel manager's transport settings: Unix sockets in a new 0700 folder on POSIX, else TCP."""
+    if os.name != "posix":
+        return {}
+    folder = tempfile.mkdtemp(prefix="toxlib-kernel-", dir="/tmp" if os.path.isdir("/tmp") else None)
+    return {"transport": "ipc", "ip": os.path.join(folder, "k")}
 
 
 @functools.cache
@@ -67,6 +80,8 @@ def shutdown(manager) -> None:
             run_sync(manager.shutdown_kernel)(now=True)
     finally:
         run_sync(manager.cleanup_resources)()
+        if manager.transport == "ipc" and os.path.basename(os.path.dirname(manager.ip)).startswith("toxlib-kernel-"):
+            shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
 
 
 class KernelPrestart:

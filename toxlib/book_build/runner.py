@@ -28,7 +28,7 @@ import papermill
 
 import toxlib
 from toxlib.book_build.chapter_runs import CHAPTER_RUN_TAG
-from toxlib.book_build.kernels import shutdown
+from toxlib.book_build.kernels import shutdown, start_kernel
 from toxlib.book_build.machine import (
     DECIDING_PATHS,
     git_commit,
@@ -297,7 +297,8 @@ def run_notebook(
     TOXLIB_RESULTS_DIR is set (in ``env`` or the environment), and the default output is a copy under
     ``paths.smoke_dir()``. output: default in place (not smoke). env: extra environment variables for the kernel.
     kernel: a kernel manager already started for this notebook (``toxlib.book_build.kernels.start_kernel`` with the same
-    ``env`` and the notebook's folder as cwd); it is used and shut down here. None: papermill starts one.
+    ``env`` and the notebook's folder as cwd); it is used and shut down here. None: one is started here the same way
+    (nothing preloaded).
     The output is replaced only when the run has finished (an interrupted run leaves it untouched); a notebook that
     fails is written to ``output`` when one was given, else beside it as <stem>.failed.ipynb.
     Returns the chapter run (also stored in the output's metadata under "toxlib" and shown as its last cell).
@@ -306,7 +307,6 @@ def run_notebook(
         return _run(path, parameters, output, env, progress, profile or "default", kernel)
     finally:
         if kernel is not None:
-
             shutdown(kernel)
 
 
@@ -331,10 +331,15 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         partial = new_partial(output)
         try:
             with environment(env):
-                papermill.execute_notebook(
-                    str(staged_input), str(partial), parameters=checked, cwd=str(path.parent),
-                    progress_bar=progress, kernel_name="python3", **({"km": kernel} if kernel else {}),
-                )
+                own = start_kernel(path.parent, preload=()) if kernel is None else None
+                try:
+                    papermill.execute_notebook(
+                        str(staged_input), str(partial), parameters=checked, cwd=str(path.parent),
+                        progress_bar=progress, kernel_name="python3", km=kernel or own,
+                    )
+                finally:
+                    if own is not None:
+                        shutdown(own)
         except papermill.PapermillExecutionError as exc:
             if str(exc.evalue).startswith(OTHER_CHECKOUT):
                 partial.unlink(missing_ok=True)

@@ -55,7 +55,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "<TOXLIB_CACHE_DIR>/downloads)", "where data files are downloaded to", "paths"),
     Setting("TOXLIB_DATA_MIRROR", "path", "", "a local mirror laid out as owner/repo/path, read instead of the "
             "network (the scripts set one when the checkout has a data mirror beside it)", "paths"),
-    Setting("TOXLIB_RESULTS_DIR", "path", "<checkout>/data/results (installed from a wheel: ./results)", "where chapters write their tables, figures "
+    Setting("TOXLIB_RESULTS_DIR", "path", "<checkout>/data/results (installed from a wheel: ./results)",
+            "where chapters write their tables, figures "
             "and claims", "paths", "the book's runner (smoke runs), the report card"),
     Setting("TOXLIB_CACHE_DIR", "path", "$XDG_CACHE_HOME/toxlib or ~/.cache/toxlib", "the user's generation, "
             "score and NLL caches and every other computed artefact", "paths"),
