@@ -98,3 +98,13 @@ def test_a_notebook_run_shows_no_kernel_warning(tmp_path):
                            str(tmp_path / "out.ipynb")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING" not in done.stderr and "encryption" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets: POSIX only")
+def test_a_kernel_that_cannot_start_leaves_no_socket_folder(tmp_path, monkeypatch):
+    made = []
+    private = kernels._private_transport
+    monkeypatch.setattr(kernels, "_private_transport", lambda: made.append(private()) or made[-1])
+    with pytest.raises(Exception):  # noqa: B017 - whatever jupyter_client raises for a missing folder
+        kernels.start_kernel(tmp_path / "no such folder", preload=())
+    assert made and not Path(made[0]["ip"]).parent.exists()

@@ -40,7 +40,11 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     # an expression whose value is None: no output, no `_`; the comprehension's variable does not leak
     code = f"[__import__(name) for name in {tuple(preload)!r}] and None" if preload else ""
     arguments = ["--HistoryManager.hist_file=:memory:"] + ([f"--IPKernelApp.exec_lines={code}"] if code else [])
-    run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd), env={**os.environ, **(env or {})})
+    try:
+        run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd), env={**os.environ, **(env or {})})
+    except BaseException:
+        _remove_socket_folder(manager)
+        raise
     return manager
 
 
@@ -80,8 +84,13 @@ def shutdown(manager) -> None:
             run_sync(manager.shutdown_kernel)(now=True)
     finally:
         run_sync(manager.cleanup_resources)()
-        if manager.transport == "ipc" and os.path.basename(os.path.dirname(manager.ip)).startswith("toxlib-kernel-"):
-            shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
+        _remove_socket_folder(manager)
+
+
+def _remove_socket_folder(manager) -> None:
+    """Remove the folder ``_private_transport`` made for ``manager``'s sockets (nothing for a TCP kernel)."""
+    if manager.transport == "ipc" and os.path.basename(os.path.dirname(manager.ip)).startswith("toxlib-kernel-"):
+        shutil.rmtree(os.path.dirname(manager.ip), ignore_errors=True)
 
 
 class KernelPrestart:

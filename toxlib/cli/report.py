@@ -80,8 +80,8 @@ def add_commands(sub) -> None:
                         "the model: letters, digits, '.', '_', '-' (one per --model; default: the folder's or hub "
                         "id's last part)")
     report.add_argument("--budget", default="quick", choices=["smoke", "quick", "decide", "paper"],
-                        help="smoke: seconds, decides nothing; quick (default): about twenty minutes for a 135M model "
-                        "on 2 CPU cores; decide: the book's sizes; paper: the papers' sizes")
+                        help="smoke: seconds, decides nothing; quick (default): a fraction of the book's sizes "
+                        "(--dry-run: how many minutes here); decide: the book's sizes; paper: the papers' sizes")
     report.add_argument("--dry-run", action="store_true", help="print the estimate only")
     report.add_argument("--device", choices=["cpu", "cuda"], help="where the model runs (default: the GPU when "
                         "present)")

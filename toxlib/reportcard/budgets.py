@@ -2,9 +2,9 @@
 in them.
 
 A budget names one profile of every chapter (``toxlib.chapters``): ``smoke`` (tiny CI sizes: seconds per chapter,
-numbers that decide nothing), ``quick`` (a stated fraction of the book's sizes: about twenty minutes in all for a
-135M-parameter model on 2 CPU cores), ``decide`` (the book's defaults: the sizes its verdicts rest on) and
-``paper`` (the papers' sizes wherever the data exist here).
+numbers that decide nothing), ``quick`` (a stated fraction of the book's sizes: minutes, not hours, for a
+135M-parameter model on 2 CPU cores; the report's estimate says how many on the machine at hand), ``decide`` (the
+book's defaults: the sizes its verdicts rest on) and ``paper`` (the papers' sizes wherever the data exist here).
 """
 
 from __future__ import annotations

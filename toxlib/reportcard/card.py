@@ -63,7 +63,7 @@ from toxlib.store import paths
 
 #: what each budget means, for the page and the estimate
 BUDGET_NOTES = {"smoke": "each chapter's tiny CI sizes: the numbers decide nothing",
-                "quick": "a fraction of the book's sizes, about twenty minutes for a 135M model on 2 CPU cores",
+                "quick": "a fraction of the book's sizes: minutes, not hours, for a 135M model on 2 CPU cores",
                 "decide": "the book's own sizes, on which its verdicts rest",
                 "paper": "the papers' sizes wherever the data exist here"}
 #: a masked LM's pseudo-perplexity runs a sentence once per token: its reading costs this many times more
@@ -111,7 +111,8 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
                 rates: dict[str, Rates] | None = None) -> ReportPlan:
     """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
     at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
-    or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``).
+    or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``; a bundled
+    model at ``decide`` then leaves out the chapters the book does not run for it, which it would compute in full).
     ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
     it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
     charge); ``rates``: rates measured before ({device: Rates}), used instead. Raises ModelUnavailableError for a
@@ -126,6 +127,9 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         verdict = fits[stem]
         if not verdict.applies:
             plans.append(ChapterPlan(stem, False, verdict.why))
+            continue
+        if chapters is None and budget == "decide" and name in BUNDLED and name not in book_models(stem):
+            plans.append(ChapterPlan(stem, False, _not_in_book(stem, name), left_out=True))
             continue
         values = chapter_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
@@ -150,6 +154,14 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         overhead = overhead_seconds(chapter_notebook(paths.companion_root(), plan.stem))
         plan.estimates.update({dev: estimate_seconds(work, r, overhead) for dev, r in rates.items()})
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
+
+
+def _not_in_book(stem: str, name: str) -> str:
+    """Why a bundled model's report at ``decide`` leaves chapter ``stem`` out: the book does not run it for ``name``,
+    so the sample record holds none of its rows and the report would compute them all."""
+    ran = " and ".join(book_models(stem))
+    return (f"the book runs this chapter for {ran} only, so none of {name}'s rows are in the sample record; name it "
+            f"with --chapters {stem} to compute them (--dry-run first: the estimate)")
 
 
 def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, str], calibrate: bool) -> Rates:
@@ -191,7 +203,7 @@ def estimate_text(planned: ReportPlan) -> str:
     width = max(len(p.stem) for p in planned.chapters)
     for plan in planned.chapters:
         if not plan.applies:
-            lines.append(f"  {plan.stem:<{width}}  not applicable: {plan.why}")
+            lines.append(f"  {plan.stem:<{width}}  {'left out' if plan.left_out else 'not applicable'}: {plan.why}")
             continue
         times = ", ".join(f"{_minutes(s)} on {dev}" for dev, s in plan.estimates.items())
         held = f"; {plan.record_share:.0%} of its work read from the sample record" if plan.record_share else ""

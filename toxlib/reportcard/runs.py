@@ -30,7 +30,8 @@ from toxlib.store import paths
 class ChapterPlan:
     """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill,
     its estimated seconds per device (``estimates``) and the share of its work whose rows the sample record holds
-    (``record_share``, ``toxlib.reportcard.held``: not charged)."""
+    (``record_share``, ``toxlib.reportcard.held``: not charged). ``left_out``: the chapter could run but is not
+    run unless named (a bundled model's chapter the book does not run for it: ``why`` says so)."""
 
     stem: str
     applies: bool
@@ -38,11 +39,13 @@ class ChapterPlan:
     values: dict = field(default_factory=dict)
     estimates: dict = field(default_factory=dict)
     record_share: float = 0.0
+    left_out: bool = False
 
 
 @dataclass
 class ChapterRun:
-    """How a chapter of a report went: ``status`` "ran", "done before" (resumed), "not applicable" or "failed";
+    """How a chapter of a report went: ``status`` "ran", "done before" (resumed), "not applicable", "left out"
+    (``ChapterPlan.left_out``) or "failed";
     ``wall_s`` the seconds it took (``None`` unless it ran), ``error`` why it failed."""
 
     stem: str
@@ -112,7 +115,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
         for plan in plans:
             estimate = plan.estimates.get(device_key)
             if not plan.applies:
-                runs.append(ChapterRun(plan.stem, "not applicable", error=plan.why))
+                runs.append(ChapterRun(plan.stem, "left out" if plan.left_out else "not applicable", error=plan.why))
                 continue
             if _done_before(log, plan.stem, plan.values, folder, model, device_key):
                 runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
