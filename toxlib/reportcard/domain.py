@@ -9,7 +9,8 @@ prompts, ``SAMPLES`` each, against that of RTP's own human continuations (the sc
 domain when more than ``FAR_SHARE`` of its continuations are far (among human text, 5% are by construction).
 
 ``domain_check(lm)`` returns a ``DomainCheck``; it generates and reads through the caches, so it costs seconds
-once per model.
+once per model. ``domain_table(names)`` gives the check of several models as one table (the Your model page's, for
+the bundled models: so their continuations are in the sample record and a bundled model's report reads them).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from toxlib.data import load_rtp
 from toxlib.generate import DecodingConfig, generate
@@ -72,3 +74,15 @@ def domain_check(lm, progress: bool = False) -> DomainCheck:
     return DomainCheck(outside=far > FAR_SHARE, far_share=far, threshold=threshold,
                        median_nll=float(np.nanmedian(ours)) if len(ours) else float("nan"),
                        human_median_nll=float(np.nanmedian(theirs)), n=len(texts))
+
+
+def domain_table(names: list[str]) -> pd.DataFrame:
+    """The check of each model in ``names`` (loaded in float32): one row per model with model, n, far_share,
+    median_nll, human_median_nll, threshold and outside."""
+    rows = []
+    for name in names:
+        check = domain_check(load(name, dtype="float32"))
+        rows.append({"model": name, "n": check.n, "far_share": check.far_share, "median_nll": check.median_nll,
+                     "human_median_nll": check.human_median_nll, "threshold": check.threshold,
+                     "outside": check.outside})
+    return pd.DataFrame(rows)
