@@ -388,6 +388,24 @@ def test_chapters_link_the_scorecard_the_methods_and_their_launch_buttons(commit
     assert 'id="claim-rtp_detox-0"' in detox and 'href="#claim-rtp_detox-' in detox
 
 
+def test_figures_and_exercises_are_numbered_per_chapter(committed_book):
+    """Chapter k's figures read "Fig. k.1", "Fig. k.2", ... and its exercises "Exercise k.1", ... (not the book's
+    running count, which made a chapter of two exercises show "Exercise 16" and "17")."""
+    import re
+
+    chapters = [f for f in toc_files(ROOT) if f.startswith("notebooks/")]
+    numbered = 0
+    for k, stem in enumerate(chapters, start=1):
+        html = (committed_book / f"{stem}.html").read_text()
+        assert f'<span class="section-number">{k}. </span>' in html, stem
+        for label in ("Fig.", "Exercise"):
+            found = sorted({int(n) for c, n in re.findall(rf"{label} (\d+)\.(\d+)", html) if int(c) == k})
+            assert not re.search(rf"{label} \d+(?![.\d])", html), f"{stem}: a {label} numbered across the book"
+            assert found == list(range(1, len(found) + 1)), (stem, label, found)
+            numbered += len(found)
+    assert numbered > 2 * len(chapters)
+
+
 # ------------------------------------------------------------------ generated text is text
 
 #: generated texts that would run, render or vanish if inserted as markup
