@@ -210,3 +210,16 @@ def test_a_broken_reference_fails_the_build(tmp_path):
     page.write_text(page.read_text() + "\nSee {doc}`no-such-page`.\n")
     with pytest.raises(BookBuildError, match="no-such-page"):
         build_html(source, tmp_path)
+
+
+def test_a_rebuild_carries_an_edited_stylesheet(tmp_path):
+    """Sphinx copies a static file only where none is yet; the book's build must still show an edited one."""
+    from toxlib.book_build.book import build_html, stage_sources
+
+    source = stage_sources(ROOT, tmp_path / "src")
+    (source / "_toc.yml").write_text("format: jb-book\nroot: book/settings\n")
+    html = build_html(source, tmp_path)
+    sheet = source / "_static" / "tables.css"
+    sheet.write_text(sheet.read_text() + "\n/* edited after the first build */\n")
+    build_html(source, tmp_path)
+    assert (html / "_static" / "tables.css").read_text() == sheet.read_text()

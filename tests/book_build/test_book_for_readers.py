@@ -388,6 +388,25 @@ def test_chapters_link_the_scorecard_the_methods_and_their_launch_buttons(commit
     assert 'id="claim-rtp_detox-0"' in detox and 'href="#claim-rtp_detox-' in detox
 
 
+def test_the_scorecards_claims_come_paper_by_paper_under_a_header_that_stays_in_view(committed_book, browser):
+    """The scorecard's table of every claim is grouped by paper (each paper's name once, in the book's order, the
+    book's own checks last) and, on a laptop, its header row stays at the top of the window down its rows."""
+    base = _server(str(committed_book))
+    page = _open(browser, f"{base}/book/scorecard.html", LAPTOP)
+    papers = page.eval_on_selector_all(".tx-claims .tx-paper", "els => els.map(e => e.textContent)")
+    assert papers == [*dict.fromkeys(scorecard.paper_of(stem) for stem in model_chapters()), scorecard.OWN_CHECKS]
+    tops = page.evaluate("""() => {
+        const box = document.querySelector('.tx-claims'), th = box.querySelector('thead th');
+        const height = box.getBoundingClientRect().height, tops = [];
+        for (const f of [0.25, 0.5, 0.75]) {
+            window.scrollTo(0, window.scrollY + box.getBoundingClientRect().top + height * f);
+            tops.push(th.getBoundingClientRect().top);
+        }
+        return tops;
+    }""")
+    page.close()
+    assert all(abs(top) < 2 for top in tops), tops
+
 def test_figures_and_exercises_are_numbered_per_chapter(committed_book):
     """Chapter k's figures read "Fig. k.1", "Fig. k.2", ... and its exercises "Exercise k.1", ... (not the book's
     running count, which made a chapter of two exercises show "Exercise 16" and "17")."""

@@ -10,6 +10,7 @@ never overwritten by a smoke run. A paper build (``profile="paper"``: every chap
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import subprocess
@@ -90,20 +91,31 @@ def stage_sources(root: Path, staging: Path) -> Path:
 
 
 def build_html(source: Path, output: Path, results: Path | None = None) -> Path:
-    """Run ``jupyter-book build`` on ``source`` into output/_build/html; warnings (broken references) fail it. The
-    book's Sphinx extension (``toxlib.book_build.sphinx_book``) copies the tables' CSVs under ``results`` (default:
-    source/data/results) to html/data/results/, where the tables' download links point, as it does for the
-    publishing workflow's build."""
+    """Run ``jupyter-book build`` on ``source`` into output/_build/html (written afresh when a file of the book's
+    ``_static`` changed since it was built: Sphinx writes nothing, static files included, when no page changed);
+    warnings (broken references) fail it. The book's Sphinx extension (``toxlib.book_build.sphinx_book``) copies
+    the tables' CSVs under ``results`` (default: source/data/results) to html/data/results/, where the tables'
+    download links point, as it does for the publishing workflow's build."""
     cmd = [
         sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
         "build", str(source), "--path-output", str(output), "--builder", "html", "-W", "-n", "--keep-going",
     ]
     env = {**os.environ, **({"TOXLIB_RESULTS_DIR": str(results)} if results is not None else {})}
+    html = output / "_build" / "html"
+    if _static_changed(source / "_static", html / "_static"):
+        shutil.rmtree(html, ignore_errors=True)  # Sphinx copies static files only when it writes pages
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
         raise BookBuildError(f"jupyter-book build failed (exit {done.returncode}):\n{tail}")
     return output / "_build" / "html"
+
+
+def _static_changed(sources: Path, built: Path) -> bool:
+    """Whether a file under ``sources`` is missing from ``built`` or differs from its copy there."""
+    return any(not (built / p.relative_to(sources)).is_file()
+               or not filecmp.cmp(p, built / p.relative_to(sources), shallow=False)
+               for p in sources.rglob("*") if p.is_file()) if sources.is_dir() and built.is_dir() else False
 
 
 def build_book(

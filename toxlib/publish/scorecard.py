@@ -17,7 +17,7 @@ import re
 import pandas as pd
 
 from toxlib.chapters import chapter as declaration
-from toxlib.chapters import model_chapters
+from toxlib.chapters import chapters, model_chapters
 from toxlib.metrics.uncertainty import VERDICTS
 from toxlib.publish import escape, pages
 from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
@@ -36,6 +36,8 @@ KIND_LABELS = {"machine speed": "a speed of the machine that built the page"}
 #: the findings box's length: claims are listed while the box stays within about this many words (the page adds a
 #: line of links under it)
 FINDINGS_WORDS = 110
+#: the group of the claims of the chapters that run no paper's protocol on models (data, generation, scorers)
+OWN_CHECKS = "Data, generation and scorers"
 #: words kept for the last line ("and 3 more failing or undecided: see the claims table."; two more when it names
 #: not-informative claims too)
 TAIL_WORDS = 10
@@ -149,6 +151,11 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
         first = table["chapter"].ne(table["chapter"].shift())
         shown["chapter"] = [f'<a href="{pages.chapter_href(c)}#claims">{escape.html(pages.chapter_title(c))}</a>'
                             if new else "" for c, new in zip(table["chapter"], first)]
+        if "paper" in claims.columns:  # grouped by paper (``by_paper``): the paper's name above its first chapter
+            papers = claims["paper"].astype(str).to_numpy()
+            starts = [i == 0 or papers[i] != papers[i - 1] for i in range(len(papers))]
+            shown["chapter"] = [f'<strong class="tx-paper">{escape.html(p)}</strong><br>{cell}' if start else cell
+                                for p, start, cell in zip(papers, starts, shown["chapter"])]
     widths = {"chapter": "15%", "claim": "45%", "our value [95% CI]": "19%", "n": "8%", "verdict": "13%"}
     if "chapter" not in shown.columns:
         widths["claim"] = "60%"
@@ -170,7 +177,20 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
         .set_table_styles(styles)
         .set_uuid(f"claims{'-' + stem if stem else ''}")
     )
-    return Table(styler, escape.caption(caption) + csv_link(csv), table_label(caption))
+    return Table(styler, escape.caption(caption) + csv_link(csv), table_label(caption), kind="claims")
+
+
+def by_paper(claims: pd.DataFrame) -> pd.DataFrame:
+    """``claims`` (with a chapter column) grouped by paper: a ``paper`` column (``paper_of``; ``OWN_CHECKS`` for the
+    chapters of data, generation and scorers), the papers in the book's order of their chapters, then the book's own
+    checks; chapters in reading order (``toxlib.chapters.chapters``) within a paper, rows in their order within a
+    chapter."""
+    order = [c.stem for c in chapters()]
+    papers = list(dict.fromkeys(paper_of(stem) for stem in model_chapters())) + [OWN_CHECKS]
+    out = claims.assign(paper=[paper_of(stem) or OWN_CHECKS for stem in claims["chapter"]])
+    rank = out["paper"].map(papers.index) * len(order) + out["chapter"].map(
+        lambda stem: order.index(stem) if stem in order else len(order))
+    return out.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
 
 
 def _verdict_classes(verdicts: pd.Series, columns) -> pd.DataFrame:

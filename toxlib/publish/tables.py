@@ -61,17 +61,19 @@ def csv_link(href: str | None) -> str:
 
 class Table:
     """A table as the book shows it: ``styler`` (the pandas Styler of the cells and headers, no caption) under
-    ``caption_html`` (escaped caption and CSV link). ``to_html()`` gives the figure; a notebook displays it through
-    ``_repr_html_``."""
+    ``caption_html`` (escaped caption and CSV link); ``kind`` adds the class ``tx-<kind>`` to its scroll box.
+    ``to_html()`` gives the figure; a notebook displays it through ``_repr_html_``."""
 
-    def __init__(self, styler, caption_html: str, label: str):
+    def __init__(self, styler, caption_html: str, label: str, kind: str = ""):
         self.styler = styler
         self.caption_html = caption_html
         self.label = label
+        self.kind = kind  # "claims": a claims table, whose header row stays in view on a wide screen (tables.css)
 
     def to_html(self) -> str:
+        kind = f" tx-{self.kind}" if self.kind else ""
         return (f'<figure class="tx-table">\n<figcaption>{self.caption_html}</figcaption>\n'
-                f'<div class="tx-scroll" role="region" tabindex="0" aria-label="{escape.html(self.label)}">\n'
+                f'<div class="tx-scroll{kind}" role="region" tabindex="0" aria-label="{escape.html(self.label)}">\n'
                 f"{self.styler.to_html()}</div>\n</figure>")
 
     def _repr_html_(self) -> str:

@@ -7,7 +7,8 @@ CAPTIONS = Captions("scorecard", {
                        "interval contains the threshold), not informative (a trivial baseline, such as a constant "
                        "answer, earns it too) or not judged",
     "summary": "Claims per chapter: holds, fails, undecided, not informative or not judged",
-    "all_claims": "All claims: our value with its 95% interval, n and verdict; paper value and note beneath",
+    "all_claims": "All claims, paper by paper (then the book's own checks of data, generation and scorers): our "
+                  "value with its 95% interval, n and verdict; paper value and note beneath",
     "claim_rules": "Each rule: the paper's words (or how the value was read off the paper), the cut-off and the side "
                    "that holds, and why that number reads the words",
 })
