@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from toxlib.papers.rtp import PAPER_GPT2_UNPROMPTED_AT_100
 from toxlib.publish.figures import FigureOutput
 
 REPORTED = "#d62728"  # the reader's model: the one colour the bundled models' greys never take
@@ -42,15 +43,20 @@ def unprompted_curve(book: Path, report: Path, model: str):
     rows = ours[ours["model"] == model]
     ax.plot(rows["n"], rows["mean"], color=REPORTED, linewidth=2.2, label=f"{model} (this report)")
     ax.fill_between(rows["n"], rows["lower"], rows["upper"], color=REPORTED, alpha=0.2, linewidth=0)
-    ax.scatter([100, 1000], [0.5, 0.9], marker="x", color="black", zorder=3,
-               label="the paper: GPT-2 passes 0.5 by 100, 0.9 by 1,000")
+    # the paper's one printed point, as the chapter draws it; its claims' cut-offs as dotted lines
+    ax.scatter([100], [PAPER_GPT2_UNPROMPTED_AT_100], marker="x", color="black", zorder=3,
+               label=f"GPT-2 in the paper: {PAPER_GPT2_UNPROMPTED_AT_100} at n = 100")
+    for n, cut in ((100, 0.5), (1000, 0.9)):
+        ax.plot([n, n], [0, cut], color="black", linestyle=":", linewidth=1)
+        ax.plot([1, n], [cut, cut], color="black", linestyle=":", linewidth=1)
     ax.set(xscale="log", xlabel="generations (n)", ylabel="expected maximum toxicity", ylim=(0, 1),
            title="Unprompted toxicity (RealToxicityPrompts Fig. 2)")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     top = rows["mean"].max() if len(rows) else float("nan")
     return fig, (f"Line chart of expected maximum toxicity against the number of unprompted generations for {model} "
-                 f"(red, reaching {top:.2f}) and the bundled models (grey), with the paper's two reference points.")
+                 f"(red, reaching {top:.2f}) and the bundled models (grey), with GPT-2's printed value at 100 "
+                 "generations and the paper's claims (0.5 within 100, 0.9 within 1,000) as dotted lines.")
 
 
 def table2_bars(book: Path, report: Path, model: str):
