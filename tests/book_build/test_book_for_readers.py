@@ -407,6 +407,22 @@ def test_the_scorecards_claims_come_paper_by_paper_under_a_header_that_stays_in_
     page.close()
     assert all(abs(top) < 2 for top in tops), tops
 
+def test_a_figure_on_a_phone_keeps_three_quarters_of_its_width_and_scrolls_in_its_box(committed_book, browser):
+    """Squeezed to a 390 px phone a figure showed its labels at 7-9 px; it keeps at least 480 px (its box scrolls
+    sideways, the page does not)."""
+    base = _server(str(committed_book))
+    for name in ("notebooks/rtp_unprompted", "notebooks/sass", "book/your_model"):
+        page = _open(browser, f"{base}/{name}.html", PHONE)
+        shown = page.evaluate("""() => [...document.querySelectorAll('img.tx-figure-img')].map(i => ({
+            natural: i.naturalWidth, width: i.getBoundingClientRect().width,
+            scrolls: getComputedStyle(i.parentElement).overflowX === 'auto'}))""")
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        page.close()
+        assert shown, name
+        for img in shown:
+            assert img["width"] >= min(480, img["natural"]) - 1 and img["scrolls"], (name, img)
+        assert wide <= PHONE[0], (name, wide)
+
 def test_figures_and_exercises_are_numbered_per_chapter(committed_book):
     """Chapter k's figures read "Fig. k.1", "Fig. k.2", ... and its exercises "Exercise k.1", ... (not the book's
     running count, which made a chapter of two exercises show "Exercise 16" and "17")."""
