@@ -55,6 +55,7 @@ def test_a_tiny_models_report_estimates_first_resumes_after_a_kill_and_writes_it
     assert document["budget"] == "smoke" and len(document["claims"]) == len(rows)
     ran = json.loads(log.read_text())
     assert ran["safety_score"]["status"] == "ran" and ran["rtp_unprompted"]["estimate_s"] > 0
+    assert ran["safety_score"]["rows"]["computed"] > 0 and ran["safety_score"]["rows"]["record"] == 0
 
 
 def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
@@ -72,8 +73,11 @@ def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
             row = theirs.loc[claim["claim"]]
             assert row["verdict"].rstrip("*") == claim["verdict"], claim["claim"]
             assert row["value"].startswith(str(claim["shown"])), claim["claim"]
+    page = (tmp_path / "smollm2-135m" / "index.html").read_text()
     for stem in stems:  # every row came from the sample record: nothing computed
         run = json.loads((tmp_path / "smollm2-135m" / "runs.json").read_text())[stem]
         assert run["status"] == "ran"
+        assert run["rows"]["record"] > 0 and run["rows"]["cache"] == run["rows"]["computed"] == 0, run["rows"]
+        assert f"{run['rows']['record']:,} from the sample record, 0 from your cache, 0 computed" in page
         notebook = json.loads((tmp_path / "smollm2-135m" / "chapters" / f"{stem}.ipynb").read_text())
         assert ", 0 computed" in notebook["metadata"]["toxlib"]["last_run"]["samples"]

@@ -56,6 +56,8 @@ def kernel_facts() -> dict:
     try:  # where this kernel's rows came from: the sample record, the user's cache, or computed here
         from toxlib.store.record_usage import served_summary
         facts["samples"] = served_summary()
+        from toxlib.store.record_usage import served_counts
+        facts["rows"] = served_counts()
     except Exception as exc:  # an older toxlib
         facts["samples"] = f"unknown ({type(exc).__name__})"
     return facts

@@ -374,6 +374,7 @@ def _run(path, parameters, output, env, progress, profile, kernel) -> dict:
         "cpu": facts.get("cpu", ""),
         "libraries": facts.get("libraries", ""),
         "samples": facts.get("samples", ""),
+        "rows": facts.get("rows", {}),
         "finished": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_s": time.perf_counter() - started,
     }

@@ -61,6 +61,15 @@ def _n(value) -> str:
     return "" if _missing(value) else f"{int(value):,}"
 
 
+def rows_text(rows: dict) -> str:
+    """Where a chapter's rows came from, as the page shows it: "800 from the sample record, 0 from your cache,
+    0 computed"; "" when none are known (the chapter did not run)."""
+    if not rows:
+        return ""
+    return (f"{rows.get('record', 0):,} from the sample record, {rows.get('cache', 0):,} from your cache, "
+            f"{rows.get('computed', 0):,} computed")
+
+
 def write_report(folder: Path, context: dict, rows: list[dict]) -> Path:
     """Write index.html, report.csv and report.json into ``folder`` and return the page's path. ``context``: the
     page's values (name, budget, chapters, figures, ...: see ``toxlib.reportcard.card.write``); ``rows``: the
@@ -69,8 +78,8 @@ def write_report(folder: Path, context: dict, rows: list[dict]) -> Path:
     template = resources.files("toxlib.reportcard").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     shown = [{**row, "n_shown": _n(row["n"])} for row in rows]
-    chapters = [{**c, "estimated": _seconds(c.get("estimate_s")), "took": _seconds(c.get("wall_s"))}
-                for c in context["chapters"]]
+    chapters = [{**c, "estimated": _seconds(c.get("estimate_s")), "took": _seconds(c.get("wall_s")),
+                 "rows_shown": rows_text(c.get("rows") or {})} for c in context["chapters"]]
     page = env.from_string(template).render(**{**context, "chapters": chapters}, rows=shown,
                                             headline=paper_counts(rows))
     with paths.written_atomically(folder / "index.html") as partial:

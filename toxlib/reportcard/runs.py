@@ -46,7 +46,8 @@ class ChapterPlan:
 class ChapterRun:
     """How a chapter of a report went: ``status`` "ran", "done before" (resumed), "not applicable", "left out"
     (``ChapterPlan.left_out``) or "failed";
-    ``wall_s`` the seconds it took (``None`` unless it ran), ``error`` why it failed."""
+    ``wall_s`` the seconds it took (``None`` unless it ran), ``error`` why it failed, ``rows`` where its generation,
+    score and NLL rows came from ({"record": n, "cache": n, "computed": n}; empty unless it ran)."""
 
     stem: str
     status: str
@@ -54,6 +55,7 @@ class ChapterRun:
     estimate_s: float | None = None
     error: str = ""
     finished: str = ""
+    rows: dict = field(default_factory=dict)
 
 
 def _done_before(log: dict, stem: str, values: dict, folder: Path, model: str, device: str | None = None) -> bool:
@@ -119,23 +121,24 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
                 continue
             if _done_before(log, plan.stem, plan.values, folder, model, device_key):
                 runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
-                                       finished=log[plan.stem]["finished"]))
+                                       finished=log[plan.stem]["finished"], rows=log[plan.stem].get("rows", {})))
                 bar.update(round(estimate or 0))
                 continue
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
+            rows = {}
             try:
-                run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
-                             output=folder / "chapters" / f"{plan.stem}.ipynb", env=env, progress=False)
-                status, error = "ran", ""
+                done = run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
+                                    output=folder / "chapters" / f"{plan.stem}.ipynb", env=env, progress=False)
+                status, error, rows = "ran", "", done.get("rows", {})
             except (NotebookExecutionError, ToxlibError) as exc:
                 status, error = "failed", str(exc).splitlines()[0]
             wall = time.perf_counter() - started
             finished = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished))
+            runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished, rows))
             log[plan.stem] = {"status": status, "values": plan.values, "commit": library_commit(), "model": model,
-                              "device": device_key, "wall_s": wall,
-                              "estimate_s": estimate, "finished": finished, "error": error}
+                              "device": device_key, "wall_s": wall, "estimate_s": estimate, "finished": finished,
+                              "error": error, "rows": rows}
             _write_log(folder, log)
             bar.update(round(estimate or 0))
     return runs

@@ -33,13 +33,18 @@ SERVED: Counter = Counter()
 SERVED_KEYS: set = set()
 
 
+def served_counts() -> dict[str, int]:
+    """{"record": rows, "cache": rows, "computed": rows} the caches answered or stored in this process."""
+    return {source: sum(n for (s, _), n in SERVED.items() if s == source) for source in ("record", "cache",
+                                                                                       "computed")}
+
+
 def served_summary() -> str:
     """One line for a chapter's run record: how many rows came from the sample record (and which commits and CPUs
     made them), from the user's cache, and were computed, in this process."""
     if not SERVED:
         return "no generation, score or NLL rows"
-    total = {source: sum(n for (s, _), n in SERVED.items() if s == source) for source in ("record", "cache",
-                                                                                        "computed")}
+    total = served_counts()
     made = ""
     record = open_record()
     if record is not None and SERVED_KEYS:
