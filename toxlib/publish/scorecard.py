@@ -300,9 +300,9 @@ def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
     """Per chapter of ``claims`` (``claims.collect_claims``): ``plots.claims_forest``, saved as
     <results>/<stem>/forest_<chapter>.png and shown in place under ``forest_caption`` with an alternative text
     (``results.show_figure``). Chapters with no drawable claim (no numeric value with a threshold) are skipped.
-    Returns the chapters drawn, in order."""
+    Returns the chapters drawn, in the order they first appear in ``claims`` (``by_paper``: paper by paper)."""
     drawn = []
-    for chapter, rows in claims.groupby("chapter", sort=True):
+    for chapter, rows in claims.groupby("chapter", sort=False):
         fig = claims_forest(rows, pages.chapter_title(str(chapter)))
         if fig is None:
             continue
