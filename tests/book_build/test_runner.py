@@ -408,6 +408,7 @@ def test_book_profile_is_checked_for_every_chapter_before_any_runs(tmp_path, mon
     _profiled(root / "notebooks", "OLD", "b.ipynb")  # no paper profile
     _profiled(root / "notebooks", "CARD", "card.ipynb")
     monkeypatch.setattr(paths, "project_root", lambda: root)
+    monkeypatch.setenv("TOXLIB_PRESTART_KERNELS", "0")  # the stand-in run_notebook below would never stop them
     ran = []
     monkeypatch.setattr(book, "run_notebook", lambda nb, **kw: ran.append((nb.stem, kw["profile"])) or {})
     monkeypatch.setattr(book, "build_html", lambda source, work, results=None: work / "html")

@@ -65,7 +65,7 @@ def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
     assert done.returncode == 0, said + errors
     rows = pd.read_csv(tmp_path / "smollm2-135m" / "report.csv", keep_default_na=False)
     for stem in stems:
-        book = pd.read_csv(paths.results_dir() / stem / "claims.csv", keep_default_na=False)
+        book = pd.read_csv(paths.book_results_dir() / stem / "claims.csv", keep_default_na=False)
         mine = book[book["claim"].str.contains("smollm2-135m", regex=False)]
         theirs = rows[rows["chapter"] == stem].set_index("claim")
         assert len(mine) > 0

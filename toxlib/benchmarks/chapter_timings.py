@@ -6,7 +6,8 @@ A run file is ``benchmarks/runs/<date>-<cpu>-chapter-timings.jsonl``, one JSON l
 readable), ``rows`` (the table's rows as timed), ``machine`` (CPU model and threads), ``cpu`` (its kernel features),
 ``torch``, ``date`` and ``command``. A chapter run with ``measure=True`` times this machine, shows its rows beside the
 committed runs' and writes them to this machine's run file of the day (replacing its earlier line for the same table
-and key); committing that file makes them part of every default build.
+and key); committing that file makes them part of every default build. A toxlib installed from a wheel shows the
+committed runs it carries and writes this machine's to the results folder's ``benchmark-runs/``.
 
 In: a table name, the values that decide it, ``measure`` and a function returning this machine's rows. Out: a
 DataFrame of the rows of every run that timed the same values, oldest run first, each with ``machine`` and ``date``.
@@ -135,8 +136,9 @@ def newest_run(shown: pd.DataFrame) -> pd.DataFrame:
 
 def not_timed_note(table: str) -> str:
     """What a chapter prints in place of an empty timing table."""
+    where = "benchmarks/runs" if paths.in_checkout() else runs_dir()
     return (f"No committed benchmark run timed {table} at these values: set the chapter's parameter measure=True to "
-            f"time your machine (its run is written under benchmarks/runs/).")
+            f"time your machine (its run is written under {where}/).")
 
 
 def publish_timings(stem: str, name: str, shown: pd.DataFrame, caption: str, what: str, digits: int = 3) -> bool:

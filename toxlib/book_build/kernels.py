@@ -16,6 +16,7 @@ modules every chapter imports anyway, so a notebook's outputs do not depend on w
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from toxlib.common import settings
 
+#: the longest path a Unix socket may have (108 bytes on Linux, 104 on macOS, with the terminating NUL)
+SOCKET_PATH_BYTES = 100
 #: imported by a pre-started kernel before the notebook's first cell (each chapter imports all of them itself)
 PRELOAD = ("toxlib", "numpy", "pandas", "scipy.stats", "sklearn.metrics", "torch", "matplotlib.pyplot", "seaborn",
            "toxlib.publish.plots", "toxlib.publish.results")
@@ -43,17 +46,25 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     try:
         run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd), env={**os.environ, **(env or {})})
     except BaseException:
+        with contextlib.suppress(Exception):  # the connection file (which holds the kernel's key) goes too
+            run_sync(manager.cleanup_resources)()
         _remove_socket_folder(manager)
         raise
     return manager
 
 
 def _private_transport() -> dict:
-    """The kernel manager's transport settings: Unix sockets in a new 0700 folder on POSIX, else TCP."""
+    """The kernel manager's transport settings: Unix sockets in a new 0700 folder on POSIX (under /tmp, else the
+    temporary folder when /tmp is not writable), else, or when that folder's path is too long for a socket, TCP."""
     if os.name != "posix":
         return {}
-    folder = tempfile.mkdtemp(prefix="toxlib-kernel-", dir="/tmp" if os.path.isdir("/tmp") else None)
-    return {"transport": "ipc", "ip": os.path.join(folder, "k")}
+    base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+    folder = tempfile.mkdtemp(prefix="toxlib-kernel-", dir=base)
+    ip = os.path.join(folder, "k")
+    if len(f"{ip}-5".encode()) > SOCKET_PATH_BYTES:  # a temporary folder too deep for a socket's path: TCP
+        shutil.rmtree(folder, ignore_errors=True)
+        return {}
+    return {"transport": "ipc", "ip": ip}
 
 
 @functools.cache
@@ -101,7 +112,7 @@ class KernelPrestart:
                 run_notebook(nb, kernel=kernels.take(nb))   # starts the next notebook's kernel, returns this one's
 
     ``take(nb)`` returns the kernel started for ``nb`` (starting it now if none was) and starts the next one's.
-    Kernels not taken are shut down on exit. Disabled (``take`` returns None, papermill starts its own kernel)
+    Kernels not taken are shut down on exit. Disabled (``take`` returns None: ``run_notebook`` starts its own)
     when ``enabled`` is False or ``TOXLIB_PRESTART_KERNELS=0``.
     """
 

@@ -35,7 +35,7 @@ def library_versions() -> str:
 
 def kernel_facts() -> dict:
     """What the kernel runs: {"toxlib_version", "toxlib_path", "commit", "uncommitted", "machine", "libraries", "cpu",
-    "samples"}: the toxlib it imports (its version, the folder it was imported from, the commit of that checkout
+    "samples", "rows"}: the toxlib it imports (its version, the folder it was imported from, the commit of that checkout
     with "+dirty" and the files that make it so: ``toxlib.common.provenance``), the kernel's library releases, and
     where its rows came from (run inside it, at the end)."""
     try:
@@ -44,9 +44,12 @@ def kernel_facts() -> dict:
         return {"toxlib_version": f"not importable ({type(exc).__name__})", "commit": "unknown",
                 "machine": machine_description(), "libraries": library_versions()}
     root = Path(imported.__file__).resolve().parent.parent
+    # a toxlib installed from a wheel has no checkout of its own (git would answer for any repository above it)
+    own = (root / ".git").exists()
     facts = {"toxlib_version": getattr(imported, "__version__", "unknown"),
-             "toxlib_path": str(Path(imported.__file__).resolve().parent), "commit": git_commit(root),
-             "uncommitted": uncommitted_files(root), "machine": machine_description(),
+             "toxlib_path": str(Path(imported.__file__).resolve().parent),
+             "commit": git_commit(root) if own else "unknown (installed, not a checkout)",
+             "uncommitted": uncommitted_files(root) if own else [], "machine": machine_description(),
              "libraries": library_versions()}
     try:  # the CPU model, the instruction sets that change kernels and MKL's mode: they decide a row's bits
         from toxlib.models.cpu_kernels import describe_cpu
@@ -56,8 +59,11 @@ def kernel_facts() -> dict:
     try:  # where this kernel's rows came from: the sample record, the user's cache, or computed here
         from toxlib.store.record_usage import served_summary
         facts["samples"] = served_summary()
-        from toxlib.store.record_usage import served_counts
-        facts["rows"] = served_counts()
     except Exception as exc:  # an older toxlib
         facts["samples"] = f"unknown ({type(exc).__name__})"
+    try:
+        from toxlib.store.record_usage import served_counts
+        facts["rows"] = served_counts()
+    except Exception:  # an older toxlib: no counts
+        facts["rows"] = {}
     return facts

@@ -182,8 +182,10 @@ OTHER_CHECKOUT = "toxlib-other-checkout:"
 def checkout_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` with PYTHONPATH starting with the checkout that holds the toxlib this process imported, so a kernel
     started with it imports that toxlib, not whichever one its Python has installed (two clones sharing one
-    virtual environment each run their own code)."""
+    virtual environment each run their own code); unchanged for a toxlib installed from a wheel."""
     env = dict(env or {})
+    if not paths.in_checkout():  # installed from a wheel: the kernel's Python imports it already
+        return env
     rest = env.get("PYTHONPATH", settings.text("PYTHONPATH", ""))
     root = str(paths.PACKAGE_DIR.parent)
     env["PYTHONPATH"] = os.pathsep.join([root, *[p for p in rest.split(os.pathsep) if p and p != root]])

@@ -88,7 +88,8 @@ def add_commands(sub) -> None:
     report.add_argument("--executor", choices=["local", "ray"], help="run generation and scoring on a Ray cluster "
                         "(RAY_ADDRESS) instead of this process")
     report.add_argument("--chapters", nargs="+", choices=model_chapters(),
-                        help="only these chapters (default: every chapter whose claims concern a model)")
+                        help="only these chapters (default: every chapter whose claims concern a model; a bundled "
+                        "model at decide leaves out those the book does not run for it)")
     report.add_argument("--out", default="reports", help="the folder that holds one report folder per model "
                         "(default: reports/; an interrupted report there resumes)")
     report.add_argument("--fresh", action="store_true", help="replace a report of another model under the same "

@@ -60,6 +60,7 @@ from toxlib.reportcard.runs import (
 )
 from toxlib.reportcard.work import chapter_work
 from toxlib.store import paths
+from toxlib.store.record_reader import open_record
 
 #: what each budget means, for the page and the estimate
 BUDGET_NOTES = {"smoke": "each chapter's tiny CI sizes: the numbers decide nothing",
@@ -112,7 +113,8 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
     at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
     or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``; a bundled
-    model at ``decide`` then leaves out the chapters the book does not run for it, which it would compute in full).
+    model at ``decide`` then leaves out the chapters the book does not run for it, which it would compute in full
+    while the sample record gives it every other row).
     ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
     it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
     charge); ``rates``: rates measured before ({device: Rates}), used instead. Raises ModelUnavailableError for a
@@ -128,7 +130,8 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         if not verdict.applies:
             plans.append(ChapterPlan(stem, False, verdict.why))
             continue
-        if chapters is None and budget == "decide" and name in BUNDLED and name not in book_models(stem):
+        if (chapters is None and budget == "decide" and name in BUNDLED and name not in book_models(stem)
+                and open_record() is not None):
             plans.append(ChapterPlan(stem, False, _not_in_book(stem, name), left_out=True))
             continue
         values = chapter_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
@@ -295,7 +298,7 @@ def budget_table(name: str, rates: dict[str, Rates], chapters: list[str] | None 
     estimated minutes of each chapter and in all, per device."""
     rows = []
     for budget in BUDGETS:
-        planned = plan_report(name, budget, chapters=chapters, rates=rates)
+        planned = plan_report(name, budget, chapters=chapters or list(model_chapters()), rates=rates)
         for dev in rates:
             row = {"budget": budget, "device": dev, "what it runs": BUDGET_NOTES[budget]}
             row.update({p.stem: round(p.estimates[dev] / 60, 1) for p in planned.chapters if p.applies})
