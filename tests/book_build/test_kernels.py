@@ -108,3 +108,16 @@ def test_a_kernel_that_cannot_start_leaves_no_socket_folder(tmp_path, monkeypatc
     with pytest.raises(Exception):  # noqa: B017 - whatever jupyter_client raises for a missing folder
         kernels.start_kernel(tmp_path / "no such folder", preload=())
     assert made and not Path(made[0]["ip"]).parent.exists()
+
+
+def test_a_relative_path_variable_means_the_callers_folder_inside_the_kernel(tmp_path, monkeypatch):
+    """The kernel runs in the notebook's folder: a path variable given relative to where the command ran must not
+    move there (a report's relative --out once put its results inside the installed package)."""
+    monkeypatch.chdir(tmp_path)
+    notebook = probe_notebook(tmp_path / "chapter")
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells[1].source = "import os\nprint(os.environ['TOXLIB_RESULTS_DIR'])"
+    nbformat.write(nb, notebook)
+    run_notebook(notebook, output=tmp_path / "out.ipynb", env={"TOXLIB_RESULTS_DIR": "reports/results"},
+                 progress=False)
+    assert printed(tmp_path / "out.ipynb") == str(tmp_path / "reports" / "results")

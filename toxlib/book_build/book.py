@@ -112,10 +112,14 @@ def build_html(source: Path, output: Path, results: Path | None = None) -> Path:
 
 
 def _static_changed(sources: Path, built: Path) -> bool:
-    """Whether a file under ``sources`` is missing from ``built`` or differs from its copy there."""
-    return any(not (built / p.relative_to(sources)).is_file()
-               or not filecmp.cmp(p, built / p.relative_to(sources), shallow=False)
-               for p in sources.rglob("*") if p.is_file()) if sources.is_dir() and built.is_dir() else False
+    """Whether ``built`` exists and a file under ``sources`` is missing from it or differs from its copy there."""
+    if not (sources.is_dir() and built.is_dir()):
+        return False
+    for source in (p for p in sources.rglob("*") if p.is_file()):
+        copy = built / source.relative_to(sources)
+        if not copy.is_file() or not filecmp.cmp(source, copy, shallow=False):
+            return True
+    return False
 
 
 def build_book(

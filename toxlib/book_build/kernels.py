@@ -34,9 +34,10 @@ PRELOAD = ("toxlib", "numpy", "pandas", "scipy.stats", "sklearn.metrics", "torch
 
 
 def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tuple[str, ...] = PRELOAD):
-    """Start a python3 kernel in ``cwd`` with the environment ``os.environ | env`` that imports ``preload`` before
-    it answers. Returns the ``jupyter_client.AsyncKernelManager`` (not waited for: the kernel starts and imports
-    in the background). The same history setting as nbclient's own kernels (in memory)."""
+    """Start a python3 kernel in ``cwd`` with the environment ``os.environ | env`` (its path variables made absolute
+    here, ``settings.absolute_paths``: the kernel runs in ``cwd``) that imports ``preload`` before it answers.
+    Returns the ``jupyter_client.AsyncKernelManager`` (not waited for: the kernel starts and imports in the
+    background). The same history setting as nbclient's own kernels (in memory)."""
     from jupyter_core.utils import run_sync
 
     manager = _manager_class()(kernel_name="python3", **_private_transport())
@@ -44,7 +45,8 @@ def start_kernel(cwd: str | Path, env: dict[str, str] | None = None, preload: tu
     code = f"[__import__(name) for name in {tuple(preload)!r}] and None" if preload else ""
     arguments = ["--HistoryManager.hist_file=:memory:"] + ([f"--IPKernelApp.exec_lines={code}"] if code else [])
     try:
-        run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd), env={**os.environ, **(env or {})})
+        run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd),
+                                       env=settings.absolute_paths({**os.environ, **(env or {})}))
     except BaseException:
         with contextlib.suppress(Exception):  # the connection file (which holds the kernel's key) goes too
             run_sync(manager.cleanup_resources)()

@@ -135,6 +135,14 @@ def path(name: str) -> Path | None:
     return None if value is None else Path(value).expanduser().resolve()
 
 
+def absolute_paths(env: dict[str, str]) -> dict[str, str]:
+    """``env`` (an environment for a child process) with each declared path variable it sets made absolute against
+    this process's working folder (``~`` expanded), as ``path`` reads it here: a child that runs in another folder
+    (a notebook's kernel) then means the same place."""
+    return {**env, **{name: str(Path(env[name].strip()).expanduser().resolve()) for name, setting in SETTINGS.items()
+                      if setting.kind == "path" and env.get(name, "").strip()}}
+
+
 def flag(name: str) -> bool:
     """False when the variable is "off", "0", "false" or "no" (any case); True when unset or anything else for a
     default-on flag. A default-off flag (``HF_HUB_OFFLINE``) is True only for "1", "on", "yes" or "true"."""

@@ -233,7 +233,7 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, f
     ``runs.check_same_model``), check the scorer's domain, and write the page, the CSV and the JSON; returns the
     ``Report``."""
     started = time.perf_counter()
-    folder = Path(folder).resolve()  # the kernels run in the notebooks' folder: a relative path would land there
+    folder = Path(folder)
     name = planned.facts.name
     check_same_model(folder, model_identity(planned.facts.target), fresh)
     env = kernel_env(folder, planned.device)

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from toxlib.book_build.chapter_cells import chapter_notebook
 from toxlib.book_build.runner import run_notebook
-from toxlib.common import settings
 from toxlib.common.errors import NotebookExecutionError, ParameterError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.common.provenance import library_commit
@@ -97,14 +96,9 @@ def _write_log(folder: Path, log: dict) -> None:
 
 
 def kernel_env(folder: Path, device: str | None) -> dict[str, str]:
-    """The chapters' kernels' environment: their results in the report folder, the device every stage runs on
-    (``TOXLIB_DEVICE``), and every path variable the user set as an absolute path. The model's short name is a
-    chapter parameter (``model_names``), not part of it."""
-    # every path a variable names, made absolute here: the kernels run in the notebooks' folder (inside the installed
-    # package when toxlib comes from a wheel), where a relative one would point
-    env = {name: str(settings.path(name)) for name, setting in settings.SETTINGS.items()
-           if setting.kind == "path" and settings.raw(name)}
-    env["TOXLIB_RESULTS_DIR"] = str(Path(folder).resolve() / "results")
+    """The chapters' kernels' environment: their results in the report folder and the device every stage runs on
+    (``TOXLIB_DEVICE``). The model's short name is a chapter parameter (``model_names``), not part of it."""
+    env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results")}  # made absolute where the kernel starts
     if device:
         env["TOXLIB_DEVICE"] = device
     return env
