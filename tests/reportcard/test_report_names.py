@@ -11,7 +11,7 @@ from toxlib import cli
 from toxlib.common.errors import ParameterError
 from toxlib.common.provenance import library_commit
 from toxlib.reportcard.card import model_identity
-from toxlib.reportcard.runs import _done_before, _write_log, check_same_model
+from toxlib.reportcard.runs import _write_log, check_same_model, done_before
 
 
 @pytest.mark.parametrize("name", ["../x", "/tmp/abs", "", "a/b", "..", ".hidden", "x" * 65])
@@ -45,13 +45,13 @@ def _finished(folder, stem, values, model, device="cpu"):
     return {stem: {"status": "ran", "values": values, "commit": library_commit(), "model": model, "device": device}}
 
 
-def test_a_chapter_is_done_before_only_for_the_same_model(tmp_path):
+def test_a_chapter_isdone_before_only_for_the_same_model(tmp_path):
     values = {"model": "m", "n_prompts": 10}
     log = _finished(tmp_path, "sass", values, "/models/a@sha256:aaa")
-    assert _done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa")
-    assert not _done_before(log, "sass", values, tmp_path, "/models/b@sha256:bbb")  # same name, another model
-    assert not _done_before(log, "sass", {**values, "n_prompts": 20}, tmp_path, "/models/a@sha256:aaa")
-    assert not _done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa", "cuda")  # another device
+    assert done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa")
+    assert not done_before(log, "sass", values, tmp_path, "/models/b@sha256:bbb")  # same name, another model
+    assert not done_before(log, "sass", {**values, "n_prompts": 20}, tmp_path, "/models/a@sha256:aaa")
+    assert not done_before(log, "sass", values, tmp_path, "/models/a@sha256:aaa", "cuda")  # another device
 
 
 def test_another_model_under_a_used_name_is_refused_with_the_fix_before_any_estimate(tmp_path, capsys, monkeypatch):

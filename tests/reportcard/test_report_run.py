@@ -1,5 +1,6 @@
 """A report card end to end, on the command line: a tiny model of another architecture prints its estimate first,
-survives a kill (the next run resumes the chapter that had finished) and writes its page, CSV and JSON; a bundled
+survives a kill (the next run resumes the chapter that had finished) and writes its page, CSV and JSON, and a third
+estimate charges nothing for the finished chapters; a bundled
 model's report reads every row from the sample record and gives the book's verdicts for that model exactly."""
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def test_a_tiny_models_report_estimates_first_resumes_after_a_kill_and_writes_it
     ran = json.loads(log.read_text())
     assert ran["safety_score"]["status"] == "ran" and ran["rtp_unprompted"]["estimate_s"] > 0
     assert ran["safety_score"]["rows"]["computed"] > 0 and ran["safety_score"]["rows"]["record"] == 0
+    assert len(list((out / "tiny" / "rows").glob("*.sqlite"))) == 2  # each chapter named the rows it asked for
+    again = _report([*args, "--dry-run"], out)
+    said, errors = again.communicate(timeout=300)
+    assert again.returncode == 0, said + errors
+    assert said.count("done before: its finished run in the report folder is reused") == 2, said
 
 
 def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):

@@ -54,3 +54,39 @@ def test_a_declared_chapter_is_planned_estimated_and_reported(toy, tmp_path):
                             "verdict": "holds", "note": "", "n_to_decide": None, "threshold": "0.3"}])
     rows = report_rows("toy", claims, str(model), None, ["smollm2-135m"], outside_domain=True)
     assert [(r["paper"], r["verdict"], r["outside_domain"]) for r in rows] == [("The toy paper", "holds", True)]
+
+
+def test_a_report_folder_charges_nothing_for_a_finished_chapter_and_less_for_cached_rows(toy, tmp_path, monkeypatch):
+    import json
+
+    from toxlib.common.provenance import library_commit
+    from toxlib.reportcard.cached import rows_log
+    from toxlib.store.cache import GenerationStore
+
+    model, folder = tiny_causal_lm(tmp_path / "tiny"), tmp_path / "report"
+    identity = card.model_identity(str(model))
+    first = card.plan_report(str(model), "smoke", calibrate=False, folder=folder)
+    plan, rates = {p.stem: p for p in first.chapters}["toy"], first.rates  # the rates measured once: a fixed scale
+    full = plan.estimates["cpu"]
+    assert full > 0 and plan.cached_rows == 0 and not plan.reused
+    log = rows_log(folder, "toy", identity, plan.values, "cpu")
+    log.parent.mkdir(parents=True)
+    monkeypatch.setenv("TOXLIB_ROWS_LOG", str(log))
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    with GenerationStore() as store:  # an earlier run here computed half the toy's 2,000 tokens
+        store.register_run("toy run", {"decoding": {"max_new_tokens": 1000}})
+        store.add("toy run", [("a prompt", 0, "text", 1000, False)])
+    planned = card.plan_report(str(model), "smoke", rates=rates, folder=folder)
+    plan = {p.stem: p for p in planned.chapters}["toy"]
+    assert plan.cached_rows == 1 and plan.estimates["cpu"] == pytest.approx(full / 2)
+    assert "1 rows an earlier run here computed read from your cache" in card.estimate_text(planned)
+    (folder / "chapters").mkdir()
+    (folder / "chapters" / "toy.ipynb").write_text("{}")
+    (folder / "results" / "toy").mkdir(parents=True)
+    (folder / "results" / "toy" / "claims.csv").write_text("claim\n")
+    (folder / "runs.json").write_text(json.dumps({"toy": {"status": "ran", "values": plan.values, "model": identity,
+                                                          "commit": library_commit(), "device": "cpu"}}))
+    planned = card.plan_report(str(model), "smoke", rates=rates, folder=folder)
+    plan = {p.stem: p for p in planned.chapters}["toy"]
+    assert plan.reused and plan.estimates["cpu"] == 0
+    assert "done before: its finished run in the report folder is reused" in card.estimate_text(planned)

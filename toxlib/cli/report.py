@@ -54,7 +54,8 @@ def _report(args) -> int:
     for model, name in zip(args.model, names):
         given = {} if model == name and model in BUNDLED else {name: model}
         planned = plan_report(name, args.budget, given, device=args.device, executor=args.executor,
-                              chapters=args.chapters, calibrate=False if args.no_calibrate else None)
+                              chapters=args.chapters, calibrate=False if args.no_calibrate else None,
+                              folder=out / name)
         print(estimate_text(planned), flush=True)
         if args.dry_run:
             continue

@@ -68,6 +68,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("TOXLIB_RECORD_DIR", "path", "<checkout>/data/record", "read another sample record", "record"),
     Setting("TOXLIB_RECORD_USAGE", "path", "", "a SQLite file naming every row a build used, for `record write`",
             "record"),
+    Setting("TOXLIB_ROWS_LOG", "path", "", "a SQLite file naming the rows one report chapter asked for, so the next "
+            "estimate counts those the user's cache holds", "record", "the report card"),
     Setting("TOXLIB_RECORD_CHAPTER", "text", "", "the chapter a kernel runs, named in the usage log and the run "
             "record", "record", "the book's runner"),
     Setting("TOXLIB_EXECUTOR", "choice", "local", "where heavy stages run: local or ray", "compute"),

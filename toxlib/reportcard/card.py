@@ -34,6 +34,7 @@ from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.names import checked_names
 from toxlib.models.weights_id import folder_weights_id
 from toxlib.reportcard.budgets import BUDGETS, chapter_values, chosen_values
+from toxlib.reportcard.cached import cached_work, left_after, rows_log
 from toxlib.reportcard.degenerate import mark_degenerate
 from toxlib.reportcard.domain import DomainCheck, domain_check
 from toxlib.reportcard.estimate import (
@@ -54,7 +55,9 @@ from toxlib.reportcard.runs import (
     ChapterPlan,
     ChapterRun,
     check_same_model,
+    done_before,
     kernel_env,
+    read_log,
     run_as_dict,
     run_chapters,
 )
@@ -109,7 +112,7 @@ def _devices(device: str | None) -> tuple[str, list[str]]:
 
 def plan_report(name: str, budget: str, names: dict[str, str] | None = None, device: str | None = None,
                 executor: str | None = None, chapters: list[str] | None = None, calibrate: bool | None = None,
-                rates: dict[str, Rates] | None = None) -> ReportPlan:
+                rates: dict[str, Rates] | None = None, folder: str | Path | None = None) -> ReportPlan:
     """Plan a report of model ``name`` (a bundled name, or a short name of ``names``: {name: folder or hub id})
     at ``budget`` (``BUDGETS``) on ``device`` ("cpu", "cuda"; None: the GPU when present), with ``executor`` ("local"
     or "ray") and only ``chapters`` (default: every model chapter, ``toxlib.chapters.model_chapters``; a bundled
@@ -117,8 +120,9 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     while the sample record gives it every other row).
     ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
     it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
-    charge); ``rates``: rates measured before ({device: Rates}), used instead. Raises ModelUnavailableError for a
-    model that cannot be read."""
+    charge); ``rates``: rates measured before ({device: Rates}), used instead. ``folder``: the report folder the
+    run will write, whose finished chapters are reused and whose earlier runs' rows the user's cache holds are not
+    charged (``_held_in_folder``). Raises ModelUnavailableError for a model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
     facts = model_facts(name, chosen, names=names)
@@ -137,9 +141,11 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         values = chapter_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         chosen_values_ = chosen_values(stem, budget, name, facts.kind, {**dict(verdict.changes), **extra})
         share = record_share(stem, name, values)
-        work = chapter_work(stem, values)
-        held_back = work.scaled(1.0 - share)
-        plans.append(ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": held_back}, share))
+        plan = ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": chapter_work(stem, values).scaled(
+            1.0 - share)}, share)
+        if folder is not None:
+            _held_in_folder(plan, Path(folder), model_identity(facts.target), chosen)
+        plans.append(plan)
     rates = dict(rates or {})
     left = any(p.estimates["work"].total() > 0 for p in plans if p.applies)
     for dev in [d for d in devices if d not in rates]:
@@ -157,6 +163,17 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         overhead = overhead_seconds(chapter_notebook(paths.companion_root(), plan.stem))
         plan.estimates.update({dev: estimate_seconds(work, r, overhead) for dev, r in rates.items()})
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
+
+
+def _held_in_folder(plan: ChapterPlan, folder: Path, identity: str, device: str) -> None:
+    """Charge ``plan`` nothing when ``folder`` holds its finished run of model ``identity`` on ``device``
+    (``runs.done_before``: reused), else less the rows its earlier runs there asked for that the user's cache holds
+    (``cached.cached_work``)."""
+    if done_before(read_log(folder), plan.stem, plan.values, folder, identity, device):
+        plan.reused, plan.estimates["work"] = True, plan.estimates["work"].scaled(0.0)
+        return
+    held, plan.cached_rows = cached_work(rows_log(folder, plan.stem, identity, plan.values, device))
+    plan.estimates["work"] = left_after(plan.estimates["work"], held)
 
 
 def _not_in_book(stem: str, name: str) -> str:
@@ -208,13 +225,18 @@ def estimate_text(planned: ReportPlan) -> str:
         if not plan.applies:
             lines.append(f"  {plan.stem:<{width}}  {'left out' if plan.left_out else 'not applicable'}: {plan.why}")
             continue
+        if plan.reused:
+            lines.append(f"  {plan.stem:<{width}}  done before: its finished run in the report folder is reused")
+            continue
         times = ", ".join(f"{_minutes(s)} on {dev}" for dev, s in plan.estimates.items())
         held = f"; {plan.record_share:.0%} of its work read from the sample record" if plan.record_share else ""
+        if plan.cached_rows:
+            held += f"; {plan.cached_rows:,} rows an earlier run here computed read from your cache"
         lines.append(f"  {plan.stem:<{width}}  {times}{held}" + (f" ({plan.why})" if plan.why else ""))
     for dev in planned.rates:
         total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
-        lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record holds are not charged; rows "
-                     "your cache holds are, and cost nothing when it runs)")
+        lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record holds, and rows your cache holds "
+                     "for an earlier run of this report, are not charged)")
     return "\n".join(lines)
 
 

@@ -5,8 +5,9 @@ model in place of the bundled ones, its executed notebook under ``<report>/chapt
 Resumable at two levels: a chapter whose run finished with the same parameters, library commit and model
 (``runs.json``; the model by ``model_identity``: another model under the same short name runs every chapter afresh)
 is not run again, and a chapter cut short re-runs with every row it had computed read back from the user's caches
-(generation, score and NLL rows are stored as they are computed). A chapter that fails is recorded with its error
-and the next one runs.
+(generation, score and NLL rows are stored as they are computed, and named in the chapter's rows log,
+``toxlib.reportcard.cached``, so the next estimate charges only the rest). A chapter that fails is recorded with its
+error and the next one runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from toxlib.book_build.runner import run_notebook
 from toxlib.common.errors import NotebookExecutionError, ParameterError, ToxlibError
 from toxlib.common.progress import tqdm
 from toxlib.common.provenance import library_commit
+from toxlib.reportcard.cached import rows_log
 from toxlib.store import paths
 
 
@@ -31,7 +33,9 @@ class ChapterPlan:
     """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill,
     its estimated seconds per device (``estimates``) and the share of its work whose rows the sample record holds
     (``record_share``, ``toxlib.reportcard.held``: not charged). ``left_out``: the chapter could run but is not
-    run unless named (a bundled model's chapter the book does not run for it: ``why`` says so)."""
+    run unless named (a bundled model's chapter the book does not run for it: ``why`` says so). ``cached_rows``:
+    rows an earlier run in the report folder asked for that the user's cache holds (``toxlib.reportcard.cached``:
+    not charged); ``reused``: the folder's finished run of it is reused (nothing charged)."""
 
     stem: str
     applies: bool
@@ -40,6 +44,8 @@ class ChapterPlan:
     estimates: dict = field(default_factory=dict)
     record_share: float = 0.0
     left_out: bool = False
+    cached_rows: int = 0
+    reused: bool = False
 
 
 @dataclass
@@ -58,7 +64,9 @@ class ChapterRun:
     rows: dict = field(default_factory=dict)
 
 
-def _done_before(log: dict, stem: str, values: dict, folder: Path, model: str, device: str | None = None) -> bool:
+def done_before(log: dict, stem: str, values: dict, folder: Path, model: str, device: str | None = None) -> bool:
+    """Whether ``runs.json``'s ``log`` has chapter ``stem`` finished in ``folder`` with these ``values``, ``model``
+    (its ``model_identity``), device and this library commit, its notebook and claims still there."""
     entry = log.get(stem, {})
     return (entry.get("status") == "ran" and entry.get("values") == values and entry.get("commit") == library_commit()
             and entry.get("model") == model and (device is None or entry.get("device") == device)
@@ -77,7 +85,7 @@ def check_same_model(folder: Path, model: str, fresh: bool = False) -> None:
     if fresh:
         for name in ("runs.json", "index.html", "report.csv", "report.json"):
             (folder / name).unlink(missing_ok=True)
-        for name in ("chapters", "results", "figures"):
+        for name in ("chapters", "results", "figures", "rows"):
             shutil.rmtree(folder / name, ignore_errors=True)
         return
     raise ParameterError(f"{folder} holds a report of another model under this name ({', '.join(others)}), not of "
@@ -119,7 +127,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             if not plan.applies:
                 runs.append(ChapterRun(plan.stem, "left out" if plan.left_out else "not applicable", error=plan.why))
                 continue
-            if _done_before(log, plan.stem, plan.values, folder, model, device_key):
+            if done_before(log, plan.stem, plan.values, folder, model, device_key):
                 runs.append(ChapterRun(plan.stem, "done before", log[plan.stem]["wall_s"], estimate,
                                        finished=log[plan.stem]["finished"], rows=log[plan.stem].get("rows", {})))
                 bar.update(round(estimate or 0))
@@ -127,9 +135,12 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
             rows = {}
+            logged = rows_log(folder, plan.stem, model, plan.values, device_key).resolve()
+            logged.parent.mkdir(exist_ok=True)
             try:
                 done = run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
-                                    output=folder / "chapters" / f"{plan.stem}.ipynb", env=env, progress=False)
+                                    output=folder / "chapters" / f"{plan.stem}.ipynb",
+                                    env={**env, "TOXLIB_ROWS_LOG": str(logged)}, progress=False)
                 status, error, rows = "ran", "", done.get("rows", {})
             except (NotebookExecutionError, ToxlibError) as exc:
                 status, error = "failed", str(exc).splitlines()[0]

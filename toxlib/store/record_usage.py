@@ -141,9 +141,9 @@ def note_artefact(name: str, path: Path) -> None:
         con.close()
 
 
-def _usage_log():
-    """A connection to the usage log with its tables, or None when ``TOXLIB_RECORD_USAGE`` is not set."""
-    target = settings.text("TOXLIB_RECORD_USAGE")
+def _usage_log(variable: str = "TOXLIB_RECORD_USAGE"):
+    """A connection to the usage log ``variable`` names, with its tables, or None when it is not set."""
+    target = settings.text(variable)
     if not target:
         return None
     con = sqlite3.connect(target, timeout=120, isolation_level=None)
@@ -171,7 +171,8 @@ def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, co
     pairs of ``key`` (the prompt for a generation, the scored text otherwise, with index 0), with where they came
     from ("record", "cache" or "computed") and the chapter that used them (``TOXLIB_RECORD_CHAPTER``, set by the
     book's runner); the texts themselves go into its ``texts`` table, since the score and
-    NLL caches keep only hashes. A row named twice keeps its first source. Errors are not swallowed: a build asked
+    NLL caches keep only hashes. ``TOXLIB_ROWS_LOG`` names a second log of the same form (a report chapter's rows:
+    ``toxlib.reportcard.cached``). A row named twice keeps its first source. Errors are not swallowed: a build asked
     to log its rows must not lose them silently."""
     if rows:
         SERVED[(source, kind)] += len(rows)
@@ -179,9 +180,14 @@ def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, co
             SERVED_KEYS.add((kind, key))
     if not rows and config is None:
         return
-    con = _usage_log()
-    if con is None:
-        return
+    for variable in ("TOXLIB_RECORD_USAGE", "TOXLIB_ROWS_LOG"):
+        con = _usage_log(variable)
+        if con is not None:
+            _log_rows(con, kind, key, rows, source, config)
+
+
+def _log_rows(con, kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None) -> None:
+    """Name ``rows`` in the usage log ``con`` (see ``note_usage``) and close it."""
     try:
         shas = {text: text_sha(text) for text, _ in rows}
         with con:
