@@ -32,7 +32,10 @@ def claims(results_dir):
 
 def test_value_and_interval_are_one_string_with_one_precision():
     assert scorecard.value_with_interval("0.78", 0.7412, 0.8234) == "0.780 [0.741, 0.823]"
-    assert scorecard.value_with_interval("1199", float("nan"), float("nan")) == "1199"
+    assert scorecard.value_with_interval("1199", float("nan"), float("nan")) == "1,199"  # thousands separated
+    assert scorecard.value_with_interval(12345.6, 12001.0, 12999.0) == "12,346 [12,001, 12,999]"
+    assert [scorecard.grouped(t) for t in ("6514", "-1200", "12", "max 0.497 (24 PTLMs)", "1,000")] == [
+        "6,514", "−1,200", "12", "max 0.497 (24 PTLMs)", "1,000"]
     assert scorecard.value_with_interval(-0.062, -0.08414, -0.04163, signed=True) == "−0.062 [−0.084, −0.042]"
     assert scorecard.value_with_interval(0.048, 0.01724, 0.08048, signed=True) == "+0.048 [+0.017, +0.080]"
     assert scorecard.value_with_interval(0.0074, 0.003538, 0.00903) == "0.0074 [0.0035, 0.0090]"
@@ -105,7 +108,8 @@ def test_findings_count_list_failures_first_link_rows_and_escape():
     assert "\n\n" not in text  # one HTML block for MyST
     items = re.findall(r"<li>(.*)</li>", text)
     assert [re.search(r"<strong>(.*?)</strong>", i).group(1) for i in items] == ["fails", "undecided"]
-    assert items[0] == '<strong>fails</strong>: <a href="#claim-chap-2">c</a>: ours 0.1, a count'
+    assert items[0] == ('<strong>fails</strong>: <a href="#claim-chap-2">c</a>: ours 0.1 against the paper&#x27;s 1, '
+                        "a count")  # a failing claim names the paper's value it fails against
     assert ('<a href="#claim-chap-0">a *starred* &lt;h1&gt;claim&lt;/h1&gt; don&#x27;t</a>: ours 0.400 [0.200, 0.600], '
             "share of prompts") in items[1] and "exact" not in items[1]
 

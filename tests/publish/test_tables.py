@@ -107,12 +107,14 @@ def test_two_columns_under_one_header_still_render():
 def test_flags_read_yes_or_no_and_a_tiny_value_keeps_its_size_instead_of_reading_zero():
     table = pd.DataFrame({"dropped": [False, True, None], "p": [6.39489e-10, 0.0, 0.0123],
                           "d": [-3.2e-05, 0.25, np.nan], "kept": np.array([True, False, True])})
-    assert _cells(show(table, "caption")) == ["no", "6.4e-10", "-3.2e-05", "yes",
+    assert _cells(show(table, "caption")) == ["no", "6.4e-10", "−3.2e-05", "yes",
                                               "yes", "0.000", "0.250", "no",
                                               MISSING, "0.012", MISSING, "yes"]
     assert _cells(show(table, "caption", digits=4))[9] == "0.0123"
     assert _cells(show(table, "caption", digits=1))[9] == "1.2e-02"  # 0.0 at one decimal would say it is zero
     assert table["dropped"].tolist() == [False, True, None]  # the table (and its CSV) keep their values
+    numbers = pd.DataFrame({"pool": [10000, -1200], "mean": [1234.5678, -0.0625], "whole": [6514.0, 2.0]})
+    assert _cells(show(numbers, "caption")) == ["10,000", "1,234.568", "6,514", "−1,200", "−0.062", "2"]
 
 
 def test_a_pivots_pairs_of_names_read_as_a_two_level_header_not_as_tuples():

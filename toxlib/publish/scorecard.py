@@ -69,21 +69,30 @@ def decimals(*values: float) -> int:
 
 
 def _fixed(value: float, places: int, signed: bool) -> str:
-    text = f"{value:+.{places}f}" if signed else f"{value:.{places}f}"
+    text = f"{value:+,.{places}f}" if signed else f"{value:,.{places}f}"
     return text.replace("-", "−")
+
+
+def grouped(text) -> str:
+    """A whole number written as text with thousands separators and a true minus sign ("6514" -> "6,514");
+    any other text as it is ("max 0.497 (24 PTLMs)")."""
+    text = str(text)
+    if not re.fullmatch(r"[−-]?\d+", text):
+        return text
+    return f"{int(text.replace('−', '-')):,}".replace("-", "−")
 
 
 def value_with_interval(our_value, low, high, signed: bool = False) -> str:
     """Our value and its 95% interval as one string with one number of decimals for all three ("0.780 [0.741,
     0.823]"; with ``signed``, a difference: "+0.048 [+0.017, +0.080]"); the value alone when there is no interval;
-    a value that is not a number as it is."""
+    a value that is not a number as it is; thousands separated ("6,514")."""
     value, lo, hi = _number(our_value), _number(low), _number(high)
     if value is None:
         shown = str(our_value)
         return shown if lo is None or hi is None else f"{shown} [{_fixed(lo, decimals(lo, hi), signed)}, " \
                                                       f"{_fixed(hi, decimals(lo, hi), signed)}]"
     if lo is None or hi is None:
-        return _fixed(value, decimals(value), signed) if isinstance(our_value, float) else str(our_value)
+        return _fixed(value, decimals(value), signed) if isinstance(our_value, float) else grouped(our_value)
     places = decimals(value, lo, hi)
     return f"{_fixed(value, places, signed)} [{_fixed(lo, places, signed)}, {_fixed(hi, places, signed)}]"
 
@@ -136,7 +145,7 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
     linked = {"chapter", "row"} <= set(table.columns)
 
     def claim_cell(row) -> str:
-        under = f"paper: {row['paper_value']}" + (f" · {row['note']}" if row["note"] else "")
+        under = f"paper: {grouped(row['paper_value'])}" + (f" · {row['note']}" if row["note"] else "")
         text = escape.html(row["claim"])
         if linked:
             text = (f'<a href="{pages.chapter_href(row["chapter"])}#'
@@ -223,11 +232,21 @@ def _measure(note: str) -> str:
     return _cut(first, MEASURE_WORDS) if first else ""
 
 
+def _against_paper(row) -> str:
+    """For a failing claim, the paper's value it fails against (" against the paper's 6,541"), cut to
+    ``CLAIM_WORDS`` words; nothing for other verdicts or a claim without a paper value."""
+    paper = str(row.get("paper_value", "") or "").strip()
+    if row.get("verdict") != "fails" or paper in ("", "nan"):
+        return ""
+    return f" against the paper's {_cut(grouped(paper), CLAIM_WORDS)}"
+
+
 def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FINDINGS_WORDS) -> str:
     """A chapter's findings for the box at the top of its page, in at most about ``words`` words: how many claims
     fail, are undecided, are not informative (where any is: a constant answer would earn them), hold or are not
     judged (where any is); then the failing claims, the not-informative ones and the undecided ones
-    (``LISTED_VERDICTS``; and a failed measurement of the machine, not counted), each with our number, what the
+    (``LISTED_VERDICTS``; and a failed measurement of the machine, not counted), each with our number (a failing
+    one with the paper's value it fails against), what the
     number is (the first clause of its note) and, given the chapter's ``stem``, a link to its row in the claims
     table; claims that do not fit are counted in a last line that links the table. ``claims``: the contract's
     columns (``write_claims`` output).
@@ -252,7 +271,7 @@ def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FI
     items, used = [], len(head.split())
     for position, row in listed.iterrows():
         claim, measure = _cut(row["claim"], CLAIM_WORDS), _measure(row.get("note", ""))
-        number = reading(row)
+        number = reading(row) + _against_paper(row)
         plain = f"{row['verdict']}: {claim}: ours {number}, {measure}"
         if items and used + len(plain.split()) > words - tail_words:
             break

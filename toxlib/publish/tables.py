@@ -37,13 +37,20 @@ CELL_WORDS = {"severe_toxicity": "severe toxicity", "sexually_explicit": "sexual
 
 
 def _rounded(digits: int):
-    """The formatter of a float column: ``digits`` decimals, and a nonzero value that would read as zero at that
-    many (a p-value of 6e-10 as "0.000") in two significant digits instead ("6.4e-10")."""
+    """The formatter of a float column: ``digits`` decimals, thousands separated, a true minus sign, and a nonzero
+    value that would read as zero at that many (a p-value of 6e-10 as "0.000") in two significant digits instead
+    ("6.4e-10")."""
     smallest = 0.5 * 10 ** -digits
 
     def text(value) -> str:
-        return f"{value:.1e}" if value and abs(value) < smallest else f"{value:.{digits}f}"
+        shown = f"{value:.1e}" if value and abs(value) < smallest else f"{value:,.{digits}f}"
+        return "−" + shown[1:] if shown.startswith("-") else shown
     return text
+
+
+def _whole(value) -> str:
+    """The formatter of a column of whole numbers: thousands separated, a true minus sign ("−1,200")."""
+    return f"{value:,.0f}".replace("-", "−")
 
 
 def _is_flag(column: pd.Series) -> bool:
@@ -107,7 +114,8 @@ def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uu
            code: tuple = ()):
     """The Styler ``show`` puts in its figure: columns in display order with readers' headers (``headers``
     overrides per column), floats rounded to ``digits`` (a float column of whole numbers without decimals; a
-    nonzero value that would round to zero in scientific notation, ``_rounded``), booleans as "yes" / "no", a cell
+    nonzero value that would round to zero in scientific notation, ``_rounded``), numbers thousands separated with a
+    true minus sign, booleans as "yes" / "no", a cell
     that is a name of ``CELL_WORDS`` in its words, a missing value as ``MISSING``, text cells and headers escaped,
     text left and numbers right, no index; its element ids start with ``uuid`` (default: one made from the cells,
     the same in every run). The text cells of the ``code`` columns (names a reader types: a data set's registry
@@ -122,7 +130,8 @@ def styled(table: pd.DataFrame, digits: int = 3, headers: dict | None = None, uu
     whole = [c for c in floats if frame[c].dropna().map(lambda v: float(v).is_integer()).all()]
     numbers = list(frame.select_dtypes("number").columns)
     texts = [c for c in frame.columns if c not in numbers]
-    formats = {c: "{:.0f}" if c in whole else _rounded(digits) for c in floats}
+    formats = {c: _whole if c in whole else _rounded(digits) for c in floats}
+    formats.update({c: _whole for c in frame.select_dtypes("integer").columns})
     position = {c: i for i, c in enumerate(frame.columns)}
     frame.columns = pd.MultiIndex.from_tuples(labels) if isinstance(labels[0], tuple) else labels
     key = {c: frame.columns[position[c]] for c in position}
