@@ -79,8 +79,8 @@ def test_report_rows_join_the_readers_claims_to_the_books_by_rule_not_wording():
     first = rows[0]
     assert first["claim"] == "Reworded: non-toxic prompts still give 0.5 (<mine>)"
     assert [b["model"] for b in first["bundled"]] == ["smollm2-135m", "gemma3-270m"]
-    assert first["bundled"][1]["verdict"] == "fails" and first["value"] == "0.7 [0.6, 0.8]"
-    assert rows[1]["bundled"] == [{"model": "smollm2-135m and gemma3-270m", "value": "0.5 [0.4, 0.6]",
+    assert first["bundled"][1]["verdict"] == "fails" and first["value"] == "0.700 [0.600, 0.800]"
+    assert rows[1]["bundled"] == [{"model": "smollm2-135m and gemma3-270m", "value": "0.500 [0.400, 0.600]",
                                    "verdict": "holds"}]
     assert all(r["outside_domain"] for r in rows)  # a chapter that scores the model's own text
     safety = report_rows("safety_score", mine, "<mine>", None, ["smollm2-135m"], outside_domain=True)

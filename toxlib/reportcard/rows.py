@@ -10,25 +10,16 @@ models", are the same for every model and are left out. The reader's claim is ma
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 
 from toxlib.chapters import chapter
 from toxlib.publish.claims import read_claims, rule_of, subject_models
+from toxlib.publish.scorecard import reading
 
 REPORT_COLUMNS = ["paper", "chapter", "id", "claim", "paper_value", "bundled", "value", "ci_low", "ci_high", "n",
                   "verdict", "outside_domain", "degenerate", "note"]
-
-
-def shown(row) -> str:
-    """A claim's value as shown, with its 95% interval where it has one: "0.762 [0.74, 0.78]"."""
-    low, high = row.get("ci_low"), row.get("ci_high")
-    value = str(row.get("shown", row.get("our_value", "")))
-    if low is None or high is None or any(isinstance(b, float) and math.isnan(b) for b in (low, high)):
-        return value
-    return f"{value} [{float(low):.3g}, {float(high):.3g}]"
 
 
 def concerns(subject: str, model: str) -> bool:
@@ -56,7 +47,7 @@ def _bundled(row, book_models_: list[str]) -> dict | None:
     names = subject_models(row["subject"])
     if row["subject"].startswith("model:") and names[0] not in book_models_:
         return None
-    return {"model": " and ".join(names), "value": shown(row), "verdict": row["verdict"]}
+    return {"model": " and ".join(names), "value": reading(row), "verdict": row["verdict"]}
 
 
 def report_rows(stem: str, claims: pd.DataFrame, model: str, book: pd.DataFrame | None, book_models_: list[str],
@@ -75,7 +66,7 @@ def report_rows(stem: str, claims: pd.DataFrame, model: str, book: pd.DataFrame 
         same = [_bundled(r, book_models_) for _, r in theirs[theirs["rule"] == row["rule"]].iterrows()]
         rows.append({"paper": needs.paper, "chapter": stem, "id": row["id"], "claim": row["claim"],
                      "paper_value": row["paper_value"], "bundled": [b for b in same if b is not None],
-                     "value": shown(row), "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"],
+                     "value": reading(row), "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"],
                      "verdict": row["verdict"], "outside_domain": bool(outside_domain and needs.scored),
                      "note": row["note"]})
     return rows
