@@ -1,12 +1,17 @@
 """The README's report command from an installed wheel: ``pip install "toxlib[report]"`` into a fresh virtual
 environment (``wheel_env``: offline, no checkout visible), then ``toxlib report --model <folder> --budget smoke`` in
-an empty folder. The chapters' notebooks, the data registry and the book's claims travel in the wheel
-(pyproject.toml's ``wheel-companion``); data come from the mirror (standing in for the download), caches go to the
-user's cache folder, and nothing is written inside the installed package."""
+an empty folder: killed once its first chapter has finished, run again (it resumes, and its estimate charges nothing
+for that chapter), and estimated a third time (every chapter done before). The chapters' notebooks, the data
+registry and the book's claims travel in the wheel (pyproject.toml's ``wheel-companion``); data come from the mirror
+(standing in for the download), caches go to the user's cache folder, and nothing is written inside the installed
+package. A model of an architecture the bundled ones are not (Gemma-3 text with random weights) stands for the
+reader's."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 import zipfile
@@ -28,6 +33,18 @@ def _package_files(venv: Path) -> dict[str, int]:
     [package] = venv.glob("lib/python*/site-packages/toxlib")
     return {str(p.relative_to(package)): p.stat().st_mtime_ns for p in package.rglob("*")
             if p.is_file() and "__pycache__" not in p.parts}
+
+
+def _killed_after_the_first_chapter(process: subprocess.Popen, log: Path) -> None:
+    """Kill ``process`` (a report) and its kernels once ``log`` (its runs.json) records a finished chapter."""
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and process.poll() is None:
+        if log.exists() and json.loads(log.read_text()):
+            os.killpg(process.pid, signal.SIGKILL)  # killed while the second chapter runs
+            break
+        time.sleep(1)
+    process.wait(timeout=60)
+    assert [run["status"] for run in json.loads(log.read_text()).values()] == ["ran"], "killed too late"
 
 
 def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
@@ -53,13 +70,20 @@ def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
     # conversion on the test machine's disk); every other cache starts empty in the user's cache folder
     env = user_env(venv, home, TOXLIB_DATA_MIRROR=str(paths.mirror_dir()),
                    TOXLIB_MODEL_CACHE=str(paths.model_cache_dir()))
-    done = subprocess.run([venv / "bin" / "toxlib", "report", "--model", str(model), "--name", "tiny", "--budget",
-                           "smoke", "--out", "reports"], cwd=work, env=env, capture_output=True, text=True,
-                          timeout=1200)
+    command = [venv / "bin" / "toxlib", "report", "--model", str(model), "--name", "tiny", "--budget", "smoke",
+               "--out", "reports"]
+    folder = work / "reports" / "tiny"
+    _killed_after_the_first_chapter(subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.DEVNULL,
+                                                     stderr=subprocess.DEVNULL, start_new_session=True),
+                                    folder / "runs.json")
+    assert not (folder / "index.html").exists()
+    done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
     timings["report"] = time.monotonic() - start - timings["environment"]
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.stdout.startswith("tiny: causal LM")  # the estimate first
-    folder = work / "reports" / "tiny"
+    said = done.stdout.splitlines()
+    assert said[0].startswith("tiny: causal LM")  # the estimate first, which charges nothing for the finished chapter
+    assert any(line.split()[:3] == [model_chapters()[0], "done", "before:"] for line in said[:12]), done.stdout
+    assert str(model) not in said[-1] and "page:" in said[-1]
     runs = json.loads((folder / "runs.json").read_text())
     assert {stem: run["status"] for stem, run in runs.items()} == dict.fromkeys(model_chapters(), "ran")
     rows = pd.read_csv(folder / "report.csv")
@@ -68,9 +92,16 @@ def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
     bundled = {entry["model"] for claim in claims for entry in claim["bundled"]}
     assert {"smollm2-135m", "gemma3-270m"} <= bundled  # the book's columns, from the claims the wheel carries
     assert {p.name for p in (folder / "figures").glob("*.png")} == {"unprompted.png", "table2.png", "safety.png"}
+    assert sum(run["rows"].get("computed", 0) for run in runs.values()) > 0
+    assert all(run["rows"].get("record", 0) == 0 for run in runs.values())  # the record stays in the clone
+    assert len(list((folder / "rows").glob("*.sqlite"))) == len(model_chapters())  # each chapter named its rows
     page = (folder / "index.html").read_text()
-    assert "Report card: tiny" in page and "not inside the companion" not in page
+    assert "Report card: tiny" in page and "not inside the companion" not in page and "done before" in page
     assert (home / ".cache" / "toxlib" / "generations.sqlite").exists()  # the user's cache folder
     assert sorted(p.name for p in work.iterdir()) == ["reports"]  # results under --out, nothing else in the folder
     assert _package_files(venv) == before  # nothing written into the installed package
+    again = subprocess.run([*command, "--dry-run"], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert again.stdout.count("done before: its finished run in the report folder is reused") == len(
+        model_chapters()), again.stdout
     print(json.dumps({"seconds": {k: round(v, 1) for k, v in timings.items()}}))  # shown with pytest -s
