@@ -34,7 +34,7 @@ def test_value_and_interval_are_one_string_with_one_precision():
     assert scorecard.value_with_interval("0.78", 0.7412, 0.8234) == "0.780 [0.741, 0.823]"
     assert scorecard.value_with_interval("1199", float("nan"), float("nan")) == "1,199"  # thousands separated
     assert scorecard.value_with_interval(12345.6, 12001.0, 12999.0) == "12,346 [12,001, 12,999]"
-    assert [scorecard.grouped(t) for t in ("6514", "-1200", "12", "max 0.497 (24 PTLMs)", "1,000")] == [
+    assert [scorecard.thousands_separated(t) for t in ("6514", "-1200", "12", "max 0.497 (24 PTLMs)", "1,000")] == [
         "6,514", "−1,200", "12", "max 0.497 (24 PTLMs)", "1,000"]
     assert scorecard.value_with_interval(-0.062, -0.08414, -0.04163, signed=True) == "−0.062 [−0.084, −0.042]"
     assert scorecard.value_with_interval(0.048, 0.01724, 0.08048, signed=True) == "+0.048 [+0.017, +0.080]"

@@ -4,6 +4,8 @@ cache still holds, in the work units the chapter's estimate charges."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from toxlib.chapters.report_needs import ChapterWork
@@ -35,6 +37,8 @@ def test_the_cached_rows_of_a_logged_run_are_counted_in_the_chapters_units(logge
     work, rows = cached_work(logged)
     assert rows == 11
     assert work == ChapterWork(gen_tokens=20, sd_tokens=60, read_tokens=12, scored_texts=4)
+    with sqlite3.connect(logged) as con:  # the log names rows by hash: no text is kept twice
+        assert con.execute("SELECT COUNT(*) FROM texts").fetchone() == (0,)
     (tmp_path / "cache" / "scores.sqlite").unlink()  # rows the cache no longer holds are charged again
     work, rows = cached_work(logged)
     assert rows == 7 and work.scored_texts == 0 and work.sd_tokens == 60

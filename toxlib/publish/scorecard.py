@@ -73,7 +73,7 @@ def _fixed(value: float, places: int, signed: bool) -> str:
     return text.replace("-", "−")
 
 
-def grouped(text) -> str:
+def thousands_separated(text) -> str:
     """A whole number written as text with thousands separators and a true minus sign ("6514" -> "6,514");
     any other text as it is ("max 0.497 (24 PTLMs)")."""
     text = str(text)
@@ -92,7 +92,9 @@ def value_with_interval(our_value, low, high, signed: bool = False) -> str:
         return shown if lo is None or hi is None else f"{shown} [{_fixed(lo, decimals(lo, hi), signed)}, " \
                                                       f"{_fixed(hi, decimals(lo, hi), signed)}]"
     if lo is None or hi is None:
-        return _fixed(value, decimals(value), signed) if isinstance(our_value, float) else grouped(our_value)
+        if isinstance(our_value, float):
+            return _fixed(value, decimals(value), signed)
+        return thousands_separated(our_value)
     places = decimals(value, lo, hi)
     return f"{_fixed(value, places, signed)} [{_fixed(lo, places, signed)}, {_fixed(hi, places, signed)}]"
 
@@ -145,7 +147,7 @@ def show_claims(claims: pd.DataFrame, caption: str, csv: str | None = None, stem
     linked = {"chapter", "row"} <= set(table.columns)
 
     def claim_cell(row) -> str:
-        under = f"paper: {grouped(row['paper_value'])}" + (f" · {row['note']}" if row["note"] else "")
+        under = f"paper: {thousands_separated(row['paper_value'])}" + (f" · {row['note']}" if row["note"] else "")
         text = escape.html(row["claim"])
         if linked:
             text = (f'<a href="{pages.chapter_href(row["chapter"])}#'
@@ -238,7 +240,7 @@ def _against_paper(row) -> str:
     paper = str(row.get("paper_value", "") or "").strip()
     if row.get("verdict") != "fails" or paper in ("", "nan"):
         return ""
-    return f" against the paper's {_cut(grouped(paper), CLAIM_WORDS)}"
+    return f" against the paper's {_cut(thousands_separated(paper), CLAIM_WORDS)}"
 
 
 def findings_html(claims: pd.DataFrame, stem: str | None = None, words: int = FINDINGS_WORDS) -> str:

@@ -172,29 +172,33 @@ def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, co
     from ("record", "cache" or "computed") and the chapter that used them (``TOXLIB_RECORD_CHAPTER``, set by the
     book's runner); the texts themselves go into its ``texts`` table, since the score and
     NLL caches keep only hashes. ``TOXLIB_ROWS_LOG`` names a second log of the same form (a report chapter's rows:
-    ``toxlib.reportcard.cached``). A row named twice keeps its first source. Errors are not swallowed: a build asked
-    to log its rows must not lose them silently."""
+    ``toxlib.reportcard.cached``) that holds neither the record's rows nor any text. A row named twice keeps its
+    first source. Errors are not swallowed: a build asked to log its rows must not lose them silently."""
     if rows:
         SERVED[(source, kind)] += len(rows)
         if source == "record":
             SERVED_KEYS.add((kind, key))
     if not rows and config is None:
         return
-    for variable in ("TOXLIB_RECORD_USAGE", "TOXLIB_ROWS_LOG"):
-        con = _usage_log(variable)
-        if con is not None:
-            _log_rows(con, kind, key, rows, source, config)
+    con = _usage_log()
+    if con is not None:
+        _log_rows(con, kind, key, rows, source, config, texts=True)
+    con = _usage_log("TOXLIB_ROWS_LOG")
+    if con is not None:
+        _log_rows(con, kind, key, [] if source == "record" else rows, source, config, texts=False)
 
 
-def _log_rows(con, kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None) -> None:
-    """Name ``rows`` in the usage log ``con`` (see ``note_usage``) and close it."""
+def _log_rows(con, kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None,
+              texts: bool) -> None:
+    """Name ``rows`` in the usage log ``con`` (see ``note_usage``), their texts too when ``texts``, and close it."""
     try:
         shas = {text: text_sha(text) for text, _ in rows}
         with con:
             con.execute("BEGIN IMMEDIATE")
             con.executemany("INSERT OR IGNORE INTO used VALUES (?, ?, ?, ?, ?)",
                             [(kind, key, shas[text], idx, source) for text, idx in rows])
-            con.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", [(sha, t) for t, sha in shas.items()])
+            if texts:
+                con.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", [(sha, t) for t, sha in shas.items()])
             if config is not None:
                 con.execute("INSERT OR IGNORE INTO configs VALUES (?, ?, ?)",
                             (kind, key, json.dumps(config, sort_keys=True, default=str)))
