@@ -94,7 +94,8 @@ def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
     assert {p.name for p in (folder / "figures").glob("*.png")} == {"unprompted.png", "table2.png", "safety.png"}
     assert sum(run["rows"].get("computed", 0) for run in runs.values()) > 0
     assert all(run["rows"].get("record", 0) == 0 for run in runs.values())  # the record stays in the clone
-    assert len(list((folder / "rows").glob("*.sqlite"))) == len(model_chapters())  # each chapter named its rows
+    logs = home / ".cache" / "toxlib" / "report-rows"  # each chapter named its rows, beside the cache they are in
+    assert len(list(logs.glob("*.sqlite"))) == len(model_chapters())
     page = (folder / "index.html").read_text()
     assert "Report card: tiny" in page and "not inside the companion" not in page and "done before" in page
     assert (home / ".cache" / "toxlib" / "generations.sqlite").exists()  # the user's cache folder

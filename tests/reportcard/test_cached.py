@@ -54,11 +54,13 @@ def test_rows_another_run_computed_are_not_counted(logged, tmp_path, monkeypatch
     assert cached_work(tmp_path / "no log.sqlite") == (ChapterWork(), 0)
 
 
-def test_the_work_left_is_never_below_nothing_and_the_log_names_model_values_and_device(tmp_path):
+def test_the_work_left_is_never_below_nothing_and_the_log_names_model_values_and_device(tmp_path, monkeypatch):
     left = left_after(ChapterWork(gen_tokens=100, scored_texts=5), ChapterWork(gen_tokens=30, scored_texts=9))
     assert left == ChapterWork(gen_tokens=70, scored_texts=0)
-    one = rows_log(tmp_path, "sass", "/m@sha256:a", {"n": 1}, "cpu")
-    assert one.parent == tmp_path / "rows" and one.name.startswith("sass-")
-    assert len({one, rows_log(tmp_path, "sass", "/m@sha256:b", {"n": 1}, "cpu"),
-                rows_log(tmp_path, "sass", "/m@sha256:a", {"n": 2}, "cpu"),
-                rows_log(tmp_path, "sass", "/m@sha256:a", {"n": 1}, "cuda")}) == 4
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    one = rows_log("sass", "/m@sha256:a", {"n": 1}, "cpu")
+    assert one.parent == tmp_path / "cache" / "report-rows" and one.name.startswith("sass-")  # beside the cache
+    others = [rows_log("sass", "/m@sha256:b", {"n": 1}, "cpu"), rows_log("sass", "/m@sha256:a", {"n": 2}, "cpu"),
+              rows_log("sass", "/m@sha256:a", {"n": 1}, "cuda"),
+              rows_log("rtp_prompted", "/m@sha256:a", {"n": 1}, "cpu")]
+    assert len({one, *others}) == 5

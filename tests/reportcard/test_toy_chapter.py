@@ -69,18 +69,18 @@ def test_a_report_folder_charges_nothing_for_a_finished_chapter_and_less_for_cac
     plan, rates = {p.stem: p for p in first.chapters}["toy"], first.rates  # the rates measured once: a fixed scale
     full = plan.estimates["cpu"]
     assert full > 0 and plan.cached_rows == 0 and not plan.reused
-    log = rows_log(folder, "toy", identity, plan.values, "cpu")
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    log = rows_log("toy", identity, plan.values, "cpu")
     log.parent.mkdir(parents=True)
     monkeypatch.setenv("TOXLIB_ROWS_LOG", str(log))
-    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
-    with GenerationStore() as store:  # an earlier run here computed half the toy's 2,000 tokens
+    with GenerationStore() as store:  # an earlier run (in any report folder) computed half the toy's 2,000 tokens
         store.register_run("toy run", {"decoding": {"max_new_tokens": 1000}})
         store.add("toy run", [("a prompt", 0, "text", 1000, False)])
     planned = card.plan_report(str(model), "smoke", rates=rates, folder=folder)
     plan = {p.stem: p for p in planned.chapters}["toy"]
     assert plan.cached_rows == 1 and plan.estimates["cpu"] == pytest.approx(full / 2)
-    assert "1 rows an earlier run here computed read from your cache" in card.estimate_text(planned)
-    (folder / "chapters").mkdir()
+    assert "1 rows an earlier run of it computed read from your cache" in card.estimate_text(planned)
+    (folder / "chapters").mkdir(parents=True)
     (folder / "chapters" / "toy.ipynb").write_text("{}")
     (folder / "results" / "toy").mkdir(parents=True)
     (folder / "results" / "toy" / "claims.csv").write_text("claim\n")

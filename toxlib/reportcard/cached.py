@@ -1,20 +1,21 @@
 """How much of a report chapter's work the user's cache already holds, so the estimate charges only the rest.
 
 Which rows a chapter asks for is known only once it runs: its keys come from its notebook's code. So each chapter
-a report runs names the rows it asks for, as they are served, in a log of its own (``rows_log``: the usage log's
-form, ``toxlib.store.record_usage``, through ``TOXLIB_ROWS_LOG``), one per model, values and device. A run cut
-short has then named every row it had reached. Before the next run of the same chapter with the same model (its
-``model_identity``), values and device, ``cached_work`` counts the logged rows the user's cache holds, in the
-units of ``ChapterWork``:
+a report runs names the rows it asks for, as they are served, in a log of its own beside the cache it fills
+(``rows_log``: ``<TOXLIB_CACHE_DIR>/report-rows/<chapter>-<hash>.sqlite``, one per model, values and device; the
+usage log's form, ``toxlib.store.record_usage``, through ``TOXLIB_ROWS_LOG``). A run cut short has then named every
+row it had reached. Before the next run of the same chapter with the same model (its ``model_identity``), values and
+device, in any report folder, ``cached_work`` counts the logged rows the user's cache holds, in the units of
+``ChapterWork``:
 
 - a generation row: its key's ``max_new_tokens`` (what the chapter's work charges per row; its own token count
   when the key names none), as Self-Debiasing tokens, PPLM tokens or generated tokens by its key's steering;
 - a sentence NLL row: its tokens read; a score row: one text scored.
 
-Rows the sample record served are not counted (``toxlib.reportcard.held`` charges them nothing already); rows
-another folder's report or the book's own build put in the cache are not counted either (no log here names
-them), though the run reads them back all the same. Written by hand: it joins the log with the cache's SQLite
-files, which no library knows.
+Rows the sample record served are neither logged nor counted (``toxlib.reportcard.held`` charges them nothing
+already); rows the book's own build or a chapter run outside a report put in the cache are not counted either (no
+log names them), though the run reads them back all the same. A cache cleared with its folder takes the logs with
+it. Written by hand: it joins the log with the cache's SQLite files, which no library knows.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ CACHE_TABLES = {"generations": ("generations.sqlite", "generations", "t.run = u.
 STEERED_UNITS = {"self-debiasing": "sd_tokens", "pplm": "pplm_tokens"}
 
 
-def rows_log(folder: str | Path, stem: str, model: str, values: dict, device: str) -> Path:
-    """The log of the rows chapter ``stem`` asks for in report ``folder`` for ``model`` (its ``model_identity``) at
-    ``values`` on ``device``: ``<folder>/rows/<stem>-<hash>.sqlite``, so another model or other values never read
-    it."""
-    return Path(folder) / "rows" / f"{stem}-{stable_hash([model, values, device])[:16]}.sqlite"
+def rows_log(stem: str, model: str, values: dict, device: str) -> Path:
+    """The log of the rows chapter ``stem`` asks for, in a report of ``model`` (its ``model_identity``) at
+    ``values`` on ``device``: ``<cache>/report-rows/<stem>-<hash>.sqlite``, so another model or other values never
+    read it."""
+    return paths.cache_dir() / "report-rows" / f"{stem}-{stable_hash([model, values, device])[:16]}.sqlite"
 
 
 def cached_work(log: str | Path, cache: str | Path | None = None) -> tuple[ChapterWork, int]:

@@ -121,8 +121,9 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
     it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
     charge); ``rates``: rates measured before ({device: Rates}), used instead. ``folder``: the report folder the
-    run will write, whose finished chapters are reused and whose earlier runs' rows the user's cache holds are not
-    charged (``_held_in_folder``). Raises ModelUnavailableError for a model that cannot be read."""
+    run will write; given, its finished chapters are reused, and the rows an earlier report run of a chapter (the
+    same model, values and device, in any folder) asked for that the user's cache holds are not charged
+    (``_held_before``). Raises ModelUnavailableError for a model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
     facts = model_facts(name, chosen, names=names)
@@ -144,7 +145,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
         plan = ChapterPlan(stem, True, verdict.why, chosen_values_, {"work": chapter_work(stem, values).scaled(
             1.0 - share)}, share)
         if folder is not None:
-            _held_in_folder(plan, Path(folder), model_identity(facts.target), chosen)
+            _held_before(plan, Path(folder), model_identity(facts.target), chosen)
         plans.append(plan)
     rates = dict(rates or {})
     left = any(p.estimates["work"].total() > 0 for p in plans if p.applies)
@@ -165,14 +166,14 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
 
 
-def _held_in_folder(plan: ChapterPlan, folder: Path, identity: str, device: str) -> None:
+def _held_before(plan: ChapterPlan, folder: Path, identity: str, device: str) -> None:
     """Charge ``plan`` nothing when ``folder`` holds its finished run of model ``identity`` on ``device``
-    (``runs.done_before``: reused), else less the rows its earlier runs there asked for that the user's cache holds
+    (``runs.done_before``: reused), else less the rows its earlier report runs asked for that the user's cache holds
     (``cached.cached_work``)."""
     if done_before(read_log(folder), plan.stem, plan.values, folder, identity, device):
         plan.reused, plan.estimates["work"] = True, plan.estimates["work"].scaled(0.0)
         return
-    held, plan.cached_rows = cached_work(rows_log(folder, plan.stem, identity, plan.values, device))
+    held, plan.cached_rows = cached_work(rows_log(plan.stem, identity, plan.values, device))
     plan.estimates["work"] = left_after(plan.estimates["work"], held)
 
 
@@ -231,12 +232,12 @@ def estimate_text(planned: ReportPlan) -> str:
         times = ", ".join(f"{_minutes(s)} on {dev}" for dev, s in plan.estimates.items())
         held = f"; {plan.record_share:.0%} of its work read from the sample record" if plan.record_share else ""
         if plan.cached_rows:
-            held += f"; {plan.cached_rows:,} rows an earlier run here computed read from your cache"
+            held += f"; {plan.cached_rows:,} rows an earlier run of it computed read from your cache"
         lines.append(f"  {plan.stem:<{width}}  {times}{held}" + (f" ({plan.why})" if plan.why else ""))
     for dev in planned.rates:
         total = sum(p.estimates.get(dev, 0.0) for p in planned.chapters if p.applies)
         lines.append(f"  total on {dev}: {_minutes(total)} (rows the sample record holds, and rows your cache holds "
-                     "for an earlier run of this report, are not charged)")
+                     "from an earlier report run of the same chapter and model, are not charged)")
     return "\n".join(lines)
 
 

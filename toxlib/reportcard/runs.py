@@ -34,8 +34,8 @@ class ChapterPlan:
     its estimated seconds per device (``estimates``) and the share of its work whose rows the sample record holds
     (``record_share``, ``toxlib.reportcard.held``: not charged). ``left_out``: the chapter could run but is not
     run unless named (a bundled model's chapter the book does not run for it: ``why`` says so). ``cached_rows``:
-    rows an earlier run in the report folder asked for that the user's cache holds (``toxlib.reportcard.cached``:
-    not charged); ``reused``: the folder's finished run of it is reused (nothing charged)."""
+    rows an earlier report run of it asked for that the user's cache holds (``toxlib.reportcard.cached``: not
+    charged); ``reused``: the folder's finished run of it is reused (nothing charged)."""
 
     stem: str
     applies: bool
@@ -85,7 +85,7 @@ def check_same_model(folder: Path, model: str, fresh: bool = False) -> None:
     if fresh:
         for name in ("runs.json", "index.html", "report.csv", "report.json"):
             (folder / name).unlink(missing_ok=True)
-        for name in ("chapters", "results", "figures", "rows"):
+        for name in ("chapters", "results", "figures"):
             shutil.rmtree(folder / name, ignore_errors=True)
         return
     raise ParameterError(f"{folder} holds a report of another model under this name ({', '.join(others)}), not of "
@@ -135,8 +135,8 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
             rows = {}
-            logged = rows_log(folder, plan.stem, model, plan.values, device_key).resolve()
-            logged.parent.mkdir(exist_ok=True)
+            logged = rows_log(plan.stem, model, plan.values, device_key).resolve()
+            logged.parent.mkdir(parents=True, exist_ok=True)
             try:
                 done = run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
                                     output=folder / "chapters" / f"{plan.stem}.ipynb",
