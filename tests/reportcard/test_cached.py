@@ -64,3 +64,36 @@ def test_the_work_left_is_never_below_nothing_and_the_log_names_model_values_and
               rows_log("sass", "/m@sha256:a", {"n": 1}, "cuda"),
               rows_log("rtp_prompted", "/m@sha256:a", {"n": 1}, "cpu")]
     assert len({one, *others}) == 5
+
+
+def test_a_rows_log_that_cannot_be_written_costs_the_estimate_not_the_run(tmp_path, monkeypatch):
+    from toxlib.reportcard.runs import ChapterPlan, _rows_log_env
+    from toxlib.store import record_usage
+
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    monkeypatch.setenv("TOXLIB_ROWS_LOG", str(tmp_path / "no such folder" / "log.sqlite"))
+    monkeypatch.setattr(record_usage, "_ROWS_LOG_FAILED", [])
+    with pytest.warns(RuntimeWarning, match="rows log .* could not be written") as said, ScoreStore() as store:
+        store.add("scorer@1", [("one", {"toxicity": 0.1}, None)])
+        store.add("scorer@1", [("two", {"toxicity": 0.2}, None)])
+        assert len(store.lookup("scorer@1", ["one", "two"])) == 2  # the rows are kept all the same
+    assert sum("rows log" in str(w.message) for w in said) == 1  # said once
+    (tmp_path / "a file").write_text("")
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "a file"))  # no folder can be made there
+    assert _rows_log_env(ChapterPlan("sass", True), "m", "cpu") == {}
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
+    assert _rows_log_env(ChapterPlan("sass", True), "m", "cpu")["TOXLIB_ROWS_LOG"].startswith(str(tmp_path / "cache"))
+
+
+def test_a_damaged_log_charges_every_row_and_any_folder_name_reads(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "a cache #1?"))
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    log = tmp_path / "a log #1?.sqlite"
+    monkeypatch.setenv("TOXLIB_ROWS_LOG", str(log))
+    with ScoreStore() as store:
+        store.add("scorer@1", [("one", {"toxicity": 0.1}, None)])
+    assert cached_work(log) == (ChapterWork(scored_texts=1), 1)
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"not a database" * 100)
+    assert cached_work(damaged) == (ChapterWork(), 0)

@@ -49,26 +49,36 @@ def rows_log(stem: str, model: str, values: dict, device: str) -> Path:
 
 def cached_work(log: str | Path, cache: str | Path | None = None) -> tuple[ChapterWork, int]:
     """(the work of the rows ``log`` names that the user's cache (``cache``; default ``paths.cache_dir()``) holds,
-    in ``ChapterWork`` units (module docstring), how many such rows). Nothing when the log does not exist."""
+    in ``ChapterWork`` units (module docstring), how many such rows). Nothing when the log does not exist or cannot
+    be read (a damaged file): the estimate then charges every row."""
     work, rows = ChapterWork(), 0
     if not Path(log).is_file():
         return work, rows
     cache = Path(cache) if cache else paths.cache_dir()
-    with contextlib.closing(sqlite3.connect(f"file:{log}?mode=ro", uri=True)) as con:
-        configs = {(kind, key): json.loads(text) for kind, key, text in con.execute("SELECT * FROM configs")}
-        for kind, (file, table, joined, counted) in CACHE_TABLES.items():
-            if not (cache / file).is_file():
-                continue
-            con.execute("ATTACH DATABASE ? AS c", (f"file:{cache / file}?mode=ro",))
-            try:
-                found = con.execute(f"SELECT u.key, COUNT(*), SUM({counted}) FROM used u JOIN c.{table} t ON {joined} "
-                                    "WHERE u.kind = ? AND u.source != 'record' GROUP BY u.key", (kind,)).fetchall()
-            finally:
-                con.execute("DETACH DATABASE c")
-            for key, n, units in found:
-                rows += n
-                _add(work, kind, n, units or 0, configs.get((kind, key)) or {})
+    try:
+        with contextlib.closing(sqlite3.connect(_read_only(log), uri=True)) as con:
+            configs = {(kind, key): json.loads(text) for kind, key, text in con.execute("SELECT * FROM configs")}
+            for kind, (file, table, joined, counted) in CACHE_TABLES.items():
+                if not (cache / file).is_file():
+                    continue
+                con.execute("ATTACH DATABASE ? AS c", (_read_only(cache / file),))
+                try:
+                    found = con.execute(f"SELECT u.key, COUNT(*), SUM({counted}) FROM used u JOIN c.{table} t ON "
+                                        f"{joined} WHERE u.kind = ? AND u.source != 'record' GROUP BY u.key",
+                                        (kind,)).fetchall()
+                finally:
+                    con.execute("DETACH DATABASE c")
+                for key, n, units in found:
+                    rows += n
+                    _add(work, kind, n, units or 0, configs.get((kind, key)) or {})
+    except sqlite3.Error:
+        return ChapterWork(), 0
     return work, rows
+
+
+def _read_only(path: str | Path) -> str:
+    """A SQLite URI that opens ``path`` read-only, whatever characters its name holds."""
+    return f"{Path(path).resolve().as_uri()}?mode=ro"
 
 
 def _add(work: ChapterWork, kind: str, n: int, units: float, config: dict) -> None:

@@ -135,12 +135,10 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
             rows = {}
-            logged = rows_log(plan.stem, model, plan.values, device_key).resolve()
-            logged.parent.mkdir(parents=True, exist_ok=True)
             try:
                 done = run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
                                     output=folder / "chapters" / f"{plan.stem}.ipynb",
-                                    env={**env, "TOXLIB_ROWS_LOG": str(logged)}, progress=False)
+                                    env={**env, **_rows_log_env(plan, model, device_key)}, progress=False)
                 status, error, rows = "ran", "", done.get("rows", {})
             except (NotebookExecutionError, ToxlibError) as exc:
                 status, error = "failed", str(exc).splitlines()[0]
@@ -153,6 +151,17 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             _write_log(folder, log)
             bar.update(round(estimate or 0))
     return runs
+
+
+def _rows_log_env(plan: ChapterPlan, model: str, device: str) -> dict[str, str]:
+    """``TOXLIB_ROWS_LOG`` for the chapter's kernel (``cached.rows_log``), or nothing where its folder cannot be
+    made (a read-only cache: the run goes on, and a later estimate charges its rows)."""
+    logged = rows_log(plan.stem, model, plan.values, device).resolve()
+    try:
+        logged.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return {}
+    return {"TOXLIB_ROWS_LOG": str(logged)}
 
 
 def run_as_dict(run: ChapterRun) -> dict:

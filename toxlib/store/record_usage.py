@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -31,6 +32,8 @@ from toxlib.store.record_reader import (
 #: "computed"; and the record's keys that answered (for their provenance)
 SERVED: Counter = Counter()
 SERVED_KEYS: set = set()
+#: the first failure to write the rows log (``TOXLIB_ROWS_LOG``) in this process: said once
+_ROWS_LOG_FAILED: list = []
 
 
 def served_counts() -> dict[str, int]:
@@ -183,9 +186,16 @@ def note_usage(kind: str, key: str, rows: list[tuple[str, int]], source: str, co
     con = _usage_log()
     if con is not None:
         _log_rows(con, kind, key, rows, source, config, texts=True)
-    con = _usage_log("TOXLIB_ROWS_LOG")
-    if con is not None:
-        _log_rows(con, kind, key, [] if source == "record" else rows, source, config, texts=False)
+    try:  # only the next estimate reads it: a rows log that cannot be written costs that estimate, not the run
+        con = _usage_log("TOXLIB_ROWS_LOG")
+        if con is not None:
+            _log_rows(con, kind, key, [] if source == "record" else rows, source, config, texts=False)
+    except (OSError, sqlite3.Error) as exc:
+        if not _ROWS_LOG_FAILED:
+            _ROWS_LOG_FAILED.append(exc)
+            warnings.warn(f"the rows log {settings.text('TOXLIB_ROWS_LOG')} could not be written "
+                          f"({type(exc).__name__}: {exc}); this run goes on, and the next estimate charges the rows "
+                          "it computes", RuntimeWarning, stacklevel=2)
 
 
 def _log_rows(con, kind: str, key: str, rows: list[tuple[str, int]], source: str, config: dict | None,
