@@ -24,7 +24,7 @@ from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
 from toxlib.publish.glue import glue_markdown
 from toxlib.publish.plots import VERDICT_COLOURS, claims_forest
 from toxlib.publish.results import csv_href, show_figure
-from toxlib.publish.tables import Table, csv_link, table_label
+from toxlib.publish.tables import Table, csv_link, fixed_text, table_label
 
 #: how the scorecard's headline opens the sentence of each kind of evidence (``claims.EVIDENCE_KINDS``)
 KIND_OPENINGS = {"our models": "On our models", "recorded predictions": "On the authors' recorded predictions and data",
@@ -68,18 +68,13 @@ def decimals(*values: float) -> int:
     return 4 if 0 < largest < 0.01 else 3 if largest < 10 else 1 if largest < 1000 else 0
 
 
-def _fixed(value: float, places: int, signed: bool) -> str:
-    text = f"{value:+,.{places}f}" if signed else f"{value:,.{places}f}"
-    return text.replace("-", "−")
-
-
 def thousands_separated(text) -> str:
     """A whole number written as text with thousands separators and a true minus sign ("6514" -> "6,514");
     any other text as it is ("max 0.497 (24 PTLMs)")."""
     text = str(text)
     if not re.fullmatch(r"[−-]?\d+", text):
         return text
-    return f"{int(text.replace('−', '-')):,}".replace("-", "−")
+    return fixed_text(int(text.replace("−", "-")), 0)
 
 
 def value_with_interval(our_value, low, high, signed: bool = False) -> str:
@@ -89,14 +84,14 @@ def value_with_interval(our_value, low, high, signed: bool = False) -> str:
     value, lo, hi = _number(our_value), _number(low), _number(high)
     if value is None:
         shown = str(our_value)
-        return shown if lo is None or hi is None else f"{shown} [{_fixed(lo, decimals(lo, hi), signed)}, " \
-                                                      f"{_fixed(hi, decimals(lo, hi), signed)}]"
+        return shown if lo is None or hi is None else f"{shown} [{fixed_text(lo, decimals(lo, hi), signed)}, " \
+                                                      f"{fixed_text(hi, decimals(lo, hi), signed)}]"
     if lo is None or hi is None:
         if isinstance(our_value, float):
-            return _fixed(value, decimals(value), signed)
+            return fixed_text(value, decimals(value), signed)
         return thousands_separated(our_value)
     places = decimals(value, lo, hi)
-    return f"{_fixed(value, places, signed)} [{_fixed(lo, places, signed)}, {_fixed(hi, places, signed)}]"
+    return f"{fixed_text(value, places, signed)} [{fixed_text(lo, places, signed)}, {fixed_text(hi, places, signed)}]"
 
 
 def is_difference(threshold) -> bool:

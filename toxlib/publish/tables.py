@@ -43,14 +43,23 @@ def _rounded(digits: int):
     smallest = 0.5 * 10 ** -digits
 
     def text(value) -> str:
-        shown = f"{value:.1e}" if value and abs(value) < smallest else f"{value:,.{digits}f}"
-        return "−" + shown[1:] if shown.startswith("-") else shown
+        if value and abs(value) < smallest:
+            shown = f"{value:.1e}"
+            return "−" + shown[1:] if shown.startswith("-") else shown
+        return fixed_text(value, digits)
     return text
 
 
+def fixed_text(value: float, places: int, signed: bool = False) -> str:
+    """``value`` with ``places`` decimals, thousands separated and a true minus sign ("−1,234.5"); with ``signed``,
+    a plus sign before a positive value too ("+0.048"). How every number of a table or claim is written."""
+    text = f"{value:+,.{places}f}" if signed else f"{value:,.{places}f}"
+    return text.replace("-", "−")
+
+
 def _whole(value) -> str:
-    """The formatter of a column of whole numbers: thousands separated, a true minus sign ("−1,200")."""
-    return f"{value:,.0f}".replace("-", "−")
+    """The formatter of a column of whole numbers ("−1,200")."""
+    return fixed_text(value, 0)
 
 
 def _is_flag(column: pd.Series) -> bool:

@@ -76,9 +76,15 @@ def domain_check(lm, progress: bool = False) -> DomainCheck:
                        human_median_nll=float(np.nanmedian(theirs)), n=len(texts))
 
 
+#: the readers' headers of ``domain_table``'s columns
+DOMAIN_HEADERS = {"far_share": "far from human text", "median_nll": "median NLL (nats per token)",
+                  "human_median_nll": "human text's median NLL", "threshold": "95% of human text below",
+                  "outside": "outside the scorer's domain"}
+
+
 def domain_table(names: list[str]) -> pd.DataFrame:
     """The check of each model in ``names`` (loaded in float32): one row per model with model, n, far_share,
-    median_nll, human_median_nll, threshold and outside."""
+    median_nll, human_median_nll, threshold and outside (headers for readers: ``DOMAIN_HEADERS``)."""
     rows = []
     for name in names:
         check = domain_check(load(name, dtype="float32"))
