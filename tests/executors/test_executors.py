@@ -1,5 +1,6 @@
 """Executors: a Ray run gives exactly a local run's rows (generate, score, NLL) and writes them into the same caches;
-a worker killed mid-block is retried; a failing block raises an error naming it. On a small local Ray cluster
+a worker killed mid-block is retried; a failing block raises an error naming it; the actors keep what they loaded
+from one call to the next, and a failed or abandoned call starts afresh. On a small local Ray cluster
 (2 CPUs, no dashboard), started once for this module and shut down after it."""
 
 from __future__ import annotations
@@ -234,3 +235,55 @@ def test_a_failing_block_raises_an_error_naming_it_not_missing_rows(ray_cluster,
     message = str(error.value)
     assert message.startswith("score fails-on block 3 of 4 (2 items, first: 'text 04') failed on a Ray worker")
     assert message.endswith("RuntimeError: cannot score 'text 05'")
+
+
+class CountedJob:
+    """A job whose loads are written to a file (name, worker process), and whose rows name the process that ran them."""
+
+    def __init__(self, log: str, name: str):
+        self.log, self.name = log, name
+
+    def loaded_from(self):
+        return self.name
+
+    def load(self, device, threads):
+        with open(self.log, "a") as out:
+            out.write(f"{self.name} {os.getpid()}\n")
+        return self.name
+
+    def run(self, resource, block):
+        if "fail" in block:
+            raise ValueError("a failing block")
+        return [(resource, os.getpid(), item) for item in block]
+
+
+def test_actors_keep_what_they_loaded_from_one_call_to_the_next(ray_cluster, tmp_path):
+    from toxlib.executors.ray_pool import HELD, run_blocks
+
+    log, executor = tmp_path / "loads.txt", RayExecutor(workers=1)
+
+    def call(name, blocks=([1], [2])):
+        return [row for _, rows in run_blocks(CountedJob(str(log), name), list(blocks), executor) for row in rows]
+
+    def loads():
+        return [line.split()[0] for line in log.read_text().splitlines()]
+
+    first = call("model")
+    call("scorer")
+    again = call("model")  # a chapter's calls alternate between a model and its scorers: nothing loads again
+    assert loads() == ["model", "scorer"]
+    assert {pid for _, pid, _ in again} == {pid for _, pid, _ in first}  # the same worker process
+    for k in range(HELD):  # the least recently used goes when the actor holds more
+        call(f"other {k}")
+    call("model")
+    assert loads()[-1] == "model" and loads().count("model") == 2
+    with pytest.raises(BlockFailedError, match="ValueError: a failing block"):
+        call("model", blocks=([1], ["fail"]))
+    after_failure = call("model")  # a failed call killed the actors: a new process loads again
+    assert loads().count("model") == 3
+    assert {pid for _, pid, _ in after_failure}.isdisjoint({pid for _, pid, _ in again})
+    abandoned = run_blocks(CountedJob(str(log), "model"), [[1], [2]], executor)
+    next(abandoned)
+    abandoned.close()  # abandoned after its first block: its actors are killed too
+    call("model")
+    assert loads().count("model") == 4

@@ -251,6 +251,9 @@ class GenerateJob:
     steering: Steering
     batch_rows: int | None
 
+    def loaded_from(self):
+        return self.model
+
     def load(self, device: str, threads: int | None):
         return self.model.load(device, threads)
 

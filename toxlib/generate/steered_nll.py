@@ -121,6 +121,9 @@ class SteeredNLLJob:
     steering: Steering | None
     batch_size: int
 
+    def loaded_from(self):
+        return self.model
+
     def load(self, device: str, threads: int | None):
         return self.model.load(device, threads)
 

@@ -219,6 +219,9 @@ class NLLJob:
     model: ModelSpec
     method: str
 
+    def loaded_from(self):
+        return self.model
+
     def load(self, device: str, threads: int | None):
         return self.model.load(device, threads)
 

@@ -199,6 +199,9 @@ class ScoreJob:
 
     scorer: object
 
+    def loaded_from(self):
+        return self.scorer
+
     def load(self, device: str, threads: int | None):
         set_threads(threads)
         return self.scorer
