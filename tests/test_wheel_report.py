@@ -1,11 +1,11 @@
 """The README's report command from an installed wheel: ``pip install "toxlib[report]"`` into a fresh virtual
 environment (``wheel_env``: offline, no checkout visible), then ``toxlib report --model <folder> --budget smoke`` in
-an empty folder: killed once its first chapter has finished, run again (it resumes, and its estimate charges nothing
-for that chapter), and estimated a third time (every chapter done before). The chapters' notebooks, the data
-registry and the book's claims travel in the wheel (pyproject.toml's ``wheel-companion``); data come from the mirror
-(standing in for the download), caches go to the user's cache folder, and nothing is written inside the installed
-package. A model of an architecture the bundled ones are not (Gemma-3 text with random weights) stands for the
-reader's."""
+an empty folder: killed once its first chapter has finished, run again (it resumes, its estimate charges nothing for
+that chapter and reuses the first run's timing of the model), and estimated a third time (every chapter done before).
+The chapters' notebooks, the data registry and the book's claims travel in the wheel (pyproject.toml's
+``wheel-companion``); data come from the mirror (standing in for the download), caches go to the user's cache
+folder, and nothing is written inside the installed package. A model of an architecture the bundled ones are not
+(Gemma-3 text with random weights) stands for the reader's."""
 
 from __future__ import annotations
 
@@ -83,6 +83,7 @@ def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
     said = done.stdout.splitlines()
     assert said[0].startswith("tiny: causal LM")  # the estimate first, which charges nothing for the finished chapter
     assert any(line.split()[:3] == [model_chapters()[0], "done", "before:"] for line in said[:12]), done.stdout
+    assert "timed by an earlier report at" in said[1], said[1]  # the killed run's timing, not a second one
     assert str(model) not in said[-1] and "page:" in said[-1]
     runs = json.loads((folder / "runs.json").read_text())
     assert {stem: run["status"] for stem, run in runs.items()} == dict.fromkeys(model_chapters(), "ran")

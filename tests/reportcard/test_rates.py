@@ -36,7 +36,7 @@ def test_a_report_the_record_holds_in_full_times_nothing_and_one_with_work_left_
     from toxlib.reportcard import card
 
     timed = []
-    monkeypatch.setattr(card, "_device_rates", lambda name, dev, *a: timed.append(dev) or estimate.Rates(
+    monkeypatch.setattr(card, "_device_rates", lambda name, dev, *a, **k: timed.append(dev) or estimate.Rates(
         dev, 100.0, 1000.0, 10.0, "timed (stand-in)"))
     monkeypatch.setattr(card, "_devices", lambda device: ("cpu", ["cpu"]))
     held = card.plan_report("smollm2-135m", "decide", chapters=["safety_score", "sass"])

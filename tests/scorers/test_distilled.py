@@ -160,7 +160,8 @@ def test_bench_score_prints_texts_per_second_and_a_json_last_line():
 def test_a_finished_run_of_the_same_recipe_is_reused_and_another_recipe_trains(tmp_path, monkeypatch):
     from toxlib.scorers import training
 
-    config = TrainingConfig(limit=16, batch_size=16)
+    # small held-out and calibration shares: what is checked is the reuse, not the agreement (20 s less)
+    config = TrainingConfig(limit=16, batch_size=16, held_out=0.03, calibration=0.03)
     meta = training.train_and_save(tmp_path / "w", config, progress=False)
 
     def no_training(*args, **kwargs):
@@ -170,7 +171,8 @@ def test_a_finished_run_of_the_same_recipe_is_reused_and_another_recipe_trains(t
     assert training.train_and_save(tmp_path / "w", config, progress=False) == json.loads(
         (tmp_path / "w" / "training.json").read_text()) and meta["train_texts"] == 16
     with pytest.raises(AssertionError, match="trained again"):
-        training.train_and_save(tmp_path / "w", TrainingConfig(limit=16, batch_size=16, seed=1), progress=False)
+        training.train_and_save(tmp_path / "w", TrainingConfig(limit=16, batch_size=16, held_out=0.03,
+                                                               calibration=0.03, seed=1), progress=False)
     assert training.training_summary(meta)["toxicity_pearson"] == meta["held_out"]["toxicity"]["pearson"]
 
 

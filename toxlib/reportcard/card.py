@@ -61,6 +61,7 @@ from toxlib.reportcard.runs import (
     run_as_dict,
     run_chapters,
 )
+from toxlib.reportcard.timed_rates import keep_rates, timed_before
 from toxlib.reportcard.work import chapter_work
 from toxlib.store import paths
 from toxlib.store.record_reader import open_record
@@ -120,10 +121,11 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     while the sample record gives it every other row).
     ``calibrate``: True times the model here, False takes rates from its parameter count, None (the default) times
     it only when some of the work is left after the sample record's rows (else ``untimed_rates``: nothing to
-    charge); ``rates``: rates measured before ({device: Rates}), used instead. ``folder``: the report folder the
-    run will write; given, its finished chapters are reused, and the rows an earlier report run of a chapter (the
-    same model, values and device, in any folder) asked for that the user's cache holds are not charged
-    (``_held_before``). Raises ModelUnavailableError for a model that cannot be read."""
+    charge), and reuses the rates an earlier report timed for the same model on this machine
+    (``toxlib.reportcard.timed_rates``); ``rates``: rates measured before ({device: Rates}), used instead.
+    ``folder``: the report folder the run will write; given, its finished chapters are reused, and the rows an
+    earlier report run of a chapter (the same model, values and device, in any folder) asked for that the user's
+    cache holds are not charged (``_held_before``). Raises ModelUnavailableError for a model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
     facts = model_facts(name, chosen, names=names)
@@ -154,7 +156,8 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
             rates[dev] = untimed_rates(dev)
             continue
         fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
-        rates[dev] = _device_rates(name, dev, facts, names, calibrate is not False and fits_here)
+        rates[dev] = _device_rates(name, dev, facts, names, calibrate is not False and fits_here,
+                                   reuse=calibrate is None)
     for plan in plans:
         if not plan.applies:
             continue
@@ -185,8 +188,10 @@ def _not_in_book(stem: str, name: str) -> str:
             f"with --chapters {stem} to compute them (--dry-run first: the estimate)")
 
 
-def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, str], calibrate: bool) -> Rates:
-    """The model's rates on ``device``: timed here when ``calibrate`` (``measure_rates``), else, and for a masked LM
+def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, str], calibrate: bool,
+                  reuse: bool = False) -> Rates:
+    """The model's rates on ``device``: timed here when ``calibrate`` (``measure_rates``; with ``reuse``, as an
+    earlier report timed them here when it did: ``timed_rates``), else, and for a masked LM
     (which generates nothing to time) or a model whose timing fails (a tokenizer without BOS, EOS or pad token),
     from its parameter count (``flops_rates``), with the reason in ``how``."""
     if not calibrate:
@@ -194,8 +199,14 @@ def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, st
     if facts.kind == "masked":
         rates = flops_rates(facts.arch, device)
         return dataclasses.replace(rates, how=f"{rates.how}; a masked LM generates nothing to time")
+    identity = model_identity(facts.target)
+    kept = timed_before(identity, device) if reuse else None
+    if kept is not None:
+        return kept
     try:
-        return measure_rates(load(name, device=device, dtype="float32", kind=facts.kind, names=names))
+        rates = measure_rates(load(name, device=device, dtype="float32", kind=facts.kind, names=names))
+        keep_rates(identity, device, rates)
+        return rates
     except (ToxlibError, TypeError, ValueError, RuntimeError) as exc:  # said in the estimate, never fatal
         rates = flops_rates(facts.arch, device)
         reason = str(exc).splitlines()[0][:160] if str(exc) else ""
