@@ -32,7 +32,7 @@ GUARDS = {
             "toxlib.generate.sampler_capacity", "toxlib.generate.nucleus_batch"],
         "e67aea7e28278ecb"),
     "toxlib.models.perplexity:METHOD_VERSIONS[causal]": (
-        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "6e8a90fd827605e6"),
+        "causal-nll-v4", ["toxlib.models.perplexity", "toxlib.models.length_groups"], "bed97f0b6ff49d0b"),
     "toxlib.papers.sass.prompt_classifier:NEXT_TOKEN_VERSION": (
         "next-token-v3", ["toxlib.papers.sass.prompt_classifier"], "2e7f79a93c239ac0"),
     "toxlib.scorers.training:SCORER_RECIPE_VERSION": (
