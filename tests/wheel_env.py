@@ -138,9 +138,12 @@ def fresh_environment(wheel: Path, folder: Path, extras: tuple[str, ...], no_dep
 
 def user_env(venv: Path, home: Path, **extra: str) -> dict:
     """What a user's shell would give a command of the fresh environment: its bin on PATH, a home of its own
-    (so caches go to ``home/.cache``), offline, nothing of the checkout's environment."""
+    (so caches go to ``home/.cache``), offline, nothing of the checkout's environment but the cores this pytest
+    worker has (``TOXLIB_THREADS`` and ``OMP_NUM_THREADS`` where the test command set them: a command at every
+    core of a machine another worker shares contends with it and runs several times slower)."""
+    threads = {k: os.environ[k] for k in ("TOXLIB_THREADS", "OMP_NUM_THREADS") if k in os.environ}
     return {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(home), "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "127.0.0.1", "LANG": "C.UTF-8", **extra}
+            "TRANSFORMERS_OFFLINE": "1", "NO_PROXY": "127.0.0.1", "LANG": "C.UTF-8", **threads, **extra}
 
 
 def free_port() -> int:
