@@ -211,7 +211,7 @@ def test_decoding_config_validation_and_key():
 
 
 def test_nucleus_recorder_sees_every_step_and_agrees_with_transformers(lm):
-    from toxlib.studies.nucleus_diagnostics import record_nucleus
+    from toxlib.studies.nucleus_steps import record_nucleus
 
     steps = record_nucleus(lm, PROMPTS[:2], SAMPLE.with_(num_samples=3, max_new_tokens=4), progress=False,
                            cache=False)

@@ -78,6 +78,60 @@ def test_json_values_are_kept_and_a_damaged_one_computed_again(cache):
     assert len(calls) == 2
 
 
+def _table(value):
+    import pandas as pd
+
+    return pd.DataFrame({"model": ["m", "m"], "step": [value, value + 1], "size": [0.1 * value, 1 / 3],
+                         "same": [True, False]})
+
+
+def test_a_frame_is_computed_once_per_name_and_reads_back_as_computed(cache):
+    import pandas as pd
+
+    calls = []
+    name = artefacts.artefact_name("frames", "demo", {"a": 1}, ".csv.gz")
+    first = artefacts.artefact_frame(name, lambda: calls.append(1) or _table(1))
+    again = artefacts.artefact_frame(name, lambda: calls.append(99) or _table(99))
+    other = artefacts.artefact_frame(artefacts.artefact_name("frames", "demo", {"a": 2}, ".csv.gz"),
+                                     lambda: calls.append(2) or _table(2))
+    pd.testing.assert_frame_equal(first, _table(1))  # the same types and bits, floats included
+    pd.testing.assert_frame_equal(again, first)
+    assert calls == [1, 2] and other["step"].tolist() == [2, 3]
+    assert sorted(p.name.endswith(".csv.gz") for p in (cache / "frames").iterdir()) == [True, True]  # no partial
+
+
+def test_a_frame_gives_the_same_bytes_every_time_and_a_damaged_one_is_computed_again(cache, tmp_path, monkeypatch):
+    first = artefacts.artefact_frame("frames/t.csv.gz", lambda: _table(1))
+    data = (cache / "frames/t.csv.gz").read_bytes()
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "elsewhere"))
+    artefacts.artefact_frame("frames/t.csv.gz", lambda: _table(1))
+    assert (tmp_path / "elsewhere/frames/t.csv.gz").read_bytes() == data  # no time stamp or file name inside
+    (tmp_path / "elsewhere/frames/t.csv.gz").write_bytes(data[:20])  # a damaged disk
+    assert artefacts.artefact_frame("frames/t.csv.gz", lambda: _table(5))["step"].tolist() == [5, 6]
+    assert first["step"].tolist() == [1, 2]
+
+
+def test_a_frame_that_does_not_survive_csv_is_refused_before_it_is_kept(cache):
+    import pandas as pd
+
+    with pytest.raises(ValueError, match="frames/bad.csv.gz does not read back"):
+        artefacts.artefact_frame("frames/bad.csv.gz", lambda: pd.DataFrame({"text": ["", "a"]}))
+    assert not (cache / "frames").exists() or list((cache / "frames").iterdir()) == []
+
+
+def test_a_recorded_frame_is_read_from_the_record(cache, tmp_path, monkeypatch):
+    record = tmp_path / "record"
+    artefacts.artefact_frame("frames/r.csv.gz", lambda: _table(7))  # made in a cache, then put in the record
+    (record / "artefacts/frames").mkdir(parents=True)
+    data = (cache / "frames/r.csv.gz").read_bytes()
+    (record / "artefacts/frames/r.csv.gz").write_bytes(data)
+    (record / "SHA256SUMS").write_text(f"{hashlib.sha256(data).hexdigest()}  artefacts/frames/r.csv.gz\n")
+    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "empty"))
+    read = artefacts.artefact_frame("frames/r.csv.gz", lambda: pytest.fail("computed although recorded"),
+                                    recorded=True)
+    assert read["step"].tolist() == [7, 8] and not (tmp_path / "empty").exists()
+
+
 def test_a_folder_counts_as_made_only_with_its_done_file(cache):
     def make(folder):
         (folder / "weights").write_text("w")

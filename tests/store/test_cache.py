@@ -117,26 +117,6 @@ def test_kill_9_mid_run_then_resume(tiny_model_dirs, tiny_lm, tmp_path, decoded_
     assert resumed.equals(clean)
 
 
-def test_cached_frame_computes_once_per_key_and_leaves_no_partial_file(tmp_path, monkeypatch):
-    import pandas as pd
-
-    from toxlib.store.cache import cached_frame
-
-    monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path))
-    calls = []
-
-    def compute(value):
-        calls.append(value)
-        return pd.DataFrame({"x": [value, value + 1], "flag": [True, False]})
-
-    first = cached_frame("demo", {"a": 1}, lambda: compute(1))
-    again = cached_frame("demo", {"a": 1}, lambda: compute(99))
-    other = cached_frame("demo", {"a": 2}, lambda: compute(2))
-    pd.testing.assert_frame_equal(first, again)
-    assert calls == [1, 2] and other["x"].tolist() == [2, 3]
-    assert sorted(p.suffix for p in (tmp_path / "frames").iterdir()) == [".pkl", ".pkl"]
-
-
 def test_written_atomically_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
     from toxlib.store.paths import written_atomically
 

@@ -1,14 +1,16 @@
 """The one cache of computed things kept between runs, besides the SQLite stores of rows: trained files (the
-vocabulary shift's weights, PPLM's discriminator, an adapted model's folder and training metadata), timings,
-bootstrap bounds, digests of model files and loaded tokenizers.
+vocabulary shift's weights, PPLM's discriminator, an adapted model's folder and training metadata), deterministic
+tables (``artefact_frame``: the generation chapter's nucleus statistics), timings, bootstrap bounds, digests of model
+files and loaded tokenizers.
 
 An artefact is named "<kind>/<file name>" (``artefact_name``: "<kind>/<label>-<stable_hash(key)[:16]><suffix>",
 where ``key`` holds everything that decides the artefact and never where the code that makes it lives). A name is
 looked up in order:
 
   1. the sample record's copy (``data/record/artefacts/<name>``), for artefacts asked for with ``recorded=True``:
-     trained files whose last bits differ between CPUs, so every machine uses the same ones (checked against the
-     record's SHA256SUMS; ``toxlib.store.record_reader``);
+     trained files whose last bits differ between CPUs, so every machine uses the same ones, and tables a default
+     build would otherwise spend minutes recomputing (checked against the record's SHA256SUMS;
+     ``toxlib.store.record_reader``);
   2. the user's cache: ``<root>/<name>``, root ``toxlib.store.paths.cache_dir()`` unless given
      (``model_cache_dir()`` for what belongs with the converted models);
   3. made by the caller's function into a temporary file or folder beside it, then renamed into place, so a run
@@ -20,6 +22,8 @@ record. Callers say which artefact they need and how to make it; none of them re
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import shutil
@@ -56,20 +60,54 @@ def artefact_file(name: str, make: Callable[[Path], None], recorded: bool = Fals
     return path
 
 
+def _kept(name: str, make: Callable[[Path], None], read: Callable[[Path], object], recorded: bool,
+          root: Path | None):
+    """``read(path)`` of artefact ``name``'s file (``artefact_file``); a cached file that does not read (a damaged
+    disk) is made again and replaced, the record's copy (checked against its sums) never."""
+    path = artefact_file(name, make, recorded, root)
+    try:
+        return read(path)
+    except (ValueError, OSError, EOFError):
+        if path != cache_path(name, root):
+            raise
+        path.unlink(missing_ok=True)
+        return read(artefact_file(name, make, recorded, root))
+
+
 def artefact_json(name: str, compute: Callable[[], object], recorded: bool = False, root: Path | None = None):
     """``compute()``'s JSON-ready value, kept as the file of artefact ``name`` (``artefact_file``): computed once,
-    read afterwards. A cached file that does not parse (a damaged disk) is computed again and replaced."""
+    read afterwards. A cached file that does not parse is computed again and replaced."""
     def make(partial: Path) -> None:
         partial.write_text(json.dumps(compute()))
 
-    path = artefact_file(name, make, recorded, root)
-    try:
-        return json.loads(path.read_text())
-    except ValueError:
-        if path != cache_path(name, root):  # the record's copy: checked against its sums, never replaced here
-            raise
-        path.unlink(missing_ok=True)
-        return json.loads(artefact_file(name, make, recorded, root).read_text())
+    return _kept(name, make, lambda path: json.loads(path.read_text()), recorded, root)
+
+
+def _read_frame(source):
+    import pandas as pd  # heavy
+
+    return pd.read_csv(source, compression="gzip", float_precision="round_trip")
+
+
+def artefact_frame(name: str, compute: Callable[[], object], recorded: bool = False, root: Path | None = None):
+    """``compute()``'s pandas DataFrame, kept as the file of artefact ``name`` (``artefact_file``; name it with the
+    suffix ".csv.gz"): computed once, read afterwards, so a table that is costly to recompute but is not texts or
+    scores (the generation chapter's nucleus statistics) can be cached and recorded. The file is gzip CSV with a
+    zero time stamp and floats written with ``repr``, so one table always gives the same bytes on any machine. The
+    table returned is always the one read back from the file, so a run that computed it and a run that read it get
+    the same frame (an empty table reads back with its columns, all of object type). A table with rows that does
+    not read back as it was (a column of empty strings, mixed or object types other than strings) raises ValueError
+    naming the artefact before anything is kept."""
+    def make(partial: Path) -> None:
+        frame = compute()
+        data = gzip.compress(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"), mtime=0)
+        if len(frame) and not _read_frame(io.BytesIO(data)).equals(frame):
+            raise ValueError(f"the table of artefact {name} does not read back from CSV as it was (columns "
+                             f"{dict(frame.dtypes.astype(str))}): keep it to int, float, bool and non-empty str "
+                             "columns")
+        partial.write_bytes(data)
+
+    return _kept(name, make, _read_frame, recorded, root)
 
 
 def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | None = None,

@@ -36,7 +36,6 @@ from pathlib import Path
 
 from toxlib.common.provenance import library_commit
 from toxlib.store import paths
-from toxlib.store.keys import stable_hash
 from toxlib.store.record_reader import open_record, text_sha
 from toxlib.store.record_usage import note_usage
 
@@ -267,20 +266,3 @@ class ScoreStore(SqliteStore):
                     [(scorer_key, text_sha(t), json.dumps(v, sort_keys=True), e, now, library_commit())
                      for t, v, e in rows])
         note_usage("scores", scorer_key, [(t, 0) for t, *_ in rows], "computed")
-
-
-def cached_frame(kind: str, key: dict, compute):
-    """A deterministic table computed once per ``key`` and read back afterwards: ``compute()`` (returning a pandas
-    DataFrame) runs when ``cache_dir()/frames/<kind>-<hash of key>.pkl`` is absent, and its result is written there
-    atomically (``paths.written_atomically``), so an interrupted run leaves no half-written table. For tables that are
-    costly to recompute but are not texts or scores (e.g. the generation chapter's nucleus statistics). The key
-    should name everything the table depends on; the pandas version is added, since pickles are read by pandas."""
-    import pandas as pd
-
-    path = paths.cache_dir() / "frames" / f"{kind}-{stable_hash({**key, 'pandas': pd.__version__})[:20]}.pkl"
-    if path.exists():
-        return pd.read_pickle(path)
-    frame = compute()
-    with paths.written_atomically(path) as partial:
-        frame.to_pickle(partial)
-    return frame

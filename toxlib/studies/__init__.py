@@ -2,8 +2,9 @@
 (the speed measurements are in ``toxlib.benchmarks``).
 
   ``datasets``             data cards and dataset statistics, claims of the datasets chapter
-  ``nucleus_diagnostics``  nucleus sizes per decoding step against transformers' top-p, claims of the generation
-                           chapter (its speed tables are ``toxlib.benchmarks.generation_speed``'s)
+  ``nucleus_steps``        nucleus sizes per decoding step against transformers' top-p (a recorded table)
+  ``nucleus_diagnostics``  their summary and the claims of the generation chapter (its speed tables are
+                           ``toxlib.benchmarks.generation_speed``'s)
   ``scorer_comparison``    agreement of each scorer with Perspective and humans, claims of the scorers chapter
   ``scorer_fidelity``      the distilled scorer before and after calibration: reliability diagram, agreement table
   ``captions``             the captions each study chapter gives its tables and figures, as templates

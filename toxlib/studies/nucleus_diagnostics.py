@@ -1,67 +1,15 @@
-"""Look inside nucleus sampling on a real model: nucleus sizes per step, and agreement with transformers' top-p.
-
-``record_nucleus(lm, prompts, config)`` generates with a pass-through logits processor that measures, at every
-step and row, the size of the nucleus and whether toxlib's kept set equals transformers' ``TopPLogitsWarper`` set
-on the same logits. It changes no text; it runs uncached because it must see every step.
+"""What the generation chapter makes of the nucleus statistics (rows of ``toxlib.studies.nucleus_steps``'s
+``record_nucleus``): a summary per model, the chapter's claims, and the figures its exercises quote.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-import torch
-from transformers import TopPLogitsWarper
 
-from toxlib.generate.api import generate
-from toxlib.generate.config import DecodingConfig, run_key
-from toxlib.generate.nucleus import K_LADDER, fast_nucleus_mask
+from toxlib.generate.nucleus import K_LADDER
 from toxlib.metrics.uncertainty import proportion_interval
 from toxlib.papers.rtp import printed as rtp_printed
 from toxlib.publish.claims import claim, fact, models_subject
-from toxlib.steer import LogitsSteering
-from toxlib.store.cache import cached_frame
-from toxlib.store.keys import stable_hash
-
-
-class NucleusRecorder:
-    """Logits processor that records (step, nucleus size, same set as transformers) and returns scores unchanged."""
-
-    def __init__(self, top_p: float):
-        self.top_p, self.rows = top_p, []
-        self.reference = TopPLogitsWarper(top_p)
-
-    def start_batch(self, input_ids, attention_mask, rows_per_prompt):
-        self.prompt_width = input_ids.shape[1]
-
-    def __call__(self, input_ids, scores):
-        ours = fast_nucleus_mask(scores, self.top_p)
-        theirs = self.reference(input_ids, scores.clone()) > -float("inf")
-        step = input_ids.shape[1] - self.prompt_width
-        sizes, same = ours.sum(-1).tolist(), (ours == theirs).all(-1).tolist()
-        self.rows.extend((step, s, e) for s, e in zip(sizes, same))
-        return scores
-
-
-def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None = None,
-                   progress: bool = True, cache: bool = True) -> pd.DataFrame:
-    """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
-    nucleus_size (tokens kept), same_as_transformers (bool). The run is deterministic (seeded, batch invariant), so
-    with ``cache`` the table is computed once per model, weights, dtype, config and prompts
-    (``toxlib.store.cache.cached_frame``)."""
-
-    def compute() -> pd.DataFrame:
-        recorder = NucleusRecorder(config.top_p)
-        with torch.inference_mode():
-            generate(lm, prompts, config, steering=LogitsSteering("record-nucleus", [recorder]), cache=False,
-                     batch_rows=batch_rows, progress=progress)
-        out = pd.DataFrame(recorder.rows, columns=["step", "nucleus_size", "same_as_transformers"])
-        out.insert(0, "model", lm.name)
-        return out
-
-    if not cache:
-        return compute()
-    key = {**run_key(lm.name, lm.weights_id, str(lm.dtype), config, {"name": "record-nucleus", "version": 1}),
-           "prompts": stable_hash(list(prompts))}
-    return cached_frame("nucleus", key, compute)
 
 
 def summarise_nucleus(steps: pd.DataFrame, ladder: tuple[int, ...] = K_LADDER) -> pd.DataFrame:
@@ -86,8 +34,8 @@ RTP_DECODING, RTP_START_TOKEN = rtp_printed.PAPER["decoding"], rtp_printed.PAPER
 def claims(top_p: float, max_new_tokens: int, num_samples: int, nucleus: pd.DataFrame,
            start_tokens: dict[str, str]) -> list[dict]:
     """Claims of the generation chapter: its decoding parameters against RealToxicityPrompts', the share of
-    ``nucleus`` steps (rows of :func:`record_nucleus`) where toxlib's nucleus equals transformers' top-p set, and
-    each model's start token (``start_tokens``: {model name: token})."""
+    ``nucleus`` steps (rows of ``toxlib.studies.nucleus_steps.record_nucleus``) where toxlib's nucleus equals
+    transformers' top-p set, and each model's start token (``start_tokens``: {model name: token})."""
 
     same_count = int(nucleus["same_as_transformers"].sum())
     same = proportion_interval(same_count, len(nucleus))
