@@ -18,7 +18,9 @@ Layout (gzip CSV with a zero time stamp and sorted rows, so the same rows always
   artefacts/<name>                  small trained files a chapter loads by a key of their training inputs (the PPLM
                                     discriminator, the vocabulary-shift weights), so a build uses the recorded ones
                                     and their rows instead of retraining them on another CPU; for the DAPT/ATCON
-                                    adaptations, too large to keep, their training metadata (adapted/<name>.json)
+                                    adaptations, too large to keep, their training metadata (adapted/<name>.json);
+                                    and deterministic tables a build would spend minutes recomputing, as gzip CSV
+                                    (frames/<kind>-<key>.csv.gz: the generation chapter's nucleus statistics)
   SHA256SUMS                        the sha256 of every file above (``sha256sum -c SHA256SUMS`` checks them too)
 
 Every file is checked against SHA256SUMS each time a process first reads it (the whole record hashes in about
