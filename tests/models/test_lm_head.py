@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import toxlib.models  # noqa: F401  (MKL's strict mode, as every use of toxlib's models sets it)
-from toxlib.models.lm_head import HEAD_SLICE, head_logits, slice_lm_head, slices_pay, whole_head
+from toxlib.models.lm_head import HEAD_SLICE, PROBE_ROWS, head_logits, slice_lm_head, slices_pay, whole_head
 
 #: (hidden, vocabulary) of the bundled heads: SmolLM2-135M and Gemma-3-270M
 HEADS = [(576, 49152), (640, 262144)]
@@ -48,13 +48,37 @@ def test_slices_give_the_whole_heads_bits_at_every_row_count(hidden, vocab):
     weight = head.weight
     states = torch.randn(max(ROWS), 3, hidden, generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
-        for rows in ROWS:
+        # the probe's row counts are left out: where the probe found other bits there, head_logits gives linear's
+        # own call, and where it found the same, another draw of the same shape runs the same kernels in the same
+        # order (test_the_probe_sees_slices_that_differ checks the probe itself)
+        for rows in (r for r in ROWS if r not in PROBE_ROWS):
             flat = states[:rows, -1].contiguous()  # a decoding step's states (rows, hidden)
             assert torch.equal(head_logits(head, flat), torch.nn.functional.linear(flat, weight)), rows
-            assert torch.equal(head_logits(head, flat[:, None]), torch.nn.functional.linear(flat[:, None], weight))
+        flat = states[:5, -1].contiguous()  # (rows, 1, hidden): the same mm calls through a view, at any row count
+        assert torch.equal(head_logits(head, flat[:, None]), torch.nn.functional.linear(flat[:, None], weight))
         for rows in STRIDED_ROWS:  # linear on strided rows is ~10x slower: a few row counts
             last = states[:rows, -1:]  # (rows, 1, hidden) cut from (rows, 3, hidden): a prefill's last position
             assert torch.equal(head_logits(head, last), torch.nn.functional.linear(last, weight)), rows
+
+
+def test_the_probe_sees_slices_that_differ(monkeypatch):
+    """A CPU whose slices give other bits at one of the probe's row counts gets linear's call: the probe compares."""
+    from toxlib.models import lm_head
+
+    weight = _weight(64, 3 * HEAD_SLICE)
+    assert lm_head.slices_agree(weight)
+    lm_head._AGREE.clear()
+    real = lm_head.sliced_logits
+
+    def one_bit_off_at_57(x, w, bias=None, out=None):
+        logits = real(x, w, bias, out)
+        return torch.nextafter(logits, torch.tensor(float("inf"))) if x.shape[0] == 57 else logits
+
+    monkeypatch.setattr(lm_head, "sliced_logits", one_bit_off_at_57)
+    try:
+        assert not lm_head.slices_agree(weight)
+    finally:
+        lm_head._AGREE.clear()
 
 
 def test_a_bias_is_added_as_linear_adds_it_across_slices():
