@@ -128,10 +128,25 @@ def _open(browser, url: str, size: tuple[int, int], theme: str | None = None):
     return page
 
 
+VISIBLE_JS = """s => [...document.querySelectorAll(s)].some(e => {
+    const r = e.getBoundingClientRect(), st = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && st.visibility !== 'hidden' && st.display !== 'none'; })"""
+
+
 def _visible(page, selector: str) -> bool:
-    return page.evaluate("""s => [...document.querySelectorAll(s)].some(e => {
-        const r = e.getBoundingClientRect(), st = getComputedStyle(e);
-        return r.width > 0 && r.height > 0 && st.visibility !== 'hidden' && st.display !== 'none'; })""", selector)
+    return page.evaluate(VISIBLE_JS, selector)
+
+
+def _settles(page, js: str, arg, timeout_ms: int = 2000) -> bool:
+    """Whether the page function ``js(arg)`` becomes true within ``timeout_ms``: a click's effect (a drawer
+    opening, a smooth scroll) is waited for as long as it takes, not for a fixed pause."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(js, arg=arg, timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
 
 
 def _contents_work(page) -> str | None:
@@ -143,32 +158,36 @@ def _contents_work(page) -> str | None:
         if not _visible(page, button):
             return "neither the page's contents nor its contents button is visible"
         page.click(button)
-        page.wait_for_timeout(300)
         column = "#pst-secondary-sidebar-modal nav.page-toc a.nav-link"
-        if not _visible(page, column):
+        if not _settles(page, VISIBLE_JS, column):
             return "the contents button opens no visible contents"
     links = page.locator(column)
     target = links.nth(links.count() - 1)
     anchor = target.get_attribute("href")
     target.click()
-    page.wait_for_timeout(400)
-    place = page.evaluate("""id => { const e = document.getElementById(decodeURIComponent(id));
-        return e ? e.getBoundingClientRect().top : null; }""", anchor.lstrip("#"))
-    if place is None or not -5 <= place < page.viewport_size["height"] - 40:
+    place_js = """id => { const e = document.getElementById(decodeURIComponent(id));
+        return e ? e.getBoundingClientRect().top : null; }"""
+    bottom = page.viewport_size["height"] - 40
+    _settles(page, f"""id => {{ const top = ({place_js})(id); return top !== null && top >= -5 && top < {bottom}; }}""",
+             anchor.lstrip("#"))
+    place = page.evaluate(place_js, anchor.lstrip("#"))
+    if place is None or not -5 <= place < bottom:
         return f"the contents link {anchor} does not bring its section into view (top at {place})"
     return None
 
 
 def _menu_works(page) -> str | None:
-    """On a phone: the menu button opens the book's navigation, with a link to every chapter."""
+    """On a phone: the menu button opens the book's navigation, with a link to every chapter, and Escape closes it."""
     button = ".bd-header-article button.primary-toggle"
     if not _visible(page, button):
         return "no visible menu button"
     page.click(button)
-    page.wait_for_timeout(300)
-    if not _visible(page, "#pst-primary-sidebar-modal nav.bd-links a.reference"):
+    links = "#pst-primary-sidebar-modal nav.bd-links a.reference"
+    if not _settles(page, VISIBLE_JS, links):
         return "the menu button opens no visible navigation"
     page.keyboard.press("Escape")
+    if not _settles(page, f"s => !({VISIBLE_JS})(s)", links):
+        return "the navigation the menu button opened does not close with Escape"
     return None
 
 
@@ -212,9 +231,9 @@ def _solution_opens(page) -> str | None:
         return None
     errors = len(page.errors)
     page.locator(SOLUTION_NAME).first.click()
-    page.wait_for_timeout(200)
-    shut = page.evaluate("s => document.querySelector(s).closest('.toggle').classList.contains('toggle-hidden')",
-                         SOLUTION_NAME)
+    shut_js = "s => document.querySelector(s).closest('.toggle').classList.contains('toggle-hidden')"
+    _settles(page, f"s => !({shut_js})(s)", SOLUTION_NAME, timeout_ms=1000)
+    shut = page.evaluate(shut_js, SOLUTION_NAME)
     if shut or len(page.errors) > errors:
         return f"a click on the exercise's name in a solution's title leaves it shut ({page.errors[errors:][:1]})"
     return None
@@ -226,19 +245,18 @@ def _check_page(page, name: str, size: tuple[int, int]) -> list[str]:
         problems += _low_contrast(page)  # as the page opens, before a click moves focus or highlights a target
         problem = _solution_opens(page)
         problems += [problem] if problem else []
-    if page.evaluate("() => document.querySelectorAll('nav.page-toc a').length"):
-        problem = _contents_work(page)
-        problems += [problem] if problem else []
-    elif name.startswith("notebooks/") or name == "book/scorecard":
-        problems.append("a chapter without in-page contents")
-    if size == PHONE:
-        page.goto(page.url.split("#")[0], wait_until="load")
+    if size == PHONE:  # on the page as it opened; the menu is closed again (Escape) before the contents are tried
         wide = page.evaluate("document.documentElement.scrollWidth")
         if wide > size[0] + 1 and name not in WIDER_THAN_A_PHONE:
             problems.append(f"the page is {wide} px wide")
         problems += [f"a table cell breaks {token!r} across lines" for token in page.evaluate(BROKEN_JS, TOKEN_PATTERN)]
         problem = _menu_works(page)
         problems += [problem] if problem else []
+    if page.evaluate("() => document.querySelectorAll('nav.page-toc a').length"):
+        problem = _contents_work(page)
+        problems += [problem] if problem else []
+    elif name.startswith("notebooks/") or name == "book/scorecard":
+        problems.append("a chapter without in-page contents")
     problems += [f"an output holds an element generated text could have made: {e}"
                  for e in page.evaluate(GENERATED_JS, sorted(OUTPUT_TAGS))]
     if size == LAPTOP:
