@@ -53,6 +53,7 @@ def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         shipped = set(archive.namelist())
     assert "toxlib/companion/data/sources.yaml" in shipped
+    assert "toxlib/reportcard/human_reference.json" in shipped  # the domain check's human side, not recomputed
     for stem in model_chapters():
         assert f"toxlib/companion/notebooks/{stem}.ipynb" in shipped, stem
         assert f"toxlib/companion/data/results/{stem}/claims.csv" in shipped, stem
