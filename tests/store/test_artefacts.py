@@ -142,7 +142,35 @@ def test_a_folder_counts_as_made_only_with_its_done_file(cache):
     folder = artefacts.artefact_folder("models/m", make, done_file="done.json")
     assert sorted(p.name for p in folder.iterdir()) == ["done.json", "weights"]
     assert artefacts.artefact_folder("models/m", lambda f: pytest.fail("made twice"), done_file="done.json") == folder
-    assert [p.name for p in folder.parent.iterdir()] == ["m"]  # no temporary folder left
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".m.lock", "m"]  # no temporary folder left
+
+
+def test_processes_asking_for_one_folder_at_once_make_it_once(tmp_path):
+    """As two chapters (or a book and a report) that first load a bundled model at the same time: one converts it,
+    the other waits for it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    log, root = tmp_path / "made.log", tmp_path / "models"
+    script = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from toxlib.store import artefacts
+
+        def make(folder):
+            with open({str(log)!r}, "a") as out:
+                out.write("made\\n")
+            time.sleep(1.5)  # a conversion: long enough for the other process to arrive
+            (folder / "done.json").write_text("{{}}")
+
+        print(artefacts.artefact_folder("m", make, done_file="done.json", root=Path({str(root)!r})))
+    """)
+    makers = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    said = [maker.communicate(timeout=120)[0].strip() for maker in makers]
+    assert [maker.returncode for maker in makers] == [0, 0]
+    assert said == [str(root / "m")] * 2 and log.read_text() == "made\n"
+    assert sorted(p.name for p in root.iterdir()) == [".m.lock", "m"]  # no temporary folder left
 
 
 def test_a_made_folder_gets_the_umask_default_mode_not_the_temporary_folders(cache):

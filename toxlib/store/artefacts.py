@@ -31,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from filelock import FileLock
+
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 from toxlib.store.paths import written_atomically
@@ -115,23 +117,28 @@ def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | No
     """The folder of artefact ``name`` in the cache, made first when it has none by ``make(folder)`` in a temporary
     folder beside it that is then renamed into place, with the umask's default mode (``paths.new_folder_mode``: the
     temporary folder is 0700). With ``done_file`` a folder counts as made only when it holds that file (a folder
-    without it, left by other means, is removed and made again). Two processes making the same folder at once both
-    succeed: the first rename wins and the other's copy is dropped."""
+    without it, left by other means, is removed and made again). Making holds a lock beside the folder
+    (``.<folder name>.lock``, the ``filelock`` package's; the system releases it when its process ends, killed or
+    not), so of processes asking for the same folder at once one makes it and the others wait and use it: a
+    bundled model is converted once per machine, not once per process that first loads it."""
     folder = cache_path(name, root)
-    if (folder / done_file).exists() if done_file else folder.is_dir():
+
+    def made() -> bool:
+        return (folder / done_file).exists() if done_file else folder.is_dir()
+
+    if made():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-making-"))
-    try:
-        make(tmp)
-        os.chmod(tmp, paths.new_folder_mode())
+    with FileLock(folder.parent / f".{folder.name}.lock"):
+        if made():  # made by another process while this one waited
+            return folder
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-making-"))
         try:
+            make(tmp)
+            os.chmod(tmp, paths.new_folder_mode())
             os.replace(tmp, folder)
-        except OSError:
-            if not ((folder / done_file).exists() if done_file else folder.is_dir()):  # not a concurrent maker
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return folder
