@@ -24,7 +24,8 @@ strict mode (``toxlib.models.cpu_kernels``). Measured on an AMD EPYC without AVX
 (the last ``rows % 4`` rows of any other count differed), and (2) with 2 threads MKL split some products' sums
 between the threads, so that at three of Gemma-3's shapes (640x256, 640x1024, 2048x640) whole blocks differed
 too (192 and 768 rows against 1,024; in the model, up to 2e-13). One thread and whole blocks: no row count differed, at
-every shape of both bundled models (``scripts/float64_rows.py``). So every ``nn.Linear`` of a float64 model on a
+every shape of both bundled models (``scripts/float64_rows.py``); the same, 4-row blocks included, on an AMD EPYC
+with AVX-512 (family 25). So every ``nn.Linear`` of a float64 model on a
 CPU runs on one thread over whole blocks of ``ROW_BLOCK`` rows (zero rows appended and dropped: at most 7 a
 matmul; the LM head too, when perplexity calls it directly: ``toxlib.models.lm_head``); the other operations
 keep every thread. Parallel work goes to processes instead (``toxlib.executors``). The thread count is the
@@ -46,7 +47,7 @@ import torch
 import torch.nn.functional as F
 
 #: A float64 matmul on a CPU gets whole blocks of this many rows: 4 measured (AMD EPYC without AVX-512: 4 doubles
-#: a vector register), 8 to cover CPUs with 8-double (AVX-512) registers too.
+#: a vector register; 4 too on one with AVX-512), 8 to cover CPUs whose 8-double (AVX-512) registers block by 8.
 ROW_BLOCK = 8
 
 
