@@ -44,7 +44,7 @@ GUARDS = {
     "toxlib.steer.vocab_shift:VERSION": ("vocab-shift-gis-v1", ["toxlib.steer.vocab_shift"], "ebcd182f4198cacd"),
     "toxlib.steer.pplm:PPLM.version": ("pplm-past-v2", ["toxlib.steer.pplm"], "921fb58295dae8cb"),
     # the generation chapter's nucleus statistics, a recorded table since the split that made the module
-    "toxlib.studies.nucleus_steps:STEPS_VERSION": (1, ["toxlib.studies.nucleus_steps"], "55ac624327085f00"),
+    "toxlib.studies.nucleus_steps:STEPS_VERSION": (1, ["toxlib.studies.nucleus_steps"], "5a254c65f3f25027"),
     "toxlib.steer.adapt_key:RECIPE_VERSION": (
         "adapt-1",
         ["toxlib.steer.adapt_key", "toxlib.steer.adapt_train", "toxlib.steer.adapt", "toxlib.models.schedule"],

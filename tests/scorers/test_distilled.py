@@ -64,8 +64,8 @@ def test_shipped_weights_meet_the_held_out_targets(texts, scorer):
     held = texts[texts["split"] == "held_out"]
     columns = list(TARGETS)
     # one pass of the network: the calibrated scores are the raw ones through the shipped calibrators, which the
-    # scorer's own calibrated path gives exactly on a sample of texts of every length (a text's scores do not
-    # depend on its batch: test_a_texts_scores_are_the_same_bits_alone_and_among_others_of_its_length)
+    # scorer's own calibrated path gives exactly on every 30th held-out text (about 100, of many lengths; a text's
+    # scores do not depend on its batch: test_a_texts_scores_are_the_same_bits_alone_and_among_others_of_its_length)
     raw = DistilledScorer(calibrated=False).score(held["text"], cache=False, progress=False)
     scores = raw.copy()
     scores[columns] = apply_calibrators(raw[columns].to_numpy(), scorer.calibrators, TARGETS)

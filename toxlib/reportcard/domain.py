@@ -97,7 +97,7 @@ def human_reference(reference, human: list[str], progress: bool = False) -> dict
         shipped = json.loads(HUMAN_REFERENCE_FILE.read_text())
     except (OSError, ValueError):
         shipped = None
-    if shipped and shipped.get("key") == _human_key(reference, human):
+    if isinstance(shipped, dict) and shipped.get("key") == _human_key(reference, human):
         return shipped
     return computed_human_reference(reference, human, progress)
 

@@ -27,11 +27,13 @@ import io
 import json
 import os
 import shutil
+import sys
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Callable
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
@@ -64,12 +66,13 @@ def artefact_file(name: str, make: Callable[[Path], None], recorded: bool = Fals
 
 def _kept(name: str, make: Callable[[Path], None], read: Callable[[Path], object], recorded: bool,
           root: Path | None):
-    """``read(path)`` of artefact ``name``'s file (``artefact_file``); a cached file that does not read (a damaged
-    disk) is made again and replaced, the record's copy (checked against its sums) never."""
+    """``read(path)`` of artefact ``name``'s file (``artefact_file``); a cached file whose contents do not parse (a
+    damaged disk: bad JSON, CSV or gzip) is made again and replaced, the record's copy (checked against its sums)
+    never. Errors of the file system itself (permissions, I/O) are raised, not taken for damage."""
     path = artefact_file(name, make, recorded, root)
     try:
         return read(path)
-    except (ValueError, OSError, EOFError):
+    except (ValueError, EOFError, gzip.BadGzipFile, zlib.error):
         if path != cache_path(name, root):
             raise
         path.unlink(missing_ok=True)
@@ -94,19 +97,23 @@ def _read_frame(source):
 def artefact_frame(name: str, compute: Callable[[], object], recorded: bool = False, root: Path | None = None):
     """``compute()``'s pandas DataFrame, kept as the file of artefact ``name`` (``artefact_file``; name it with the
     suffix ".csv.gz"): computed once, read afterwards, so a table that is costly to recompute but is not texts or
-    scores (the generation chapter's nucleus statistics) can be cached and recorded. The file is gzip CSV with a
-    zero time stamp and floats written with ``repr``, so one table always gives the same bytes on any machine. The
+    scores (the generation chapter's nucleus statistics) can be cached and recorded. The file is gzip CSV written
+    as the record's files are (no time stamp or file name; floats with ``repr``), so one table gives the same bytes
+    wherever the same zlib compresses it. The
     table returned is always the one read back from the file, so a run that computed it and a run that read it get
     the same frame (an empty table reads back with its columns, all of object type). A table with rows that does
     not read back as it was (a column of empty strings, mixed or object types other than strings) raises ValueError
     naming the artefact before anything is kept."""
     def make(partial: Path) -> None:
         frame = compute()
-        data = gzip.compress(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"), mtime=0)
+        buffer = io.BytesIO()
+        with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as zipped:  # as the record's files
+            zipped.write(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+        data = buffer.getvalue()
         if len(frame) and not _read_frame(io.BytesIO(data)).equals(frame):
             raise ValueError(f"the table of artefact {name} does not read back from CSV as it was (columns "
-                             f"{dict(frame.dtypes.astype(str))}): keep it to int, float, bool and non-empty str "
-                             "columns")
+                             f"{dict(frame.dtypes.astype(str))}): keep it to a default index and int, float, bool "
+                             "and non-empty str columns")
         partial.write_bytes(data)
 
     return _kept(name, make, _read_frame, recorded, root)
@@ -119,8 +126,8 @@ def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | No
     temporary folder is 0700). With ``done_file`` a folder counts as made only when it holds that file (a folder
     without it, left by other means, is removed and made again). Making holds a lock beside the folder
     (``.<folder name>.lock``, the ``filelock`` package's; the system releases it when its process ends, killed or
-    not), so of processes asking for the same folder at once one makes it and the others wait and use it: a
-    bundled model is converted once per machine, not once per process that first loads it."""
+    not), so of processes asking for the same folder at once one makes it and the others wait (saying so on
+    stderr) and use it: a bundled model is converted once per machine, not once per process that first loads it."""
     folder = cache_path(name, root)
 
     def made() -> bool:
@@ -129,7 +136,13 @@ def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | No
     if made():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(folder.parent / f".{folder.name}.lock"):
+    lock = FileLock(folder.parent / f".{folder.name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"[toxlib] waiting for another process that is making {folder}", file=sys.stderr, flush=True)
+        lock.acquire()
+    try:
         if made():  # made by another process while this one waited
             return folder
         if folder.exists():
@@ -141,4 +154,6 @@ def artefact_folder(name: str, make: Callable[[Path], None], done_file: str | No
             os.replace(tmp, folder)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        lock.release()
     return folder

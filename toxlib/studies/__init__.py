@@ -12,6 +12,6 @@
 The papers' values the studies' claims compare with are their papers' (``toxlib.papers.<paper>.printed``'s
 ``PAPER``, with the section or table each comes from), never typed here.
 
-May import: store, data, metrics, generate, steer, scorers, publish, papers, benchmarks (the committed timings
-a claim rests on).
+May import: store, data, metrics, models, generate, steer, scorers, publish, papers, benchmarks (the committed
+timings a claim rests on; models for a device's cache key).
 """

@@ -18,6 +18,7 @@ from transformers import TopPLogitsWarper
 from toxlib.generate.api import generate
 from toxlib.generate.config import DecodingConfig, run_key
 from toxlib.generate.nucleus import fast_nucleus_mask
+from toxlib.models.device import kernel_key
 from toxlib.steer import LogitsSteering
 from toxlib.store.artefacts import artefact_frame, artefact_name
 from toxlib.store.keys import stable_hash
@@ -48,9 +49,10 @@ class NucleusRecorder:
 def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None = None,
                    progress: bool = True, cache: bool = True) -> pd.DataFrame:
     """Nucleus statistics of a sampling run: one row per (generated row, step) with columns model, step,
-    nucleus_size (tokens kept), same_as_transformers (bool). The run is deterministic (seeded, batch invariant), so
-    with ``cache`` the table is computed once per model, weights, dtype, config and prompts, or read from the sample
-    record when it holds it (``artefact_frame``, ``recorded=True``)."""
+    nucleus_size (tokens kept), same_as_transformers (bool). On a CPU the run is deterministic (seeded, batch
+    invariant), so with ``cache`` the table is computed once per model, weights, dtype, config, prompts and device
+    class (a GPU's rows are kept apart, as its generations are: ``toxlib.models.device.kernel_key``), or read from
+    the sample record when it holds it (``artefact_frame``, ``recorded=True``; the record holds a CPU's)."""
 
     def compute() -> pd.DataFrame:
         recorder = NucleusRecorder(config.top_p)
@@ -64,6 +66,6 @@ def record_nucleus(lm, prompts, config: DecodingConfig, batch_rows: int | None =
     if not cache:
         return compute()
     key = {**run_key(lm.name, lm.weights_id, str(lm.dtype), config,
-                     {"name": "record-nucleus", "version": STEPS_VERSION}),
+                     {"name": "record-nucleus", "version": STEPS_VERSION}, kernel_key(lm.device)),
            "prompts": stable_hash(list(prompts))}
     return artefact_frame(artefact_name("frames", "nucleus", key, ".csv.gz"), compute, recorded=True)
