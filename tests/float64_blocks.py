@@ -8,30 +8,16 @@ measured; ``scripts/float64_rows.py`` measures it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from toxlib.models.cpu_kernels import describe_cpu, kernel_features
+from toxlib.models.cpu_kernels import cpu_vendor_family, describe_cpu, kernel_features
 
 #: (vendor, CPU family) of the AVX-512 CPUs whose float64 row blocks were measured
 MEASURED_WITH_AVX512 = {("AuthenticAMD", "25")}
-
-
-def _vendor_and_family() -> tuple[str, str]:
-    """("AuthenticAMD", "25") from /proc/cpuinfo's first processor; empty strings where it cannot be read."""
-    found = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            found.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
-    return found.get("vendor_id", ""), found.get("cpu family", "")
 
 
 #: A marker for a float64 batch-invariance test, or None where the row blocks were measured.
 FLOAT64_BLOCKS_UNMEASURED = pytest.mark.xfail(
     reason=f"float64 row blocks not measured on this CPU ({describe_cpu()}): 8-row blocks were measured only "
            "without AVX-512 and on AMD's family 25 with it; run scripts/float64_rows.py here",
-    strict=False) if kernel_features()["AVX-512"] and _vendor_and_family() not in MEASURED_WITH_AVX512 else None
+    strict=False) if kernel_features()["AVX-512"] and cpu_vendor_family() not in MEASURED_WITH_AVX512 else None

@@ -114,6 +114,12 @@ def cpu_flags() -> frozenset[str]:
     return frozenset((info.get("flags") or info.get("Features") or "").split())
 
 
+def cpu_vendor_family() -> tuple[str, str]:
+    """("AuthenticAMD", "25"): the CPU's vendor and family as /proc/cpuinfo names them (empty strings elsewhere)."""
+    info = _cpuinfo()
+    return info.get("vendor_id", ""), info.get("cpu family", "")
+
+
 def cpu_model() -> str:
     """The CPU's model name ("AMD EPYC 9R14", "Intel(R) Xeon(R) Processor", ...), or the platform's answer."""
     import platform

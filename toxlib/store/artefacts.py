@@ -38,6 +38,7 @@ from filelock import FileLock, Timeout
 from toxlib.store import paths
 from toxlib.store.keys import stable_hash
 from toxlib.store.paths import written_atomically
+from toxlib.store.record_reader import gzip_bytes
 from toxlib.store.record_usage import note_artefact, recorded_artefact
 
 
@@ -106,10 +107,7 @@ def artefact_frame(name: str, compute: Callable[[], object], recorded: bool = Fa
     naming the artefact before anything is kept."""
     def make(partial: Path) -> None:
         frame = compute()
-        buffer = io.BytesIO()
-        with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as zipped:  # as the record's files
-            zipped.write(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
-        data = buffer.getvalue()
+        data = gzip_bytes(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
         if len(frame) and not _read_frame(io.BytesIO(data)).equals(frame):
             raise ValueError(f"the table of artefact {name} does not read back from CSV as it was (columns "
                              f"{dict(frame.dtypes.astype(str))}): keep it to a default index and int, float, bool "

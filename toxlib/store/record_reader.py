@@ -160,9 +160,17 @@ def write_csv_gz(path: Path, columns: list[str], rows: list[list]) -> None:
     writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)  # a lone \r is not quoted otherwise
     writer.writerow(columns)
     writer.writerows(sorted(rows, key=lambda r: [str(v) for v in r]))
-    with paths.written_atomically(path) as partial, open(partial, "wb") as raw, \
-            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped:
-        zipped.write(buffer.getvalue().encode("utf-8"))
+    with paths.written_atomically(path) as partial:
+        partial.write_bytes(gzip_bytes(buffer.getvalue().encode("utf-8")))
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """``data`` gzipped with no time stamp or file name in the header, so the same data gives the same bytes
+    wherever the same zlib compresses it (the record's files, ``toxlib.store.artefacts.artefact_frame``'s)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as zipped:
+        zipped.write(data)
+    return buffer.getvalue()
 
 
 def key_chapters(entry: dict) -> list[str]:
