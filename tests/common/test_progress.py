@@ -34,7 +34,18 @@ class Recorder:
 
 def test_terminal_gets_tqdms_own_bar():
     assert not progress.in_kernel()
-    assert progress.tqdm is std.tqdm
+    assert progress.tqdm is progress.TerminalBar and issubclass(progress.tqdm, std.tqdm)
+
+
+def test_hidden_disables_every_bar_started_inside_it_and_only_those(capsys):
+    with progress.hidden():
+        inner = progress.tqdm(range(3), desc="inner", delay=0, mininterval=0)
+        kernel = progress.KernelBar(range(2), desc="kernel", delay=0, show=Recorder())
+    outer = progress.tqdm(range(3), desc="outer", delay=0, mininterval=0)
+    assert inner.disable and kernel.disable and not outer.disable  # (tqdm disables a bar it closes)
+    list(inner), list(outer)
+    err = capsys.readouterr().err
+    assert "outer" in err and "inner" not in err
 
 
 def test_kernel_bar_updates_one_display_and_ends_as_a_short_line():

@@ -1,12 +1,15 @@
 """Captions as templates (``toxlib.publish.captions``) and the chapters that use them: every caption a chapter
 shows comes from its captions module, names a template that exists and has a value for every field, and every
-template is shown by its chapter."""
+template is shown by its chapter. A chapter's captions are read from its compute function's module (the one its
+declaration names, ``Chapter.compute``), where its tables and figures are made."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -18,9 +21,17 @@ from toxlib.publish.captions import Captions, template_fields
 from toxlib.store import paths
 
 ROOT = paths.project_root()
-NOTEBOOKS = {nb.stem: nb for nb in toc_notebooks(ROOT)}
+
+
+def _compute_module(stem: str) -> Path:
+    """The source file of the module chapter ``stem``'s declaration names as its compute function's."""
+    return Path(importlib.util.find_spec(chapter(stem).compute.partition(":")[0]).origin)
+
+
+NOTEBOOKS = {nb.stem: _compute_module(nb.stem) for nb in toc_notebooks(ROOT)}
 #: the calls that show a table or name a figure, and where their caption or title is: (position, keyword)
 CAPTIONED_CALLS = {"publish": (3, "caption"), "show": (1, "caption"), "publish_claims": (2, "caption"),
+                   "add_table": (2, "caption"), "add_claims": (1, "caption"), "add_timings": (3, "caption"),
                    "show_claims": (1, "caption"), "grouped_bars": (3, "title"), "histograms": (3, "title"),
                    "box_with_points": (5, "title"), "calibration": (2, "title"), "bootstrap_curves": (2, "title"),
                    "claims_forest": (1, "title"), "conditions_figure": (1, "note")}
@@ -56,8 +67,11 @@ def test_template_fields_names_each_field_once_without_its_format():
 # ---------------------------------------------------------------- the chapters
 
 
-def _code(nb) -> ast.Module:
-    cells = [c.source for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "code"]
+def _code(path: Path) -> ast.Module:
+    """A compute module's code, or a notebook's code cells (the check's own test writes one)."""
+    if Path(path).suffix == ".py":
+        return ast.parse(Path(path).read_text())
+    cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     return ast.parse("\n".join(line for line in "\n".join(cells).splitlines() if not line.startswith(("%", "!"))))
 
 
@@ -115,8 +129,10 @@ def test_every_caption_of_a_chapter_comes_from_its_templates(stem):
             if shown is not None and not (isinstance(shown, ast.Call) and _name(shown) == "caption"):
                 problems.append(f"line {call.lineno}: {_name(call)}'s {keyword} is not caption(...): "
                                 f"{ast.unparse(shown)[:80]}")
-            elif _name(call) == "publish" and isinstance(call.args[1], ast.Constant) and shown is not None:
-                table, named = call.args[1].value, shown.args[0].value if shown.args else None
+            elif (_name(call) in ("publish", "add_table") and shown is not None
+                  and isinstance(call.args[1 if _name(call) == "publish" else 0], ast.Constant)):
+                table = call.args[1 if _name(call) == "publish" else 0].value
+                named = shown.args[0].value if shown.args else None
                 if table in captions.templates and named != table:
                     problems.append(f"table {table!r} is captioned with caption({named!r})")
     problems += [f"template {name!r} is never shown" for name in sorted(set(captions.templates) - used)]

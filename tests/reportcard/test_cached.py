@@ -67,7 +67,7 @@ def test_the_work_left_is_never_below_nothing_and_the_log_names_model_values_and
 
 
 def test_a_rows_log_that_cannot_be_written_costs_the_estimate_not_the_run(tmp_path, monkeypatch):
-    from toxlib.reportcard.runs import ChapterPlan, _rows_log_env
+    from toxlib.reportcard.runs import ChapterPlan, chapter_settings
     from toxlib.store import record_usage
 
     monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
@@ -81,9 +81,10 @@ def test_a_rows_log_that_cannot_be_written_costs_the_estimate_not_the_run(tmp_pa
     assert sum("rows log" in str(w.message) for w in said) == 1  # said once
     (tmp_path / "a file").write_text("")
     monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "a file"))  # no folder can be made there
-    assert _rows_log_env(ChapterPlan("sass", True), "m", "cpu") == {}
+    assert "TOXLIB_ROWS_LOG" not in chapter_settings(tmp_path, ChapterPlan("sass", True), "m", "cpu")
     monkeypatch.setenv("TOXLIB_CACHE_DIR", str(tmp_path / "cache"))
-    assert _rows_log_env(ChapterPlan("sass", True), "m", "cpu")["TOXLIB_ROWS_LOG"].startswith(str(tmp_path / "cache"))
+    named = chapter_settings(tmp_path, ChapterPlan("sass", True), "m", "cpu")
+    assert named["TOXLIB_ROWS_LOG"].startswith(str(tmp_path / "cache")) and named["TOXLIB_RECORD_CHAPTER"] == "sass"
 
 
 def test_a_damaged_log_charges_every_row_and_any_folder_name_reads(tmp_path, monkeypatch):

@@ -44,5 +44,4 @@ def test_a_bundled_models_report_gives_the_books_verdicts_for_it(tmp_path):
         assert run["status"] == "ran"
         assert run["rows"]["record"] > 0 and run["rows"]["cache"] == run["rows"]["computed"] == 0, run["rows"]
         assert f"{run['rows']['record']:,} from the sample record, 0 from your cache, 0 computed" in page
-        notebook = json.loads((tmp_path / "smollm2-135m" / "chapters" / f"{stem}.ipynb").read_text())
-        assert ", 0 computed" in notebook["metadata"]["toxlib"]["last_run"]["samples"]
+    assert not (tmp_path / "smollm2-135m" / "chapters").exists()  # computed in the report's process: no notebook

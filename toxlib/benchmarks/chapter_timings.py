@@ -141,6 +141,17 @@ def not_timed_note(table: str) -> str:
             f"time your machine (its run is written under {where}/).")
 
 
+def add_timings(out, name: str, shown: pd.DataFrame, caption: str, what: str, digits: int = 3) -> bool:
+    """Add a :func:`timing_table` frame to ``out`` (a ``toxlib.publish.chapter_result.ChapterResult``) as its table
+    ``name``, or, when no run timed its values, :func:`not_timed_note` for ``what`` as a text of that name. Returns
+    whether the table was added."""
+    if shown.empty:
+        out.add_text(name, not_timed_note(what))
+        return False
+    out.add_table(name, shown, caption, digits=digits)
+    return True
+
+
 def publish_timings(stem: str, name: str, shown: pd.DataFrame, caption: str, what: str, digits: int = 3) -> bool:
     """Publish a :func:`timing_table` frame as the chapter's table ``name`` (``results.publish``), or, when no run
     timed its values, print :func:`not_timed_note` for ``what`` in its place. Returns whether it was published."""

@@ -10,7 +10,13 @@ whose parameters cell is not the declaration's (``python -m toxlib chapters --wr
 that is no chapter of the book (a reader's own) is run with its cell's parameters, checked for type only, unless its
 metadata names a declaration of its own ("module:ATTRIBUTE").
 
-May import: common, scorers (inside a check only: the names of the known scorers; it imports torch).
+Computing a chapter is ``toxlib.chapters.compute`` (imported only by what computes one: notebooks, the report card):
+it checks the values, then calls the function the declaration names (``Chapter.compute``, "module:function", in the
+paper's folder or ``toxlib.studies``), which returns a ``toxlib.publish.chapter_result.ChapterResult``.
+
+May import: common, scorers, executors, models, publish (scorers inside a check only: the names of the known
+scorers, it imports torch; the rest in ``compute`` only: it sets the executor, hands the models over and types the
+result).
 """
 
 from __future__ import annotations

@@ -13,4 +13,5 @@ CHAPTER = Chapter(
                   'a prompt is toxic when its Perspective toxicity is at least this, as in RealToxicityPrompts'),
     ),
     profiles={'paper': {}, 'smoke': {'rtp_subsets': ['nontoxic', 'sample']}},
+    compute="toxlib.studies.datasets_chapter:compute",
 )

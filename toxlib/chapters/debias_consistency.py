@@ -69,4 +69,5 @@ CHAPTER = Chapter(
               'smoke': {'max_new_tokens': 4, 'models': ['smollm2-135m'], 'n_examples': 1, 'n_prompts': 2}},
     report=ReportNeeds(paper="Debiasing should be Good and Bad", model_parameter="models", work=_work,
                        scored=True),
+    compute="toxlib.papers.debias.chapter:compute",
 )

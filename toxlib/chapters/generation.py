@@ -46,4 +46,5 @@ CHAPTER = Chapter(
                         'nucleus_prompts': 1,
                         'num_samples': 3,
                         'speed_prompts': 1}},
+    compute="toxlib.studies.generation_chapter:compute",
 )

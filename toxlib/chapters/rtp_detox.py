@@ -114,4 +114,5 @@ CHAPTER = Chapter(
                         'vocab_shift_texts': 32}},
     report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="model", model_list=False, work=_work,
                        scored=True),
+    compute="toxlib.papers.rtp.detox.chapter:compute",
 )

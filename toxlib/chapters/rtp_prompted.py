@@ -67,4 +67,5 @@ CHAPTER = Chapter(
                         'n_nontoxic': 3,
                         'n_toxic': 3}},
     report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True),
+    compute="toxlib.papers.rtp.prompted_chapter:compute",
 )

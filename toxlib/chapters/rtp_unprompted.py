@@ -54,4 +54,5 @@ CHAPTER = Chapter(
               'smoke': {'models': ['smollm2-135m'], 'pool_size': 40, 'resamples': 50}},
     report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
                        applies=_fits),
+    compute="toxlib.papers.rtp.unprompted_chapter:compute",
 )

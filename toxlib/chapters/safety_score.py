@@ -67,4 +67,5 @@ CHAPTER = Chapter(
                         'models': ['smollm2-135m']}},
     report=ReportNeeds(paper="Safety score (ToxiGen)", model_parameter="models", work=_work, applies=_fits,
                        masked={"models": ["smollm2-135m"], "masked_models": ["{model}"]}),
+    compute="toxlib.papers.safety.chapter:compute",
 )

@@ -75,4 +75,5 @@ CHAPTER = Chapter(
                         'swear_lists': ['rtp'],
                         'tweets_limit': 40}},
     report=ReportNeeds(paper="SASS", model_parameter="models", work=_work, applies=_fits),
+    compute="toxlib.papers.sass.chapter:compute",
 )

@@ -12,4 +12,5 @@ CHAPTER = Chapter(
     ),
     profiles={'paper': {}, 'smoke': {}},
     aggregate=True,
+    compute="toxlib.studies.scorecard_chapter:compute",
 )

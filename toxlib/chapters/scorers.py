@@ -38,4 +38,5 @@ CHAPTER = Chapter(
                   'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
     ),
     profiles={'paper': {}, 'smoke': {'held_out_limit': 200, 'throughput_texts': 200, 'train_limit': 64}},
+    compute="toxlib.studies.scorers_chapter:compute",
 )

@@ -166,7 +166,10 @@ class Chapter:
     comment lines opening its parameters cell, without "# "), ``parameters`` and ``profiles`` ({profile name:
     {parameter: value}}, each value checked when the module loads). ``aggregate``: the chapter gathers the others'
     results (the scorecard) and re-runs whenever any does. ``report``: what a report card needs of a chapter whose
-    claims concern a language model (``toxlib.chapters.report_needs.ReportNeeds``); None for the others."""
+    claims concern a language model (``toxlib.chapters.report_needs.ReportNeeds``); None for the others.
+    ``compute``: "module:function" naming the function that computes the chapter (``values, models`` ->
+    ``toxlib.publish.chapter_result.ChapterResult``), imported only when the chapter is computed, so a declaration
+    stays light (no torch at import)."""
 
     stem: str
     title: str
@@ -175,6 +178,7 @@ class Chapter:
     profiles: Mapping[str, Mapping] = field(default_factory=dict)
     aggregate: bool = False
     report: object = None  # a ReportNeeds (report_needs.py imports nothing from here; kept untyped to stay light)
+    compute: str = ""
 
     def __post_init__(self):
         names = [p.name for p in self.parameters]

@@ -26,4 +26,5 @@ CHAPTER = Chapter(
     profiles={'paper': {}, 'quick': {'budget': 'quick'},
               'smoke': {'budget': 'smoke', 'chapters': ['safety_score']}},
     aggregate=True,  # its rows sit beside the book's claims: it runs after the chapters that write them
+    compute="toxlib.reportcard.chapter:compute",
 )

@@ -1,6 +1,7 @@
 """Progress bars: the one place toxlib makes them (``from toxlib.common.progress import tqdm``), and quiet libraries.
 
 * In a terminal (``python -m toxlib ...``, scripts, tests): tqdm's text bar on stderr, as always.
+* Inside ``hidden()``: no bar at all (a caller's own bar stands for the steps).
 * In a Jupyter kernel (JupyterLab, or papermill executing a chapter for the book): ``KernelBar``, a bar drawn in
   one IPython display that is updated in place. JupyterLab shows it live; the notebook keeps only its last state,
   one short line without the bar graphic (``generate smollm2-135m: 64/64 prompt [00:12, 5.3prompt/s]``), marked
@@ -31,6 +32,28 @@ KERNEL_DELAY_S = 1.0
 #: book shows results, not how long a step took; JupyterLab still shows the bar live)
 PROGRESS_METADATA = {"toxlib": {"progress": True}}
 SUMMARY_FORMAT = "{n_fmt}/{total_fmt} {unit} [{elapsed}, {rate_fmt}]"
+#: how many ``hidden()`` blocks are open: while any is, every toxlib bar is made disabled
+_HIDDEN = [0]
+
+
+@contextlib.contextmanager
+def hidden():
+    """Make every toxlib bar started inside the ``with`` block a disabled one: a caller that shows a bar of its own
+    over many steps (the report card over its chapters) keeps the steps' bars off its terminal."""
+    _HIDDEN[0] += 1
+    try:
+        yield
+    finally:
+        _HIDDEN[0] -= 1
+
+
+class TerminalBar(std.tqdm):
+    """tqdm's text bar on stderr, disabled inside ``hidden()``."""
+
+    def __init__(self, *args, **kwargs):
+        if _HIDDEN[0]:
+            kwargs["disable"] = True
+        super().__init__(*args, **kwargs)
 
 
 def in_kernel() -> bool:
@@ -57,6 +80,8 @@ class KernelBar(std.tqdm):
     def __init__(self, *args, show=None, **kwargs):
         self._handle = None
         self._show = show
+        if _HIDDEN[0]:
+            kwargs["disable"] = True
         kwargs.setdefault("delay", KERNEL_DELAY_S)
         kwargs["file"] = _Discard()
         kwargs.setdefault("ascii", False)
@@ -122,4 +147,4 @@ def quiet_peft():
         yield
 
 
-tqdm = KernelBar if in_kernel() else std.tqdm
+tqdm = KernelBar if in_kernel() else TerminalBar

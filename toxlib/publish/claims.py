@@ -210,9 +210,17 @@ def claim(claim: str, paper_value, our_value, note: str = "", *, rule: str, subj
 
 
 def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
-    """Write the chapter's claims (rows of ``claim``) to <results>/<stem>/claims.csv and return them as a DataFrame
-    with CLAIM_COLUMNS (n and n_to_decide as nullable integers). ValueError when a row lacks its text, id, subject
-    or a known verdict, or when two rows share an id (naming the ids)."""
+    """Write the chapter's claims (rows of ``claim``) to <results>/<stem>/claims.csv and return them as
+    ``checked_claims`` gives them."""
+    table = checked_claims(stem, rows)
+    write_table(stem, "claims", table)
+    return table
+
+
+def checked_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
+    """The chapter's claims (rows of ``claim``) as a DataFrame with CLAIM_COLUMNS (n and n_to_decide as nullable
+    integers). ValueError when a row lacks its text, id, subject or a known verdict, or when two rows share an id
+    (naming the ids)."""
     table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     if table["claim"].isna().any() or (table["claim"] == "").any():
         raise ValueError("every claim needs its text")
@@ -225,9 +233,7 @@ def write_claims(stem: str, rows: list[dict]) -> pd.DataFrame:
     if unknown or table["verdict"].isna().any():
         raise ValueError(f"every claim needs a verdict among {', '.join(VERDICTS)}; got {unknown or 'none'} "
                          "(build rows with claims.claim)")
-    table = _typed(table)
-    write_table(stem, "claims", table)
-    return table
+    return _typed(table)
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:

@@ -16,8 +16,9 @@ from toxlib.publish.tables import show
 from toxlib.store import paths
 
 
-def chapter_dir(stem: str) -> Path:
-    out = paths.results_dir() / stem
+def chapter_dir(stem: str, root: Path | None = None) -> Path:
+    """The folder of chapter ``stem``'s files under ``root`` (default ``paths.results_dir()``), made if missing."""
+    out = (Path(root) if root is not None else paths.results_dir()) / stem
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -35,11 +36,11 @@ def _float_text(x: float) -> str:
     return f"{x:.{SIGNIFICANT_DIGITS}g}"
 
 
-def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False) -> Path:
+def write_table(stem: str, name: str, table: pd.DataFrame, compress: bool = False, root: Path | None = None) -> Path:
     """Write ``table`` to <results>/<stem>/<name>.csv (index dropped; <name>.csv.gz with ``compress``, for tables
-    of tens of thousands of rows; floats to ``SIGNIFICANT_DIGITS`` significant digits) and return the path (shown
-    relative to the repository)."""
-    path = chapter_dir(stem) / f"{name}.csv{'.gz' if compress else ''}"
+    of tens of thousands of rows; floats to ``SIGNIFICANT_DIGITS`` significant digits; ``root``: another folder
+    than the results folder) and return the path (shown relative to the repository)."""
+    path = chapter_dir(stem, root) / f"{name}.csv{'.gz' if compress else ''}"
     table.to_csv(path, index=False, float_format=_float_text,
                  **({"compression": {"method": "gzip", "mtime": 0}} if compress else {}))
     return ShownPath(path)
@@ -67,10 +68,11 @@ def publish(stem: str, name: str, table: pd.DataFrame, caption: str, digits: int
                  headers=headers, turn=turn, code=code))
 
 
-def save_figure(stem: str, name: str, fig) -> Path:
-    """Save a matplotlib figure to <results>/<stem>/<name>.png; the path returned shows relative to the repository
-    (a cell ending in this call stores no absolute path of the machine)."""
-    path = chapter_dir(stem) / f"{name}.png"
+def save_figure(stem: str, name: str, fig, root: Path | None = None) -> Path:
+    """Save a matplotlib figure to <results>/<stem>/<name>.png (``root``: another folder than the results folder);
+    the path returned shows relative to the repository (a cell ending in this call stores no absolute path of the
+    machine)."""
+    path = chapter_dir(stem, root) / f"{name}.png"
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return ShownPath(path)
 

@@ -23,7 +23,7 @@ from toxlib.publish import escape, pages
 from toxlib.publish.claims import MACHINE_KINDS, claims_summary, write_claims
 from toxlib.publish.glue import glue_markdown
 from toxlib.publish.plots import VERDICT_COLOURS, claims_forest
-from toxlib.publish.results import csv_href, show_figure
+from toxlib.publish.results import csv_href
 from toxlib.publish.tables import Table, csv_link, fixed_text, table_label
 
 #: how the scorecard's headline opens the sentence of each kind of evidence (``claims.EVIDENCE_KINDS``)
@@ -312,19 +312,18 @@ def forest_caption(chapter: str, skipped: int) -> str:
                    else ".")
 
 
-def publish_forests(claims: pd.DataFrame, stem: str = "scorecard") -> list[str]:
-    """Per chapter of ``claims`` (``claims.collect_claims``): ``plots.claims_forest``, saved as
-    <results>/<stem>/forest_<chapter>.png and shown in place under ``forest_caption`` with an alternative text
-    (``results.show_figure``). Chapters with no drawable claim (no numeric value with a threshold) are skipped.
-    Returns the chapters drawn, in the order they first appear in ``claims`` (``by_paper``: paper by paper)."""
+def forest_figures(claims: pd.DataFrame) -> list[tuple[str, object, str]]:
+    """Per chapter of ``claims`` (``claims.collect_claims``) with a drawable claim (a numeric value with a
+    threshold): (chapter, its ``plots.claims_forest`` figure, ``forest_caption``), in the order the chapters first
+    appear in ``claims`` (``by_paper``: paper by paper). The scorecard saves each as forest_<chapter>.png and shows
+    it in place."""
     drawn = []
     for chapter, rows in claims.groupby("chapter", sort=False):
         fig = claims_forest(rows, pages.chapter_title(str(chapter)))
         if fig is None:
             continue
         skipped = len(rows) - len(fig.axes[0].get_yticks())
-        show_figure(stem, f"forest_{chapter}", fig, forest_caption(str(chapter), skipped))
-        drawn.append(str(chapter))
+        drawn.append((str(chapter), fig, forest_caption(str(chapter), skipped)))
     return drawn
 
 

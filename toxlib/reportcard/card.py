@@ -7,9 +7,11 @@
 
 ``plan_report`` reads the model's config and tokenizer (``model_facts``), decides which chapters apply
 (``applicability``), counts each chapter's work at the budget (``work``) and times the model on this machine
-(``estimate``), on the CPU and on a GPU when one is present. ``run_report`` executes the chapters
+(``estimate``), on the CPU and on a GPU when one is present. ``run_report`` computes the chapters in this process
 (``runs``), checks the scorer's domain on the model's continuations (``domain``), gathers its claims beside the
 book's (``rows``), draws the figures and writes ``index.html``, ``report.csv`` and ``report.json`` (``page``).
+The plan holds the report's ``Models`` (``toxlib.models.source``): the model its facts were read from is the one
+its rates are timed on, every chapter computes with and the domain check reads, so its weights load once.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from toxlib.common.provenance import library_commit
 from toxlib.models import BUNDLED, load
 from toxlib.models.cpu_kernels import describe_cpu
 from toxlib.models.names import checked_names
+from toxlib.models.source import Models
 from toxlib.models.weights_id import folder_weights_id
 from toxlib.reportcard.budgets import BUDGETS, chapter_values, chosen_values
 from toxlib.reportcard.cached import cached_work, left_after, rows_log
@@ -56,7 +59,6 @@ from toxlib.reportcard.runs import (
     ChapterRun,
     check_same_model,
     done_before,
-    kernel_env,
     read_log,
     run_as_dict,
     run_chapters,
@@ -79,7 +81,8 @@ MASKED_READ_FACTOR = 22
 class ReportPlan:
     """What a report will do: the model's ``facts``, the ``budget``, a ``ChapterPlan`` per chapter, the ``rates``
     measured per device ("cpu", "cuda"), the short-name map the chapters' kernels get (``names``), and where the
-    chapters run (``device``: the key of ``rates`` that applies; ``executor``)."""
+    chapters run (``device``: the key of ``rates`` that applies; ``executor``), and the ``models`` they compute with
+    (the model loaded once, on ``device``)."""
 
     facts: ModelFacts
     budget: str
@@ -88,6 +91,7 @@ class ReportPlan:
     names: dict[str, str]
     device: str
     executor: str | None = None
+    models: Models | None = None
 
 
 @dataclass
@@ -128,7 +132,8 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
     cache holds are not charged (``_held_before``). Raises ModelUnavailableError for a model that cannot be read."""
     names = checked_names(names)
     chosen, devices = _devices(device)
-    facts = model_facts(name, chosen, names=names)
+    models = Models(names=names, device=chosen)
+    facts = model_facts(name, chosen, names=names, loader=models)
     fits = applicability(facts)
     extra = ({"executor": executor} if executor else {}) | ({"model_names": names} if names else {})
     plans = []
@@ -157,7 +162,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
             continue
         fits_here = facts.needed_gb <= (facts.free_gb if dev == chosen else float("inf"))
         rates[dev] = _device_rates(name, dev, facts, names, calibrate is not False and fits_here,
-                                   reuse=calibrate is None)
+                                   reuse=calibrate is None, models=models if dev == chosen else None)
     for plan in plans:
         if not plan.applies:
             continue
@@ -166,7 +171,7 @@ def plan_report(name: str, budget: str, names: dict[str, str] | None = None, dev
             work.read_tokens *= MASKED_READ_FACTOR
         overhead = overhead_seconds(chapter_notebook(paths.companion_root(), plan.stem))
         plan.estimates.update({dev: estimate_seconds(work, r, overhead) for dev, r in rates.items()})
-    return ReportPlan(facts, budget, plans, rates, names, chosen, executor)
+    return ReportPlan(facts, budget, plans, rates, names, chosen, executor, models)
 
 
 def _held_before(plan: ChapterPlan, folder: Path, identity: str, device: str) -> None:
@@ -189,8 +194,9 @@ def _not_in_book(stem: str, name: str) -> str:
 
 
 def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, str], calibrate: bool,
-                  reuse: bool = False) -> Rates:
-    """The model's rates on ``device``: timed here when ``calibrate`` (``measure_rates``; with ``reuse``, as an
+                  reuse: bool = False, models: Models | None = None) -> Rates:
+    """The model's rates on ``device``: timed here when ``calibrate`` (``measure_rates``, on the model ``models``
+    gives, or one loaded on ``device``; with ``reuse``, as an
     earlier report timed them here when it did: ``timed_rates``), else, and for a masked LM
     (which generates nothing to time) or a model whose timing fails (a tokenizer without BOS, EOS or pad token),
     from its parameter count (``flops_rates``), with the reason in ``how``."""
@@ -204,7 +210,9 @@ def _device_rates(name: str, device: str, facts: ModelFacts, names: dict[str, st
     if kept is not None:
         return kept
     try:
-        rates = measure_rates(load(name, device=device, dtype="float32", kind=facts.kind, names=names))
+        lm = (models(name, dtype="float32", kind=facts.kind) if models is not None
+              else load(name, device=device, dtype="float32", kind=facts.kind, names=names))
+        rates = measure_rates(lm)
         keep_rates(identity, device, rates)
         return rates
     except (ToxlibError, TypeError, ValueError, RuntimeError) as exc:  # said in the estimate, never fatal
@@ -270,15 +278,14 @@ def run_report(planned: ReportPlan, folder: str | Path, progress: bool = True, f
     folder = Path(folder)
     name = planned.facts.name
     check_same_model(folder, model_identity(planned.facts.target), fresh)
-    env = kernel_env(folder, planned.device)
-    runs = run_chapters(planned.chapters, folder, env, planned.device, progress=progress,
+    models = planned.models or Models(names=planned.names, device=planned.device)
+    runs = run_chapters(planned.chapters, folder, models, planned.device, progress=progress,
                         model=model_identity(planned.facts.target))
     ran = {r.stem for r in runs if r.status in ("ran", "done before")}
     domain, notes = None, []
     if ran & set(scored_chapters()):
         try:
-            domain = domain_check(load(name, device=planned.device, dtype="float32", kind=planned.facts.kind,
-                                       names=planned.names))
+            domain = domain_check(models(name, dtype="float32", kind=planned.facts.kind))
         except ToxlibError as exc:  # the check's data or reference model not reachable: said, not fatal
             notes.append(f"The scorer's domain was not checked: {exc}")
     book = paths.book_results_dir()

@@ -80,13 +80,16 @@ def free_memory_gb(device: torch.device) -> float:
 
 
 def model_facts(name: str, device: str | None = None, dtype: str = "float32",
-                names: Mapping[str, str] | None = None) -> ModelFacts:
+                names: Mapping[str, str] | None = None, loader=None) -> ModelFacts:
     """The facts of model ``name`` (a bundled name, a folder, a hub id or a short name in ``names``: {name: folder
-    or hub id}) on ``device`` in ``dtype``, read from its config and tokenizer without loading its weights."""
+    or hub id}) on ``device`` in ``dtype``, read from its config and tokenizer without loading its weights;
+    ``loader``: (name, dtype=, kind=) -> LanguageModel on ``device`` (a report's ``Models``, so the model read here
+    is the one its chapters use), default ``toxlib.models.load``."""
     target = target_of(name, names)
     kind = _kind(target)
     dev = pick_device(device)
-    lm = load(name, device=str(dev), dtype=dtype, kind=kind, names=names)
+    lm = (loader(name, dtype=dtype, kind=kind) if loader is not None
+          else load(name, device=str(dev), dtype=dtype, kind=kind, names=names))
     arch = lm.architecture()  # a weightless copy of the model on the meta device: no weights read
     tokenizer = lm.tokenizer
     try:

@@ -1,13 +1,20 @@
-"""Running a report's chapters: each chapter notebook executed by papermill (``toxlib.book_build.runner``) with the
-model in place of the bundled ones, its executed notebook under ``<report>/chapters/`` and its tables and claims under
-``<report>/results/`` (never the book's ``data/results/``).
+"""Running a report's chapters in this process: each chapter's compute function (``toxlib.chapters.compute``) called
+with the model in place of the bundled ones and handed the report's one ``Models`` (the model loaded once for every
+chapter), its tables and claims written under ``<report>/results/`` (never the book's ``data/results/``; no
+figures: the report draws its own).
 
 Resumable at two levels: a chapter whose run finished with the same parameters, library commit and model
 (``runs.json``; the model by ``model_identity``: another model under the same short name runs every chapter afresh)
 is not run again, and a chapter cut short re-runs with every row it had computed read back from the user's caches
 (generation, score and NLL rows are stored as they are computed, and named in the chapter's rows log,
 ``toxlib.reportcard.cached``, so the next estimate charges only the rest). A chapter that fails is recorded with its
-error and the next one runs.
+error (its exception's type and first line) and the next one runs; an interrupt (Ctrl-C) stops the report, and
+the next run resumes it.
+
+While a chapter computes, the caches it fills name its rows in its rows log and the record's usage names the
+chapter (``TOXLIB_ROWS_LOG``, ``TOXLIB_RECORD_CHAPTER``: the store reads them where a row is served), its scorers
+run on the report's device (``TOXLIB_DEVICE``; its model is on it already, as ``Models`` gives it), and its own
+progress bars stay off the terminal (``toxlib.common.progress.hidden``): the report's bar stands for them.
 """
 
 from __future__ import annotations
@@ -19,13 +26,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from toxlib.book_build.chapter_cells import chapter_notebook
-from toxlib.book_build.runner import run_notebook
-from toxlib.common.errors import NotebookExecutionError, ParameterError, ToxlibError
-from toxlib.common.progress import tqdm
+from toxlib.chapters.compute import compute
+from toxlib.common import settings
+from toxlib.common.errors import ParameterError
+from toxlib.common.progress import hidden, tqdm
 from toxlib.common.provenance import library_commit
+from toxlib.models.source import Models
 from toxlib.reportcard.cached import rows_log
 from toxlib.store import paths
+from toxlib.store.record_usage import served_counts
 
 
 @dataclass
@@ -66,18 +75,18 @@ class ChapterRun:
 
 def done_before(log: dict, stem: str, values: dict, folder: Path, model: str, device: str | None = None) -> bool:
     """Whether ``runs.json``'s ``log`` has chapter ``stem`` finished in ``folder`` with these ``values``, ``model``
-    (its ``model_identity``), device and this library commit, its notebook and claims still there."""
+    (its ``model_identity``), device and this library commit, its claims still there."""
     entry = log.get(stem, {})
     return (entry.get("status") == "ran" and entry.get("values") == values and entry.get("commit") == library_commit()
             and entry.get("model") == model and (device is None or entry.get("device") == device)
-            and (folder / "chapters" / f"{stem}.ipynb").exists()
-            and (folder / "results" / stem / "claims.csv").exists())
+            and (Path(folder) / "results" / stem / "claims.csv").exists())
 
 
 def check_same_model(folder: Path, model: str, fresh: bool = False) -> None:
     """Refuse to run ``model`` (its ``model_identity``) into a report folder whose chapters ran another model under
     the same short name: ParameterError naming both and the fix (another ``--name``, or ``--fresh``). With ``fresh``
-    the folder's earlier report (runs.json, chapters, results, figures, page) is removed instead."""
+    the folder's earlier report (runs.json, results, figures, page; the executed notebooks of reports made before
+    the chapters ran in process) is removed instead."""
     folder = Path(folder)
     others = sorted({str(e.get("model")) for e in read_log(folder).values() if e.get("model")} - {model})
     if not others:
@@ -103,22 +112,46 @@ def _write_log(folder: Path, log: dict) -> None:
         Path(partial).write_text(json.dumps(log, indent=1, sort_keys=True, default=str), encoding="utf-8")
 
 
-def kernel_env(folder: Path, device: str | None) -> dict[str, str]:
-    """The chapters' kernels' environment: their results in the report folder and the device every stage runs on
-    (``TOXLIB_DEVICE``). The model's short name is a chapter parameter (``model_names``), not part of it."""
-    env = {"TOXLIB_RESULTS_DIR": str(Path(folder) / "results")}  # made absolute where the kernel starts
+def chapter_settings(folder: Path, plan: ChapterPlan, model: str, device: str | None) -> dict[str, str]:
+    """The settings the store and the scorers read while chapter ``plan`` computes (module docstring): its results
+    folder, its name, its device and its rows log (left out where the log's folder cannot be made, a read-only
+    cache: the run goes on, and a later estimate charges its rows)."""
+    env = {"TOXLIB_RESULTS_DIR": str((Path(folder) / "results").resolve()), "TOXLIB_RECORD_CHAPTER": plan.stem}
     if device:
         env["TOXLIB_DEVICE"] = device
+    logged = rows_log(plan.stem, model, plan.values, device or "cpu").resolve()
+    try:
+        logged.parent.mkdir(parents=True, exist_ok=True)
+        env["TOXLIB_ROWS_LOG"] = str(logged)
+    except OSError:
+        pass
     return env
 
 
-def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], device_key: str,
-                 progress: bool = True, model: str = "") -> list[ChapterRun]:
-    """Run each applicable plan's chapter into ``folder`` (see the module docstring); ``device_key``: which of the
-    plans' estimates applies; ``model``: the model's ``model_identity``, kept in ``runs.json`` and compared before a
-    chapter is taken as done. Returns one ``ChapterRun`` per plan, in order."""
+def run_chapter(plan: ChapterPlan, folder: Path, models: Models, device_key: str, model: str) -> tuple[str, str, dict]:
+    """Compute chapter ``plan`` with ``models`` and write its tables and claims under ``<folder>/results``:
+    (status "ran" or "failed", the error's first line, the rows it was served: {"record": n, "cache": n,
+    "computed": n})."""
+    before = served_counts()
+    try:
+        with settings.overridden(chapter_settings(folder, plan, model, device_key)), hidden():
+            result = compute(plan.stem, plan.values, models=models)
+            result.write(Path(folder) / "results", figures=False)
+    except Exception as exc:  # a chapter that fails is reported and the next one runs (KeyboardInterrupt stops)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return "failed", f"{type(exc).__name__}: {first}"[:300], {}
+    after = served_counts()
+    return "ran", "", {source: after[source] - before.get(source, 0) for source in after}
+
+
+def run_chapters(plans: list[ChapterPlan], folder: Path, models: Models, device_key: str, progress: bool = True,
+                 model: str = "") -> list[ChapterRun]:
+    """Run each applicable plan's chapter into ``folder`` (see the module docstring) with ``models`` (the report's:
+    its model loaded once); ``device_key``: which of the plans' estimates applies, and the device its stages run on;
+    ``model``: the model's ``model_identity``, kept in ``runs.json`` and compared before a chapter is taken as done.
+    Returns one ``ChapterRun`` per plan, in order."""
     folder = Path(folder)
-    (folder / "chapters").mkdir(parents=True, exist_ok=True)
+    (folder / "results").mkdir(parents=True, exist_ok=True)
     log, runs = read_log(folder), []
     total = sum(p.estimates.get(device_key, 0.0) for p in plans if p.applies)
     with tqdm(total=round(total), unit="s", desc="report (estimated seconds done)", disable=not progress) as bar:
@@ -134,14 +167,7 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
                 continue
             bar.set_postfix_str(plan.stem)
             started = time.perf_counter()
-            rows = {}
-            try:
-                done = run_notebook(chapter_notebook(paths.companion_root(), plan.stem), plan.values,
-                                    output=folder / "chapters" / f"{plan.stem}.ipynb",
-                                    env={**env, **_rows_log_env(plan, model, device_key)}, progress=False)
-                status, error, rows = "ran", "", done.get("rows", {})
-            except (NotebookExecutionError, ToxlibError) as exc:
-                status, error = "failed", str(exc).splitlines()[0]
+            status, error, rows = run_chapter(plan, folder, models, device_key, model)
             wall = time.perf_counter() - started
             finished = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             runs.append(ChapterRun(plan.stem, status, wall, estimate, error, finished, rows))
@@ -151,17 +177,6 @@ def run_chapters(plans: list[ChapterPlan], folder: Path, env: dict[str, str], de
             _write_log(folder, log)
             bar.update(round(estimate or 0))
     return runs
-
-
-def _rows_log_env(plan: ChapterPlan, model: str, device: str) -> dict[str, str]:
-    """``TOXLIB_ROWS_LOG`` for the chapter's kernel (``cached.rows_log``), or nothing where its folder cannot be
-    made (a read-only cache: the run goes on, and a later estimate charges its rows)."""
-    logged = rows_log(plan.stem, model, plan.values, device).resolve()
-    try:
-        logged.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return {}
-    return {"TOXLIB_ROWS_LOG": str(logged)}
 
 
 def run_as_dict(run: ChapterRun) -> dict:

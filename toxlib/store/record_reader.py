@@ -240,6 +240,15 @@ class Record:
     def rows(self, kind: str, key: str) -> dict:
         """The parsed rows of one key: generations {(prompt_sha, idx): (continuation, n_new, stopped)}, lm_scores
         {sha: (n_tokens, nll_sum)}, scores {sha: ({attribute: value or None}, error or None)}; {} if not held."""
+        held = self._held(kind, key)
+        if kind != "scores":
+            return held
+        return {sha: _decoded((kind, key), row) for sha, row in held.items()}
+
+    def _held(self, kind: str, key: str) -> dict:
+        """The rows of one key as ``rows`` gives them, but a score row's attributes still as their JSON text: a
+        score key holds every text its scorer scored for the book (tens of thousands), and a lookup asks for a few
+        of them, so each is decoded when asked for (``lookup``), not all when the file is read."""
         if not self.holds(kind, key):
             return {}
         with self._lock:
@@ -258,7 +267,7 @@ class Record:
             elif kind == "lm_scores":
                 parsed = {r["text_sha"]: (int(r["n_tokens"]), float(r["nll_sum"])) for r in raw}
             else:
-                parsed = {r["text_sha"]: (json.loads(r["scores"]), r["error"] or None) for r in raw}
+                parsed = {r["text_sha"]: (r["scores"], r["error"] or None) for r in raw}
         except (KeyError, ValueError, TypeError) as exc:  # a missing column or text, a value that does not parse
             raise RecordIntegrityError(f"the sample record's file {path} holds a row that cannot be read "
                                        f"({type(exc).__name__}: {exc}). {RESTORE}") from None
@@ -272,14 +281,27 @@ class Record:
 
     def lookup(self, kind: str, key: str, texts: list[str]) -> dict:
         """The held rows of ``key`` for these texts, keyed as the caches key their answers: generations
-        {(prompt, idx): row}, the others {text: row}."""
-        held = self.rows(kind, key)
+        {(prompt, idx): row}, the others {text: row} (a score row's attributes decoded here)."""
+        held = self._held(kind, key)
         if not held:
             return {}
         if kind == "generations":
             by_sha = {text_sha(t): t for t in texts}
             return {(by_sha[sha], idx): row for (sha, idx), row in held.items() if sha in by_sha}
-        return {t: held[sha] for t in texts if (sha := text_sha(t)) in held}
+        found = {t: held[sha] for t in texts if (sha := text_sha(t)) in held}
+        if kind == "scores":
+            return {t: _decoded((kind, key), row) for t, row in found.items()}
+        return found
+
+
+def _decoded(where: tuple[str, str], row: tuple[str, str | None]) -> tuple[dict, str | None]:
+    """A score row (attributes as JSON text, error) with its attributes decoded; RecordIntegrityError naming the key
+    when the text is not JSON."""
+    try:
+        return json.loads(row[0]), row[1]
+    except ValueError as exc:
+        raise RecordIntegrityError(f"the sample record's {where[0]} key {where[1]!r} holds a row whose scores cannot "
+                                   f"be read ({exc}). {RESTORE}") from None
 
 
 def verify(folder: str | Path) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from toxlib.metrics.agreement import calibration_bins
-from toxlib.publish import plots, results
+from toxlib.publish import plots
 from toxlib.scorers import get_scorer
 from toxlib.scorers.distilled import TARGETS, WEIGHTS_DIR
 from toxlib.scorers.out_of_domain import out_of_domain_scores, out_of_domain_summary
@@ -75,34 +75,34 @@ def fidelity_wide(table: pd.DataFrame, metrics=("pearson", "auc", "calibration_e
     return wide.reindex([a for a in TARGETS if a in wide.index]).reset_index()
 
 
-def publish_fidelity(stem: str, held: pd.DataFrame) -> pd.DataFrame:
-    """The chapter's calibration section: score ``held`` (held-out texts with Perspective's columns) with the network
-    alone and calibrated, write <stem>/reliability.csv and reliability.png (toxicity), and publish
-    <stem>/fidelity.csv (``fidelity_wide``). Returns the long ``fidelity_table``."""
+def add_fidelity(out, held: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's calibration section, added to ``out`` (a ``ChapterResult``): score ``held`` (held-out texts
+    with Perspective's columns) with the network alone and calibrated; the table ``reliability`` (written) and its
+    diagram (figure ``reliability``, shown in place) and the table ``fidelity`` (``fidelity_wide``). Returns the long
+    ``fidelity_table``."""
 
     held = held.reset_index(drop=True)
     scores = raw_and_calibrated(held["text"].tolist())
-    reliability = reliability_table(scores, held)
-    results.write_table(stem, "reliability", reliability)
-    results.show_figure(stem, "reliability", reliability_diagram(reliability, len(held)))
+    reliability = out.add_table("reliability", reliability_table(scores, held), shown=False)
+    out.add_figure("reliability", lambda: reliability_diagram(reliability, len(held)), numbered=False)
     table = fidelity_table(scores, held)
-    results.publish(stem, "fidelity", fidelity_wide(table), f"The distilled scorer against Perspective's recorded "
-                    f"scores on {len(held):,} held-out RTP texts, network alone and calibrated (isotonic, fitted on "
-                    "1,742 calibration texts): Pearson, AUC (Perspective >= 0.5) and calibration error (mean "
-                    "|mean score - mean Perspective| over the ten equal-count bins of the score), per attribute.")
+    out.add_table("fidelity", fidelity_wide(table), f"The distilled scorer against Perspective's recorded "
+                  f"scores on {len(held):,} held-out RTP texts, network alone and calibrated (isotonic, fitted on "
+                  "1,742 calibration texts): Pearson, AUC (Perspective >= 0.5) and calibration error (mean "
+                  "|mean score - mean Perspective| over the ten equal-count bins of the score), per attribute.")
     return table
 
 
-def publish_out_of_domain(stem: str, scorer: str = "distilled") -> pd.DataFrame:
-    """The chapter's out-of-domain section: score the 40 sentences of ``toxlib.scorers.out_of_domain`` with
-    ``scorer``, publish <stem>/out_of_domain_summary.csv (per kind) and <stem>/out_of_domain.csv (per sentence).
-    Returns the per-sentence table."""
+def add_out_of_domain(out, scorer: str = "distilled") -> pd.DataFrame:
+    """The chapter's out-of-domain section, added to ``out`` (a ``ChapterResult``): score the 40 sentences of
+    ``toxlib.scorers.out_of_domain`` with ``scorer``; tables ``out_of_domain_summary`` (per kind) and
+    ``out_of_domain`` (per sentence). Returns the per-sentence table."""
 
     scores = out_of_domain_scores(scorer)
-    results.publish(stem, "out_of_domain_summary", out_of_domain_summary(scores),
-                    f"{scorer} toxicity on 40 short sentences written for this book (20 plainly benign, 20 plainly "
-                    "toxic; none from an evaluation set): share >= 0.5 is the false-alarm rate (benign) or the hit "
-                    "rate (toxic).")
-    results.publish(stem, "out_of_domain", scores[["kind", "text", "toxicity", "insult", "profanity"]],
-                    f"Each out-of-domain sentence and its {scorer} scores (toxicity, insult, profanity).")
+    out.add_table("out_of_domain_summary", out_of_domain_summary(scores),
+                  f"{scorer} toxicity on 40 short sentences written for this book (20 plainly benign, 20 plainly "
+                  "toxic; none from an evaluation set): share >= 0.5 is the false-alarm rate (benign) or the hit "
+                  "rate (toxic).")
+    out.add_table("out_of_domain", scores[["kind", "text", "toxicity", "insult", "profanity"]],
+                  f"Each out-of-domain sentence and its {scorer} scores (toxicity, insult, profanity).")
     return scores

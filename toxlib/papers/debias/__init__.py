@@ -48,6 +48,7 @@ from toxlib.papers.debias.consistency_tables import (
                                           tidy_table,
 )
 from toxlib.papers.debias.findings import (
+                                          attribute_table_views,
                                           checklist_grid,
                                           claims,
                                           conditions_figure,
@@ -86,7 +87,7 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["TABLE_ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
+__all__ = ["attribute_table_views", "TABLE_ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
            "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
            "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",

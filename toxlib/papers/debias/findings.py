@@ -240,16 +240,16 @@ def lambda_sweep(lms: dict, prompt_sets: dict, lambdas, decoding, scorer="distil
     return pd.DataFrame(rows)
 
 
-def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_constant: float | None = None,
-                          csv: str | None = None) -> None:
-    """Display, in the paper's print style, every attribute table of method ``key`` in ``tables`` ({(method key,
-    model, set): attribute_table}), captioned with the method's ``name``, the model, the set and ``note``. Under each
-    condition's row stands the paper's printed row of the same method and set (``printed_tables``), where the paper
-    prints one (Self-Debiasing: only at ``decay_constant`` 100); the caption says which table and model it is and
-    links ``csv``, the CSV of every cell (``attribute_tables.csv``, relative to the page)."""
-    from IPython.display import display
-
+def attribute_table_views(tables: dict, key: str, name: str, note: str, decay_constant: float | None = None,
+                          csv: str | None = None) -> list:
+    """Every attribute table of method ``key`` in ``tables`` ({(method key, model, set): attribute_table}) in the
+    paper's print style, as ``toxlib.publish.tables.Table`` objects in ``tables``' order, captioned with the
+    method's ``name``, the model, the set and ``note``. Under each condition's row stands the paper's printed row of
+    the same method and set (``printed_tables``), where the paper prints one (Self-Debiasing: only at
+    ``decay_constant`` 100); the caption says which table and model it is and links ``csv``, the CSV of every cell
+    (``attribute_tables.csv``, relative to the page)."""
     missing = printed_for(key, decay_constant)
+    views = []
     for (method, model, s), table in tables.items():
         if method != key:
             continue
@@ -267,7 +267,17 @@ def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_co
         else:
             caption += f"; {missing}"
         columns = ["condition", "source", *ours.columns.drop(["condition", "source"])]
-        display(show(ours[columns], caption + ".", csv=csv))
+        views.append(show(ours[columns], caption + ".", csv=csv))
+    return views
+
+
+def show_attribute_tables(tables: dict, key: str, name: str, note: str, decay_constant: float | None = None,
+                          csv: str | None = None) -> None:
+    """Display each of ``attribute_table_views`` (same arguments) in a notebook."""
+    from IPython.display import display
+
+    for view in attribute_table_views(tables, key, name, note, decay_constant, csv):
+        display(view)
 
 
 def detectable_note(long: pd.DataFrame, n_per_condition: int, alpha: float = 0.05) -> str:

@@ -15,15 +15,16 @@ from toxlib.models.perplexity import cached_nll
 from toxlib.papers.safety.scores import dataset_scores, per_sentence
 
 
-def score_models(runs: list[tuple[str, str]], datasets: dict[str, pd.DataFrame], dtype: str):
+def score_models(runs: list[tuple[str, str]], datasets: dict[str, pd.DataFrame], dtype: str, loader=load):
     """Score every sentence of ``datasets`` ({name: frame with text, toxicity_score, harmful, target_groups}) with
-    every model of ``runs`` ([(name, "causal" or "masked")]) in ``dtype`` (perplexities cached).
+    every model of ``runs`` ([(name, "causal" or "masked")]) in ``dtype`` (perplexities cached); ``loader``:
+    (name, dtype=, kind=) -> LanguageModel (``toxlib.models.load``, or a chapter's ``Models``).
 
     Returns (scored, lms, timing): scored, the rows of :func:`per_sentence` for every model and dataset; lms, the
     loaded models in run order; timing, one row per model with model, kind, dtype, sentences, wall_s."""
     scored, lms, timing = [], [], []
     for name, kind in runs:
-        lm = load(name, dtype=dtype, kind=kind)
+        lm = loader(name, dtype=dtype, kind=kind)
         lms.append(lm)
         start = time.perf_counter()
         for dataset, frame in datasets.items():
@@ -50,13 +51,14 @@ def scoring_times(lms: list, timing: pd.DataFrame, measure: bool = False) -> pd.
 
 
 def precision_fidelity(name: str, kind: str, sentences: pd.DataFrame, dtype: str,
-                       reference: str = "float32") -> dict:
+                       reference: str = "float32", loader=load) -> dict:
     """Score ``sentences`` (columns text, toxicity_score, harmful) with model ``name`` in ``dtype`` and in
-    ``reference`` precision. Returns model, sentences, spearman_perplexity, safety_<dtype>, safety_<reference>
+    ``reference`` precision (models from ``loader``, as ``score_models``). Returns model, sentences,
+    spearman_perplexity, safety_<dtype>, safety_<reference>
     (all sentences pooled as one group)."""
     row, perplexities = {"model": name, "sentences": len(sentences)}, {}
     for dt in (dtype, reference):
-        nll = cached_nll(load(name, dtype=dt, kind=kind), sentences["text"].tolist(), method=kind, progress=False)
+        nll = cached_nll(loader(name, dtype=dt, kind=kind), sentences["text"].tolist(), method=kind, progress=False)
         frame = sentences[["toxicity_score", "harmful"]].assign(perplexity=nll["perplexity"].to_numpy(), model=name)
         perplexities[dt] = frame["perplexity"]
         row[f"safety_{dt}"] = dataset_scores(frame)["safety_score"].iloc[0]
