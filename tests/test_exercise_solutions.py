@@ -10,6 +10,7 @@ import re
 import nbformat
 import pytest
 
+from toxlib.chapters import chapters
 from toxlib.store import paths
 
 ROOT = paths.project_root()
@@ -25,17 +26,23 @@ def solution_text(chapter: str, label: str) -> str:
     raise LookupError(f"no solution {label} in notebooks/{chapter}.ipynb")
 
 
+SOLUTION = re.compile(r"^`{3,}\{solution\} (\S+)", re.MULTILINE)
+
+
+def solutions() -> list[tuple[str, str]]:
+    """(chapter, label) of every solution in the chapters' notebooks (``toxlib.chapters``' pages under notebooks/):
+    each is checked, so a new chapter's solutions are too."""
+    found = []
+    for declared in chapters():
+        if declared.page.startswith("notebooks/"):
+            nb = nbformat.read(ROOT / declared.page, as_version=4)
+            found += [(declared.stem, label) for cell in nb.cells if cell.cell_type == "markdown"
+                      for label in SOLUTION.findall(cell.source)]
+    return found
+
+
 #: solutions whose numbers are pasted from the computation ({glue:text} roles), so they cannot drift from the run
-GLUED = {("rtp_unprompted", "rtp-unprompted-ex-exact"), ("rtp_unprompted", "rtp-unprompted-ex-tail"),
-         ("rtp_prompted", "rtp-prompted-ex-k"), ("rtp_prompted", "rtp-prompted-ex-challenging"),
-         ("rtp_detox", "rtp-detox-ex-by-hand"), ("rtp_detox", "rtp-detox-ex-dapt"),
-         ("debias_consistency", "debias-ex-polarity"), ("debias_consistency", "debias-ex-power"),
-         ("safety_score", "safety-score-ex-by-hand"), ("safety_score", "safety-score-ex-scaling"),
-         ("safety_score", "safety-score-ex-pvalues"), ("scorers", "scorers-ex-false-positive"),
-         ("scorers", "scorers-ex-calibration"), ("datasets", "datasets-ex-threshold"),
-         ("datasets", "datasets-ex-correlation"), ("generation", "generation-ex-top-k"),
-         ("generation", "generation-ex-top-p"), ("sass", "sass-ex-threshold"), ("sass", "sass-ex-swear-lists"),
-         ("rtp_prompted", "rtp-prompted-ex-scorer")}
+GLUED = set(solutions())
 #: numbers a glued solution may still spell out: definitions (thresholds, α) and the papers' design (n, k), not
 #: results of the run
 DEFINITIONS = {"0", "0.5", "0.9", "0.05", "0.75", "22%", "2", "4", "1,000", "1,199", "10,000", "100", "1", "5", "25",
@@ -76,6 +83,11 @@ def test_a_glued_solution_types_no_result(chapter, label):
     assert GLUE_ROLE.search(text), f"{label} pastes nothing"
     typed = [n for n in typed_numbers(text) if n not in DEFINITIONS]
     assert not typed, f"{label} types numbers that should come from the computation: {typed}"
+
+
+def test_every_chapter_with_exercises_has_its_solutions_checked():
+    assert len(GLUED) >= 20 and {stem for stem, _ in GLUED} == {
+        c.stem for c in chapters() if c.page.startswith("notebooks/") and "{solution}" in (ROOT / c.page).read_text()}
 
 
 def test_the_typed_number_check_can_fail():

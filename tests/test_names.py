@@ -11,11 +11,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "toxlib"
 #: folder names that build tools, test collectors and ignore files take for output
 OUTPUT_NAMES = {"build", "_build", "dist", "out", "output", "target", "site", "htmlcov", "tmp"}
-#: names each module of one kind defines for the same role: a chapter's declaration, a paper's captions, printed
-#: values and rules, claims and exercise prose, a CLI module's commands, a module's logger, a scorer's pip package,
-#: the source file a paper's authors' values come from
-ROLE_NAMES = {"CHAPTER", "CAPTIONS", "PAPER", "RULES", "claims", "exercise_prose", "add_commands", "log", "PACKAGE",
-              "SOURCE_FILE", "source_text"}
+#: names each module of one kind defines for the same role: a chapter's declaration and the function that computes
+#: it, a paper's captions, printed values and rules, claims and exercise prose, a CLI module's commands, a module's
+#: logger, a scorer's pip package, the source file a paper's authors' values come from
+ROLE_NAMES = {"CHAPTER", "compute", "CAPTIONS", "PAPER", "RULES", "claims", "exercise_prose", "add_commands", "log",
+              "PACKAGE", "SOURCE_FILE", "source_text"}
 
 
 def test_no_package_is_named_as_build_output():

@@ -36,15 +36,16 @@ def _package_files(venv: Path) -> dict[str, int]:
 
 
 def _killed_after_the_first_chapter(process: subprocess.Popen, log: Path) -> None:
-    """Kill ``process`` (a report) and its kernels once ``log`` (its runs.json) records a finished chapter."""
+    """Kill ``process`` (a report) once ``log`` (its runs.json) records a finished chapter, before the last one."""
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline and process.poll() is None:
         if log.exists() and json.loads(log.read_text()):
             os.killpg(process.pid, signal.SIGKILL)  # killed while the second chapter runs
             break
-        time.sleep(1)
+        time.sleep(0.05)  # a smoke chapter of a tiny model can finish in about a second
     process.wait(timeout=60)
-    assert [run["status"] for run in json.loads(log.read_text()).values()] == ["ran"], "killed too late"
+    statuses = [run["status"] for run in json.loads(log.read_text()).values()]
+    assert set(statuses) == {"ran"} and len(statuses) < len(model_chapters()), f"killed too late: {statuses}"
 
 
 def test_an_installed_wheel_runs_a_report_card_in_an_empty_folder(tmp_path):

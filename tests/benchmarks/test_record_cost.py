@@ -30,16 +30,16 @@ def _small_record(folder) -> None:
     """Seven keys: sampled SmolLM2 (20 + 10 tokens), Self-Debiasing Gemma (15 + 25), greedy Gemma (8), PPLM (20),
     SmolLM2's NLLs in float32 (7 + 5 tokens) and in bf16 (4), a scorer (3 texts)."""
     keys = [
-        ("generations", "k-sample", "generation; rtp_unprompted",
+        ("generations", "k-sample", "ch_one; ch_two",
          _generation("smollm2-135m+dapt-toxic", "sample", None), [("p", 0, "c1", 20, 0), ("p", 1, "c2", 10, 1)]),
-        ("generations", "k-sd", "debias_consistency", _generation("gemma3-270m", "greedy", "self-debiasing"),
+        ("generations", "k-sd", "ch_three", _generation("gemma3-270m", "greedy", "self-debiasing"),
          [("p", 0, "c1", 15, 1), ("q", 0, "c2", 25, 0)]),
-        ("generations", "k-pplm", "rtp_detox", _generation("smollm2-135m", "sample", "pplm"), [("p", 0, "c1", 20, 0)]),
-        ("generations", "k-greedy", "rtp_prompted", _generation("gemma3-270m", "greedy", None), [("p", 0, "c1", 8, 1)]),
-        ("lm_scores", f"causal-nll-v4|{WEIGHTS}|float32", "safety_score", _nll("float32"),
+        ("generations", "k-pplm", "ch_four", _generation("smollm2-135m", "sample", "pplm"), [("p", 0, "c1", 20, 0)]),
+        ("generations", "k-greedy", "ch_five", _generation("gemma3-270m", "greedy", None), [("p", 0, "c1", 8, 1)]),
+        ("lm_scores", f"causal-nll-v4|{WEIGHTS}|float32", "ch_six", _nll("float32"),
          [("t1", 7, 1.0), ("t2", 5, 2.0)]),
-        ("lm_scores", f"causal-nll-v4|{WEIGHTS}|bfloat16", "safety_score", _nll("bfloat16"), [("t1", 4, 1.0)]),
-        ("scores", "scorer@1-float32", "scorers", None, [("t1", "{}", ""), ("t2", "{}", ""), ("t3", "{}", "")]),
+        ("lm_scores", f"causal-nll-v4|{WEIGHTS}|bfloat16", "ch_six", _nll("bfloat16"), [("t1", 4, 1.0)]),
+        ("scores", "scorer@1-float32", "ch_seven", None, [("t1", "{}", ""), ("t2", "{}", ""), ("t3", "{}", "")]),
     ]
     with (folder / "keys.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -80,9 +80,9 @@ def test_each_key_is_charged_at_its_benchmarks_rate_and_hours_match_a_hand_count
     assert costs.loc["scorer@1-float32", "hours"] == pytest.approx(3 / 3 / 3600)
     assert math.isnan(costs.loc["k-pplm", "hours"]) and "PPLM" in costs.loc["k-pplm", "reason"]
     chapters = per_chapter(costs.reset_index()).set_index("chapters")
-    assert chapters.loc["rtp_detox", ["keys", "keys_charged"]].tolist() == [1, 0]
-    assert math.isnan(chapters.loc["rtp_detox", "hours"])  # nothing charged: unknown, not 0 hours
-    assert chapters.loc["safety_score", ["keys", "keys_charged"]].tolist() == [2, 1]
+    assert chapters.loc["ch_four", ["keys", "keys_charged"]].tolist() == [1, 0]
+    assert math.isnan(chapters.loc["ch_four", "hours"])  # nothing charged: unknown, not 0 hours
+    assert chapters.loc["ch_six", ["keys", "keys_charged"]].tolist() == [2, 1]
     assert chapters["hours"].sum() == pytest.approx((3 + 10 + 1 + 2 + 1) / 3600)
 
 
@@ -107,11 +107,11 @@ def test_the_command_prints_hours_per_file_and_json_last(tmp_path, capsys):
     assert main(["bench", "record-cost", *map(str, runs), "--record", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     result = json.loads(out.strip().splitlines()[-1])
-    group = "generation; rtp_unprompted"
+    group = "ch_one; ch_two"
     assert result["after"]["per_chapter_group_hours"][group] == pytest.approx(4.167)
     assert result["before"]["per_chapter_group_hours"][group] == pytest.approx(8.333)
     assert result["before"]["charged_hours"] == pytest.approx(8.333)
-    assert result["before"]["per_chapter_group_hours"]["rtp_detox"] is None
+    assert result["before"]["per_chapter_group_hours"]["ch_four"] is None
     assert out.count("keys not charged") == 2  # each file's own list
     assert "PPLM's gradient steps" in out and "no self_debias_tok_s for gemma3-270m in float32" in out
 

@@ -38,38 +38,43 @@ def test_every_parameter_has_a_check_that_can_refuse(stem):
         declared.values(profile)  # every profile value passes its check
 
 
-@pytest.mark.parametrize("stem,name,value,allowed", [
-    ("debias_consistency", "sweep", "[-5]", "finite numbers above 0"),
-    ("debias_consistency", "sweep", "[0]", "finite numbers above 0"),
-    ("safety_score", "models", "[]", "at least one model"),
-    ("safety_score", "masked_models", "[3]", "list of models"),
-    ("rtp_detox", "model", "  ", "a model"),
-    ("scorers", "retrain", "maybe", "true or false"),
-    ("sass", "models", "[]", "at least one model"),
-    ("sass", "lm_comments", "-5", "or None for all"),
-    ("sass", "lm_comments", "0", "or None for all"),
-    ("sass", "scorer_threshold", "5", "from 0 to 1"),
-    ("sass", "perspective_threshold", "1e999", "from 0 to 1"),  # infinity
-    ("sass", "settings", '["two"]', "'zero', 'one', 'few'"),
-    ("sass", "settings", '["few", "few"]', "'zero', 'one', 'few'"),
-    ("rtp_prompted", "top_p", "0", "above 0 and at most 1"),
-    ("rtp_prompted", "k", "0", "at least 1"),
-    ("rtp_prompted", "k", "2.5", "at least 1"),
-    ("rtp_prompted", "dtype", "float16", "'float32', 'bfloat16'"),
-    ("rtp_prompted", "scorer", "perspectiv", "known scorer"),
-    ("debias_consistency", "executor", "slurm", "'local', 'ray'"),
+def declaring(name: str) -> str:
+    """The first chapter, in reading order, that declares a parameter ``name``."""
+    return next(c.stem for c in chapters() if name in c.by_name)
+
+
+@pytest.mark.parametrize("name,value,allowed", [
+    ("sweep", "[-5]", "finite numbers above 0"),
+    ("sweep", "[0]", "finite numbers above 0"),
+    ("models", "[]", "at least one model"),
+    ("masked_models", "[3]", "list of models"),
+    ("model", "  ", "a model"),
+    ("retrain", "maybe", "true or false"),
+    ("lm_comments", "-5", "or None for all"),
+    ("lm_comments", "0", "or None for all"),
+    ("scorer_threshold", "5", "from 0 to 1"),
+    ("perspective_threshold", "1e999", "from 0 to 1"),  # infinity
+    ("settings", '["two"]', "'zero', 'one', 'few'"),
+    ("settings", '["few", "few"]', "'zero', 'one', 'few'"),
+    ("top_p", "0", "above 0 and at most 1"),
+    ("k", "0", "at least 1"),
+    ("k", "2.5", "at least 1"),
+    ("dtype", "float16", "'float32', 'bfloat16'"),
+    ("scorer", "perspectiv", "known scorer"),
+    ("executor", "slurm", "'local', 'ray'"),
 ])
-def test_a_value_outside_its_check_is_refused_naming_it(stem, name, value, allowed):
+def test_a_value_outside_its_check_is_refused_naming_it(name, value, allowed):
+    stem = declaring(name)
     with pytest.raises(ParameterError) as err:
         run_values(chapter_notebook(ROOT, stem), given={name: value})
     assert f"parameter {name!r} of {stem}" in str(err.value) and allowed in str(err.value)
 
 
 def test_values_inside_their_checks_are_parsed_to_their_types():
-    path = chapter_notebook(ROOT, "sass")
+    path = chapter_notebook(ROOT, declaring("lm_comments"))
     assert run_values(path, given={"lm_comments": "30", "scorer_threshold": "0.7", "human_threshold": "-0.5"}) == {
         "lm_comments": 30, "scorer_threshold": 0.7, "human_threshold": -0.5}
-    assert run_values(chapter_notebook(ROOT, "debias_consistency"), given={"sweep": "[10, 50.5]"}) == {
+    assert run_values(chapter_notebook(ROOT, declaring("sweep")), given={"sweep": "[10, 50.5]"}) == {
         "sweep": [10.0, 50.5]}
 
 

@@ -5,6 +5,8 @@ function."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import inspect
 import re
 import unicodedata
@@ -13,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from toxlib.papers import PAPER_MODULES, claim_rules, rtp, safety, sass
+from toxlib.papers import claim_rules, papers, rtp, safety, sass
 from toxlib.papers.printed import Printed, Rule
 from toxlib.papers.rtp.detox import paper_claims as rtp_detox_claims
 
@@ -22,6 +24,16 @@ PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 TEXT_FILES = {"RealToxicityPrompts": "001_33a70ad1d7e9ec77.txt", "SASS": "002_3293f94c7d48a32a.txt",
               "Debiasing should be Good and Bad": "003_af3f8ca5a0a64616.txt",
               "The safety score": "004_78007bfc22aec778.txt"}
+
+
+def _rules_module(package):
+    """The module of a paper's package that defines its PAPER and RULES (``printed``, or ``findings``)."""
+    return next(importlib.import_module(f"{package.__name__}.{part}") for part in ("printed", "findings")
+                if importlib.util.find_spec(f"{package.__name__}.{part}") is not None)
+
+
+#: paper -> its module holding PAPER and RULES, for every paper's folder the registry of papers finds
+PAPER_MODULES = {package.NAME: _rules_module(package) for package in papers()}
 
 
 def _normalised(text: str) -> str:

@@ -260,10 +260,14 @@ def test_the_forest_draws_a_not_informative_claim_in_its_colour_beside_its_text_
 
 
 def test_each_paper_gets_the_counts_of_the_chapters_that_run_its_protocol():
-    rows = [{"chapter": "rtp_prompted", "verdict": "holds", "kind": "our models"},
-            {"chapter": "rtp_detox", "verdict": "fails", "kind": "our models"},
-            {"chapter": "rtp_unprompted", "verdict": "holds", "kind": "machine speed"},  # the machine: not counted
-            {"chapter": "sass", "verdict": "undecided", "kind": "recorded predictions"},
+    from toxlib.chapters import model_chapters
+
+    rtp = [s for s in model_chapters() if scorecard.paper_of(s) == "RealToxicityPrompts"]
+    sass = next(s for s in model_chapters() if scorecard.paper_of(s) == "SASS")
+    rows = [{"chapter": rtp[1], "verdict": "holds", "kind": "our models"},
+            {"chapter": rtp[2], "verdict": "fails", "kind": "our models"},
+            {"chapter": rtp[0], "verdict": "holds", "kind": "machine speed"},  # the machine: not counted
+            {"chapter": sass, "verdict": "undecided", "kind": "recorded predictions"},
             {"chapter": "datasets", "verdict": "fails", "kind": "recorded predictions"}]  # no one paper's protocol
     sentences = scorecard.paper_sentences(pd.DataFrame(rows))
     assert sentences == {
@@ -282,9 +286,10 @@ def test_the_landing_page_pastes_a_sentence_for_every_paper_the_book_runs():
 
 
 def test_the_scorecard_lists_the_papers_in_the_books_order():
-    rows = [{"chapter": stem, "verdict": "holds", "kind": "our models"}
-            for stem in ("safety_score", "debias_consistency", "sass", "rtp_prompted")]
+    from toxlib.chapters import model_chapters
+
+    first = list(dict.fromkeys({scorecard.paper_of(s): s for s in reversed(model_chapters())}.values()))
+    rows = [{"chapter": stem, "verdict": "holds", "kind": "our models"} for stem in first]  # last paper first
     lines = scorecard.paper_list(pd.DataFrame(rows)).splitlines()
-    assert [line.split("**")[1] for line in lines[2:]] == [scorecard.paper_of(s) for s in
-                                                           ("rtp_prompted", "sass", "debias_consistency",
-                                                            "safety_score")]
+    assert [line.split("**")[1] for line in lines[2:]] == list(dict.fromkeys(map(scorecard.paper_of,
+                                                                                 model_chapters())))

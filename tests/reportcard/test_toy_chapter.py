@@ -4,9 +4,6 @@ estimate, the applicability and the rows."""
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pandas as pd
 import pytest
 
@@ -30,15 +27,24 @@ TOY = Chapter("toy", "A toy chapter", "Parameters (papermill).",
                                  work=lambda v: ChapterWork(gen_tokens=1000.0 * v["n"]), applies=_toy_fit))
 
 
+class _ToyPoint:
+    """The toy chapter as an installed package would declare it (an entry point of ``toxlib.chapters``)."""
+
+    name, value = "toy", "toy_package:CHAPTER"
+
+    def load(self):
+        return TOY
+
+
 @pytest.fixture
 def toy(monkeypatch):
-    module = types.ModuleType("toxlib.chapters.toy")
-    module.CHAPTER = TOY
-    monkeypatch.setitem(sys.modules, "toxlib.chapters.toy", module)
-    monkeypatch.setattr(toxlib.chapters, "STEMS", (*toxlib.chapters.STEMS, "toy"))
+    monkeypatch.setattr(toxlib.chapters, "entry_points",
+                        lambda group: [_ToyPoint()] if group == toxlib.chapters.ENTRY_POINTS else [])
+    toxlib.chapters.forget()
     monkeypatch.setattr(card, "overhead_seconds", lambda notebook: 0.0)
     monkeypatch.setattr(card, "chapter_notebook", lambda root, stem: root / "notebooks" / f"{stem}.ipynb")
-    return TOY
+    yield TOY
+    toxlib.chapters.forget()
 
 
 def test_a_declared_chapter_is_planned_estimated_and_reported(toy, tmp_path):

@@ -23,6 +23,7 @@ import yaml
 from toxlib.book_build import build_stamp, repository
 from toxlib.book_build.kernels import KernelPrestart
 from toxlib.book_build.runner import PROFILES, checkout_env, governing_chapter, run_notebook
+from toxlib.book_build.toc import write_toc
 from toxlib.common.errors import BookBuildError, ParameterError, UnknownNameError
 from toxlib.common.provenance import uncommitted_files
 from toxlib.store import paths
@@ -146,6 +147,8 @@ def build_book(
         raise UnknownNameError(f"unknown profile {profile!r}; profiles are {', '.join(PROFILES)}")
     profile = profile or "default"
     smoke = profile == "smoke"
+    if write_toc(root):  # the chapters' declarations decide what the book holds (toxlib.book_build.toc)
+        print("[toxlib] wrote _toc.yml from the chapters' declarations")
     if smoke:
         work = Path(workdir) if workdir else root / "_build" / "smoke"
         source = stage_sources(root, work / "src")

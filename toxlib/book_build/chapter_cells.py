@@ -19,11 +19,15 @@ RETIRED_METADATA = ("checks", "profiles", "paper_profile_note", "aggregate")
 
 
 def chapter_notebook(root: Path, stem: str) -> Path:
-    """Where chapter ``stem``'s notebook lies in the checkout at ``root`` (notebooks/, or book/ for the scorecard)."""
-    for folder in ("notebooks", "book"):
-        if (root / folder / f"{stem}.ipynb").exists():
-            return root / folder / f"{stem}.ipynb"
-    raise FileNotFoundError(f"no notebook for chapter {stem!r} in {root / 'notebooks'} or {root / 'book'}")
+    """Where chapter ``stem``'s notebook lies in the checkout at ``root``: its declaration's ``page``
+    (FileNotFoundError naming it when there is no such file, or no such chapter)."""
+    declared = chapter(stem)
+    if declared is None:
+        raise FileNotFoundError(f"no chapter {stem!r} is declared, so it has no notebook")
+    path = Path(root) / declared.page
+    if not path.exists():
+        raise FileNotFoundError(f"chapter {stem!r} declares its notebook at {declared.page}, which {root} lacks")
+    return path
 
 
 def _wanted(nb: nbformat.NotebookNode, stem: str) -> tuple[bool, bool]:

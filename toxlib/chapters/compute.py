@@ -1,20 +1,23 @@
 """Computing a chapter from its declaration, in this process: what a notebook's first cell and the report card call.
 
-    from toxlib.chapters.compute import compute, in_notebook
-    result = compute("sass", {"lm_comments": 30}, profile="smoke")   # a ChapterResult; nothing written
+    from toxlib.chapters.compute import compute_chapter, in_notebook
+    result = compute_chapter("sass", {"lm_comments": 30}, profile="smoke")   # a ChapterResult; nothing written
     result = in_notebook("sass", globals())                           # a notebook: its parameters, published
 
-``compute`` checks the values against the declaration (the profile's, with ``values`` over them), makes the
+``compute_chapter`` checks the values against the declaration (the profile's, with ``values`` over them), makes the
 chapter's ``executor`` the default of every stage and its ``model_names`` the short names models load under, and
 calls the function the declaration names (``Chapter.compute``) with the checked values and a
 ``toxlib.models.source.Models``: the caller's (a report hands over its one loaded model), or a new one on
-``device``. ``in_notebook`` reads the parameters as the notebook holds them after its parameters cell (checked as
-``run`` checks them), computes, and publishes the result (its files under ``results_dir()``, its glue keys).
+``device``. The data files the chapter read are noted in the result (``sources``); one its declaration does not
+name is warned about. ``in_notebook`` reads the parameters as the notebook holds them after its parameters cell
+(checked as ``run`` checks them), computes, and publishes the result (its files under ``results_dir()``, its glue
+keys).
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Mapping
 
 from toxlib import executors
@@ -22,6 +25,7 @@ from toxlib.chapters import STEMS
 from toxlib.chapters import chapter as declared_chapter
 from toxlib.chapters.spec import Chapter
 from toxlib.common.errors import UnknownNameError
+from toxlib.data import sources
 from toxlib.models.names import name_models
 from toxlib.models.source import Models
 from toxlib.publish.chapter_result import ChapterResult
@@ -51,7 +55,7 @@ def compute_function(chapter: Chapter):
                                f"({type(exc).__name__}: {exc})") from exc
 
 
-def compute(name: str | Chapter, values: Mapping | None = None, profile: str = "default",
+def compute_chapter(name: str | Chapter, values: Mapping | None = None, profile: str = "default",
             models: Models | None = None, device: str | None = None) -> ChapterResult:
     """Chapter ``name`` computed at ``profile`` with ``values`` over it (see the module docstring); ``models``: the
     models to use (default: a new ``Models`` with the chapter's ``model_names`` on ``device``). Nothing is written:
@@ -64,9 +68,16 @@ def compute(name: str | Chapter, values: Mapping | None = None, profile: str = "
     if "model_names" in checked:
         name_models(names)  # also for the stages that load a model by name away from ``models`` (Ray actors)
     models = models if models is not None else Models(names=names, device=device)
+    first = len(sources.ENSURED)
     result = compute_function(chapter)(checked, models)
     if not isinstance(result, ChapterResult):
         raise TypeError(f"{chapter.compute} returned a {type(result).__name__}, not a ChapterResult")
+    result.sources = sorted(set(sources.ENSURED[first:]))
+    undeclared = sorted(set(result.sources) - set(chapter.sources)) if "*" not in chapter.sources else []
+    if undeclared:
+        warnings.warn(f"chapter {chapter.stem} read the data file(s) {', '.join(undeclared)}, which its declaration's "
+                      f"sources do not name: add them to toxlib/chapters/{chapter.stem}.py (its page and checks list "
+                      "what a chapter reads)", stacklevel=2)
     return result
 
 
@@ -74,6 +85,6 @@ def in_notebook(name: str | Chapter, namespace: Mapping) -> ChapterResult:
     """What a chapter's notebook runs after its parameters cell: its parameters as ``namespace`` (the notebook's
     ``globals()``) holds them, checked, computed and published (``ChapterResult.publish``)."""
     chapter = declaration(name)
-    result = compute(chapter, chapter.current(namespace))
+    result = compute_chapter(chapter, chapter.current(namespace))
     result.publish()
     return result

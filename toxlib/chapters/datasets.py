@@ -14,4 +14,7 @@ CHAPTER = Chapter(
     ),
     profiles={'paper': {}, 'smoke': {'rtp_subsets': ['nontoxic', 'sample']}},
     compute="toxlib.studies.datasets_chapter:compute",
+    order=100,
+    cites=('gehman2020realtoxicityprompts',),
+    sources=("*",),  # its data cards count every data file of data/sources.yaml
 )

@@ -3,14 +3,14 @@
 from toxlib.chapters.spec import (
     COUNT,
     COUNT_OR_SKIP,
-    EXECUTOR,
     MODELS,
     NUCLEUS_MASS,
-    SEED,
     Chapter,
     Parameter,
+    executor_parameter,
     measure_parameter,
     model_names_parameter,
+    seed_parameter,
 )
 
 CHAPTER = Chapter(
@@ -28,14 +28,12 @@ CHAPTER = Chapter(
                   'new tokens per continuation (RealToxicityPrompts: 20)'),
         Parameter('top_p', 0.9, NUCLEUS_MASS,
                   'nucleus mass (RealToxicityPrompts: 0.9)'),
-        Parameter('seed', 0, SEED,
-                  'base seed; every (prompt, sample) has its own generator derived from it'),
+        seed_parameter('base seed; every (prompt, sample) has its own generator derived from it'),
         Parameter('nucleus_prompts', 4, COUNT_OR_SKIP,
                   'prompts whose every decoding step is inspected in the nucleus section'),
         Parameter('speed_prompts', 2, COUNT_OR_SKIP,
                   'prompts in the speed comparison with one generate() call per prompt (0 skips it)'),
-        Parameter('executor', "local", EXECUTOR,
-                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        executor_parameter(),
         measure_parameter("the speed, roofline and cache tables"),
         model_names_parameter(),
     ),
@@ -47,4 +45,6 @@ CHAPTER = Chapter(
                         'num_samples': 3,
                         'speed_prompts': 1}},
     compute="toxlib.studies.generation_chapter:compute",
+    order=110,
+    sources=('rtp_sample',),
 )

@@ -13,6 +13,11 @@ parameters (``Chapter.report``): the report iterates over the chapters that decl
 - ``applies``: facts -> ``Fit`` (applies, why, changes), when the chapter cannot apply to a model or must change a
   parameter for it; ``facts`` has the attributes of ``toxlib.reportcard.model_facts.ModelFacts`` (kind,
   start_token, answers_single). None: it applies to every model a masked/causal check lets through.
+- ``figures``: {name: "module:function"}, the report's figures drawn from this chapter's tables: each function takes
+  (the book's results folder, the report's, the model's name) and returns (figure, alternative text) or None; the
+  report saves it as ``figures/<name>.png``. ``book_tables``: the tables of the book's run those figures read
+  beside the report's (``<stem>/<table>.csv``), which the wheel carries (pyproject.toml's ``wheel-companion``,
+  checked by a test).
 
 Declarations stay light (no torch): ``ChapterWork`` lives here, the facts arrive as an object.
 """
@@ -75,6 +80,8 @@ class ReportNeeds:
     scored: bool = False
     masked: Mapping | None = None
     applies: Callable[[object], Fit] | None = None
+    figures: Mapping[str, str] = field(default_factory=dict)
+    book_tables: tuple[str, ...] = ()
 
     def model_values(self, model: str, kind: str = "causal") -> dict:
         """The parameter values that make the chapter run ``model`` (of ``kind``, "causal" or "masked") alone.

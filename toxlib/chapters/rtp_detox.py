@@ -6,15 +6,15 @@ from toxlib.chapters.spec import (
     COUNT_OR_ALL,
     COUNT_OR_SKIP,
     DTYPE,
-    EXECUTOR,
     MODEL,
     NUCLEUS_MASS,
     POSITIVE,
     SCORER,
-    SEED,
     Chapter,
     Parameter,
+    executor_parameter,
     model_names_parameter,
+    seed_parameter,
 )
 
 
@@ -79,10 +79,8 @@ CHAPTER = Chapter(
                   "of which PPLM's perplexity uses the first few (0 skips it: about 20 s per token here)"),
         Parameter('scorer', "distilled", SCORER,
                   'toxicity scorer (see the scorers chapter)'),
-        Parameter('seed', 0, SEED,
-                  'sampling seed (prompts, corpus, generation)'),
-        Parameter('executor', "local", EXECUTOR,
-                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        seed_parameter('sampling seed (prompts, corpus, generation)'),
+        executor_parameter(),
         model_names_parameter(),
     ),
     profiles={'quick': {'adapt_steps': 8, 'discriminator_texts': 300, 'k': 10, 'n_nontoxic': 10, 'n_perplexity': 40,
@@ -115,4 +113,7 @@ CHAPTER = Chapter(
     report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="model", model_list=False, work=_work,
                        scored=True),
     compute="toxlib.papers.rtp.detox.chapter:compute",
+    order=220,
+    cites=('gehman2020realtoxicityprompts',),
+    sources=('ldnoobw_rtp', 'rtp_challenging', 'rtp_nontoxic', 'rtp_sample'),
 )

@@ -4,14 +4,14 @@ from toxlib.chapters.report_needs import ChapterWork, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
     DTYPE,
-    EXECUTOR,
     MODELS,
     NUCLEUS_MASS,
     SCORER,
-    SEED,
     Chapter,
     Parameter,
+    executor_parameter,
     model_names_parameter,
+    seed_parameter,
 )
 
 #: the paper profile: every toxic and every non-toxic prompt of the public subsets, and every challenging one (the
@@ -52,10 +52,8 @@ CHAPTER = Chapter(
                   'float32: the same rows on any CPU; bfloat16: faster on some CPUs, rows CPU-dependent'),
         Parameter('scorer', "distilled", SCORER,
                   'toxicity scorer (see the scorers chapter)'),
-        Parameter('seed', 0, SEED,
-                  'prompt sampling and generation seed'),
-        Parameter('executor', "local", EXECUTOR,
-                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        seed_parameter('prompt sampling and generation seed'),
+        executor_parameter(),
         model_names_parameter(),
     ),
     profiles={'quick': {'n_challenging': 10, 'n_nontoxic': 20, 'n_toxic': 20},
@@ -66,6 +64,11 @@ CHAPTER = Chapter(
                         'n_challenging': 3,
                         'n_nontoxic': 3,
                         'n_toxic': 3}},
-    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True),
+    report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
+                       figures={"table2": "toxlib.reportcard.figures:table2_bars"},
+                       book_tables=("table2",)),
     compute="toxlib.papers.rtp.prompted_chapter:compute",
+    order=210,
+    cites=('gehman2020realtoxicityprompts',),
+    sources=('rtp_challenging', 'rtp_nontoxic', 'rtp_sample'),
 )

@@ -3,14 +3,14 @@
 from toxlib.chapters.report_needs import ChapterWork, Fit, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT,
-    EXECUTOR,
     MODELS,
     NUCLEUS_MASS,
     SCORER,
-    SEED,
     Chapter,
     Parameter,
+    executor_parameter,
     model_names_parameter,
+    seed_parameter,
 )
 
 
@@ -43,16 +43,18 @@ CHAPTER = Chapter(
                   'bootstrap resamples per n (the paper: 1,000)'),
         Parameter('scorer', "distilled", SCORER,
                   'toxicity scorer (see the scorers chapter)'),
-        Parameter('seed', 0, SEED,
-                  'sampling seed'),
-        Parameter('executor', "local", EXECUTOR,
-                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        seed_parameter('sampling seed'),
+        executor_parameter(),
         model_names_parameter(),
     ),
     profiles={'quick': {'pool_size': 500, 'resamples': 200},
               'paper': {'pool_size': 10000, 'resamples': 1000},
               'smoke': {'models': ['smollm2-135m'], 'pool_size': 40, 'resamples': 50}},
     report=ReportNeeds(paper="RealToxicityPrompts", model_parameter="models", work=_work, scored=True,
-                       applies=_fits),
+                       applies=_fits,
+                       figures={"unprompted": "toxlib.reportcard.figures:unprompted_curve"},
+                       book_tables=("figure2",)),
     compute="toxlib.papers.rtp.unprompted_chapter:compute",
+    order=200,
+    cites=('gehman2020realtoxicityprompts',),
 )

@@ -3,13 +3,13 @@
 from toxlib.chapters.report_needs import TYPICAL, ChapterWork, Fit, ReportNeeds
 from toxlib.chapters.spec import (
     COUNT_OR_NONE,
-    EXECUTOR,
     MODELS,
     NUMBER,
     PROBABILITY,
     SCORERS,
     Chapter,
     Parameter,
+    executor_parameter,
     model_names_parameter,
     subset_of,
 )
@@ -62,8 +62,7 @@ CHAPTER = Chapter(
                   'ask the LMs about only the first N SASS comments (None: all 250)'),
         Parameter('tweets_limit', None, COUNT_OR_NONE,
                   'Table 7 analogue on only the first N of the 1,000 tweets (None: all)'),
-        Parameter('executor', "local", EXECUTOR,
-                  'where generation and scoring run: "local", or "ray" (see "Running at paper scale")'),
+        executor_parameter(),
         model_names_parameter(),
     ),
     profiles={'quick': {'lm_comments': 60, 'readings': ['next-token'], 'tweets_limit': 100},
@@ -76,4 +75,7 @@ CHAPTER = Chapter(
                         'tweets_limit': 40}},
     report=ReportNeeds(paper="SASS", model_parameter="models", work=_work, applies=_fits),
     compute="toxlib.papers.sass.chapter:compute",
+    order=300,
+    cites=('piedras2022critical',),
+    sources=('ldnoobw_en', 'ldnoobw_rtp', 'sass_predictions', 'sass_tweeteval_responses'),
 )

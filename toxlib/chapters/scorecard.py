@@ -13,4 +13,7 @@ CHAPTER = Chapter(
     profiles={'paper': {}, 'smoke': {}},
     aggregate=True,
     compute="toxlib.studies.scorecard_chapter:compute",
+    order=900,
+    part='Summary',
+    page='book/scorecard.ipynb',
 )

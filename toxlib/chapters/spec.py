@@ -30,6 +30,8 @@ from toxlib.common.errors import ParameterError, UnknownNameError
 
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 PROFILES = ("default", "smoke", "quick", "paper")
+#: the parts of the book's table of contents, in order (``toxlib.book_build.toc``)
+PARTS = ("Using this book", "Chapters", "Summary")
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,17 @@ DTYPE = one_of("float32", "bfloat16")
 EXECUTOR = one_of("local", "ray")
 
 
+def executor_parameter() -> Parameter:
+    """What every chapter that generates or scores declares: where those stages run (``toxlib.executors``)."""
+    return Parameter("executor", "local", EXECUTOR,
+                     'where generation and scoring run: "local", or "ray" (see "Running at paper scale")')
+
+
+def seed_parameter(help: str = "sampling seed") -> Parameter:
+    """A chapter's seed: a whole number from 0, default 0; ``help`` says what it seeds."""
+    return Parameter("seed", 0, SEED, help)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One parameter: its ``name``, ``default`` (the default profile's value, also the type a text is parsed to),
@@ -169,7 +182,14 @@ class Chapter:
     claims concern a language model (``toxlib.chapters.report_needs.ReportNeeds``); None for the others.
     ``compute``: "module:function" naming the function that computes the chapter (``values, models`` ->
     ``toxlib.publish.chapter_result.ChapterResult``), imported only when the chapter is computed, so a declaration
-    stays light (no torch at import)."""
+    stays light (no torch at import).
+
+    Where the chapter sits in the book, and what it stands on (the registry, ``toxlib.chapters``, orders the
+    chapters by ``order``; the table of contents, the scorecard, the report card and the checks of the sources and
+    citations read these): ``part``, the part of the table of contents ("Using this book", "Chapters", "Summary");
+    ``page``, the notebook's path from the checkout's root (default ``notebooks/<stem>.ipynb``); ``cites``, the
+    BibTeX keys (``references.bib``) of the papers it reproduces; ``sources``, the names of the data files
+    (``data/sources.yaml``) it reads ("*": every one)."""
 
     stem: str
     title: str
@@ -179,8 +199,17 @@ class Chapter:
     aggregate: bool = False
     report: object = None  # a ReportNeeds (report_needs.py imports nothing from here; kept untyped to stay light)
     compute: str = ""
+    order: float = 1000.0
+    part: str = "Chapters"
+    page: str = ""
+    cites: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if not self.page:
+            object.__setattr__(self, "page", f"notebooks/{self.stem}.ipynb")
+        if self.part not in PARTS:
+            raise ValueError(f"{self.stem}: part {self.part!r} is not a part of the book; parts: {', '.join(PARTS)}")
         names = [p.name for p in self.parameters]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.stem}: a parameter is declared twice in {names}")

@@ -27,4 +27,7 @@ CHAPTER = Chapter(
               'smoke': {'budget': 'smoke', 'chapters': ['safety_score']}},
     aggregate=True,  # its rows sit beside the book's claims: it runs after the chapters that write them
     compute="toxlib.reportcard.chapter:compute",
+    order=10,
+    part='Using this book',
+    page='book/your_model.ipynb',
 )

@@ -38,6 +38,15 @@ def _chapters(args) -> int:
     from toxlib.chapters import chapters
     from toxlib.store.paths import project_root
 
+    if args.write_toc:
+        from toxlib.book_build.toc import missing_pages, write_toc
+
+        if missing_pages(project_root()):
+            raise ParameterError(f"_toc.yml not written: {', '.join(missing_pages(project_root()))} named by the "
+                                 "declarations or toxlib.book_build.toc.PROSE is missing; add the page or fix its "
+                                 "declaration's page")
+        print("wrote _toc.yml" if write_toc(project_root()) else "_toc.yml already lists every chapter")
+        return 0
     if args.write_cells:
         from toxlib.book_build.chapter_cells import write_cells  # optional: the [book] extra (nbformat)
 
@@ -63,13 +72,37 @@ def _book(args) -> int:
     return 0
 
 
+def _new_chapter(args) -> int:
+    from toxlib.book_build.new_chapter import new_chapter  # optional: the [book] extra (nbformat)
+    from toxlib.store.paths import project_root
+
+    root = project_root()
+    written = new_chapter(root, args.name, args.title, args.paper)
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    print(f"next: python -m toxlib run notebooks/{args.name}.ipynb --smoke, then the page \"Adding a paper\" "
+          "(book/contributing.md): replace the example claim with the paper's, cite it, declare its data")
+    return 0
+
+
 def add_commands(sub) -> None:
-    """``chapters``, ``run`` and ``book``."""
+    """``chapters``, ``new-chapter``, ``run`` and ``book``."""
     chapters = sub.add_parser("chapters", help="each chapter's parameters: default, what it may be, what it does "
                               "(declared in toxlib/chapters/)")
     chapters.add_argument("--write-cells", action="store_true", help="write each chapter notebook's parameters cell "
                           "from its declaration")
+    chapters.add_argument("--write-toc", action="store_true", help="write _toc.yml from the chapters' declarations "
+                          "(`book` does it before it builds)")
     chapters.set_defaults(func=_chapters)
+
+    new = sub.add_parser("new-chapter", help="write a working skeleton of a new paper's chapter: its declaration, "
+                         "its paper's folder with its compute function, its notebook and a test (book page \"Adding "
+                         "a paper\")")
+    new.add_argument("name", help="the chapter's name: snake_case, it names the module, the notebook and the folder")
+    new.add_argument("--title", help="the chapter's title (default: from the name)")
+    new.add_argument("--paper", help="the paper's name, as the report card and the scorecard show it (default: the "
+                     "title)")
+    new.set_defaults(func=_new_chapter)
 
     run = sub.add_parser("run", help="execute one notebook with papermill")
     run.add_argument("notebook", help="path of the .ipynb file")

@@ -239,6 +239,14 @@ def fetch(
         ) from None
 
 
+#: the names of every source ``ensure`` was asked for in this process, in order (``toxlib.chapters.compute`` compares
+#: a chapter's with its declaration's ``sources``)
+ENSURED: list[str] = []
+
+
 def ensure(name: str) -> Path:
-    """Path of a source in the local data dir, fetched on first use (mirror from $TOXLIB_DATA_MIRROR if set)."""
-    return fetch(name)
+    """Path of a source in the local data dir, fetched on first use (mirror from $TOXLIB_DATA_MIRROR if set); the
+    name is noted in ``ENSURED``."""
+    path = fetch(name)
+    ENSURED.append(name)
+    return path

@@ -1,46 +1,53 @@
-"""The four papers, one folder each: the paper's printed values, its analysis (split by job), the claims its chapters
-check, the prose its exercise solutions quote and its chapters' captions.
+"""The papers, one folder each (a subpackage), found by discovery: a paper's folder holds what it printed, its
+analysis (split by job), the claims its chapters check, the prose its exercise solutions quote, its chapters'
+captions and the compute function of each of its chapters (``chapter.py``, or ``<name>_chapter.py`` where a paper
+has several chapters), which its chapters' declarations name (``toxlib.chapters``). Which folder serves which
+chapter is read from those declarations; nothing here lists them.
 
-  paper                                                   folder             chapters
-  RealToxicityPrompts (Gehman et al. 2020)                ``rtp/``           rtp_unprompted (§3, Figure 2),
-                                                                             rtp_prompted (§4, Table 2),
-                                                          ``rtp/detox/``     rtp_detox (§5, Table 3; Table 10)
-  SASS benchmark (seed paper 002)                         ``sass/``          sass (Tables 3, 5, 6, 7), scorers
-  Debiasing should be Good and Bad (Morabito et al. 2023) ``debias/``        debias_consistency (§3-§6, Tables 3-5, 12)
-  The safety score (seed paper 004)                       ``safety/``        safety_score (Tables 4, 8, 9, 10, 13)
+Every folder's package exports ``NAME`` (the paper's name as the scorecard's rules table gives it), ``PAPER``,
+each value the chapters use as a ``printed.Printed`` (the value as printed, the table or section it comes from, and
+the paper's words or how the value was read off it), and ``RULES``, the cut-off that turns each claim in the paper's
+words into a test on a number (``printed.Rule``). Its modules: ``printed`` (or ``findings``, which holds the
+claims too) for ``PAPER`` and ``RULES``; ``paper_claims`` the rows of the chapter's claims.csv; ``prose`` what the
+exercise solutions quote; ``captions`` the chapter's ``CAPTIONS``. Printed tables are data files in the folder,
+read by pandas. Claims quote printed values, never a number typed into a notebook; ``claim_rules()`` lists every
+rule. Chapter-only studies (data, generation, scorers) live in ``toxlib.studies``.
 
-Every folder has the same parts: ``printed`` (or ``debias.findings``) holds ``PAPER``, each value the chapters use as
-a ``printed.Printed`` (the value as printed, the table or section it comes from, and the paper's words or how the
-value was read off it), and ``RULES``, the cut-off that turns each claim in the paper's words into a test on a
-number (``printed.Rule``); ``paper_claims`` (``debias.findings``) computes the claims rows of the chapter's
-claims.csv; ``prose`` what the exercise solutions quote; ``captions`` the chapter's ``CAPTIONS``. Printed tables
-are data files in the folder, read by pandas. Claims quote printed values, never a number typed into a notebook;
-``claim_rules()`` lists every rule. Chapter-only studies (datasets, generation, scorers) live in ``toxlib.studies``.
-
-May import: common, store, data, metrics, models, generate, steer, scorers, publish, benchmarks (the committed
-timings a chapter shows).
+May import: common, store, data, metrics, models, generate, steer, scorers, publish, benchmarks, chapters (the
+committed timings a chapter shows; the chapters' declarations, which order the papers).
 """
 
+import importlib
+import math
+import pkgutil
 
-import pandas as pd  # noqa: E402  (below the docstring's table of modules)
+import pandas as pd
 
-from toxlib.papers.debias import findings  # noqa: E402
-from toxlib.papers.rtp import printed as rtp_printed  # noqa: E402
-from toxlib.papers.safety import printed as safety_printed  # noqa: E402
-from toxlib.papers.sass import printed as sass_printed  # noqa: E402
+from toxlib.chapters import chapters
 
-#: paper -> its module holding PAPER and RULES
-PAPER_MODULES = {"RealToxicityPrompts": rtp_printed, "SASS": sass_printed, "Debiasing should be Good and Bad": findings,
-                 "The safety score": safety_printed}
+
+def papers() -> list:
+    """Every paper's package (``toxlib.papers.<folder>``), in the reading order of the first chapter whose compute
+    function lives in it (``toxlib.chapters``); a folder no chapter computes in comes last."""
+    found = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
+             if info.ispkg]
+    first: dict[str, float] = {}
+    for declared in chapters():
+        module = declared.compute.partition(":")[0]
+        for package in found:
+            if module.startswith(package.__name__ + "."):
+                first.setdefault(package.__name__, declared.order)
+    return sorted(found, key=lambda package: (first.get(package.__name__, math.inf), package.__name__))
 
 
 def claim_rules() -> pd.DataFrame:
     """Every claim rule of the four papers, one row each: paper, rule (its name in the module's RULES), printed
     (the value it reads, as printed; a table's name for a table), source (table or section), quote (the paper's
     words, or how the value was read off it), cutoff, direction, reading (why that number reads the paper's
-    words). Rows in the modules' order."""
+    words). Rows in the order of ``papers()``, each paper's rules in its ``RULES`` order."""
     rows = []
-    for paper, module in PAPER_MODULES.items():
+    for module in papers():
+        paper = module.NAME
         for name, rule in module.RULES.items():
             printed = module.PAPER[rule.printed]
             table = isinstance(printed.value, (pd.DataFrame, dict))

@@ -117,6 +117,7 @@ class ChapterResult:
     prose: dict = field(default_factory=dict)
     prose_markdown: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)  # the data files it read (toxlib.chapters.compute notes them)
     drawn: dict = field(default_factory=dict, repr=False)  # figures shown in place, drawn once
 
     # building -------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def chapter_values(stem: str, budget: str, model: str, kind: str = "causal", ext
 
 
 def chosen_values(stem: str, budget: str, model: str, kind: str = "causal", extra: dict | None = None) -> dict:
-    """The values a report's run of ``stem`` passes to papermill (those its budget's profile, the model and
+    """The values a report's run of ``stem`` passes to its compute function (those its budget's profile, the model and
     ``extra`` set), checked."""
     return chapter(stem).chosen(BUDGETS[check_budget(budget)], {**model_parameters(stem, model, kind),
                                                                 **(extra or {})})

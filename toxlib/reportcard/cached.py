@@ -1,6 +1,6 @@
 """How much of a report chapter's work the user's cache already holds, so the estimate charges only the rest.
 
-Which rows a chapter asks for is known only once it runs: its keys come from its notebook's code. So each chapter
+Which rows a chapter asks for is known only once it runs: its keys come from its compute function. So each chapter
 a report runs names the rows it asks for, as they are served, in a log of its own beside the cache it fills
 (``rows_log``: ``<TOXLIB_CACHE_DIR>/report-rows/<chapter>-<hash>.sqlite``, one per model, values and device; the
 usage log's form, ``toxlib.store.record_usage``, through ``TOXLIB_ROWS_LOG``). A run cut short has then named every

@@ -80,7 +80,7 @@ MASKED_READ_FACTOR = 22
 @dataclass
 class ReportPlan:
     """What a report will do: the model's ``facts``, the ``budget``, a ``ChapterPlan`` per chapter, the ``rates``
-    measured per device ("cpu", "cuda"), the short-name map the chapters' kernels get (``names``), and where the
+    measured per device ("cpu", "cuda"), the short-name map the chapters get (``names``), and where the
     chapters run (``device``: the key of ``rates`` that applies; ``executor``), and the ``models`` they compute with
     (the model loaded once, on ``device``)."""
 

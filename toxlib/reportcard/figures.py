@@ -1,6 +1,7 @@
 """The report's figures, the reader's model drawn beside the bundled models (their rows from the book) and the
 papers: the unprompted curve (RealToxicityPrompts Fig. 2), expected maximum toxicity per prompt class (Table 2) and
-the safety score per demographic (the safety-score paper's Table 8).
+the safety score per demographic (the safety-score paper's Table 8). Which figures a report draws is what the model
+chapters' declarations name (``ReportNeeds.figures``); a chapter of another paper names its own.
 
 Each function takes the book's results folder and the report's, returns ``(figure, alt text)`` or None when either
 run wrote no table for it, and labels every model by its name as data, never as markup.
@@ -8,11 +9,13 @@ run wrote no table for it, and labels every model by its name as data, never as 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from toxlib.chapters import chapter, model_chapters
 from toxlib.papers.rtp import PAPER_GPT2_UNPROMPTED_AT_100
 from toxlib.publish.figures import FigureOutput
 
@@ -122,15 +125,24 @@ def safety_by_demographic(book: Path, report: Path, model: str):
                  "(grey) and the paper's GPT-2-xl (black crosses).")
 
 
-FIGURES = {"unprompted": unprompted_curve, "table2": table2_bars, "safety": safety_by_demographic}
+def declared_figures() -> dict:
+    """{name: drawing function} of every model chapter's declared report figures (``ReportNeeds.figures``), in the
+    chapters' order."""
+    found = {}
+    for stem in model_chapters():
+        for name, where in chapter(stem).report.figures.items():
+            module, _, function = where.partition(":")
+            found[name] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def draw_figures(book: Path, report: Path, model: str, out: Path) -> list[dict]:
-    """Every figure both runs have data for, saved as ``out/<name>.png``: [{"file", "alt"}]."""
+    """Every declared figure (``declared_figures``) both runs have data for, saved as ``out/<name>.png``:
+    [{"file", "alt"}]."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     drawn = []
-    for name, draw in FIGURES.items():
+    for name, draw in declared_figures().items():
         made = draw(book, report, model)
         if made is None:
             continue

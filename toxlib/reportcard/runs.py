@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from toxlib.chapters.compute import compute
+from toxlib.chapters.compute import compute_chapter
 from toxlib.common import settings
 from toxlib.common.errors import ParameterError
 from toxlib.common.progress import hidden, tqdm
@@ -39,7 +39,7 @@ from toxlib.store.record_usage import served_counts
 
 @dataclass
 class ChapterPlan:
-    """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its run passes to papermill,
+    """One chapter of a report: whether it ``applies`` (and ``why``), the ``values`` its compute function gets,
     its estimated seconds per device (``estimates``) and the share of its work whose rows the sample record holds
     (``record_share``, ``toxlib.reportcard.held``: not charged). ``left_out``: the chapter could run but is not
     run unless named (a bundled model's chapter the book does not run for it: ``why`` says so). ``cached_rows``:
@@ -135,7 +135,7 @@ def run_chapter(plan: ChapterPlan, folder: Path, models: Models, device_key: str
     before = served_counts()
     try:
         with settings.overridden(chapter_settings(folder, plan, model, device_key)), hidden():
-            result = compute(plan.stem, plan.values, models=models)
+            result = compute_chapter(plan.stem, plan.values, models=models)
             result.write(Path(folder) / "results", figures=False)
     except Exception as exc:  # a chapter that fails is reported and the next one runs (KeyboardInterrupt stops)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -18,7 +18,7 @@ from toxlib.publish.chapter_result import ChapterResult
 from toxlib.publish.claims import claims_summary, collect_claims
 from toxlib.publish.results import csv_href
 
-STEM = "scorecard"
+_STEM = "scorecard"
 
 
 def markdown(text: str):
@@ -29,7 +29,7 @@ def markdown(text: str):
 
 
 def compute(v: dict, models: Models) -> ChapterResult:
-    out = ChapterResult(STEM, v)
+    out = ChapterResult(_STEM, v)
     caption = CAPTIONS.bind()
     claims = collect_claims()
     headline = scorecard.headline_sentence(claims)
@@ -42,7 +42,7 @@ def compute(v: dict, models: Models) -> ChapterResult:
     out.add_table("all_claims", claims, shown=False)
     shown = claims[claims["verdict"].ne("holds")] if v["only_failures"] else claims
     out.add_display("claims_by_paper", lambda: scorecard.show_claims(scorecard.by_paper(shown), caption("all_claims"),
-                                                                     csv=csv_href(STEM, "all_claims")))
+                                                                     csv=csv_href(_STEM, "all_claims")))
     forests = scorecard.forest_figures(scorecard.by_paper(claims))
     for chapter, fig, forest_caption in forests:
         out.add_figure(f"forest_{chapter}", lambda fig=fig: fig, numbered=False, caption=forest_caption)

@@ -48,6 +48,8 @@ from toxlib.papers.debias.consistency_tables import (
                                           tidy_table,
 )
 from toxlib.papers.debias.findings import (
+                                          PAPER,
+                                          RULES,
                                           attribute_table_views,
                                           checklist_grid,
                                           claims,
@@ -87,7 +89,11 @@ from toxlib.papers.debias.specifications import (
                                           self_debiasing_specifications,
 )
 
-__all__ = ["attribute_table_views", "TABLE_ATTRIBUTES", "PRINTED", "beside_printed", "printed_long",
+#: the paper's name, as the scorecard's list of rules names it
+NAME = "Debiasing should be Good and Bad"
+
+__all__ = ["NAME", "PAPER", "RULES", "attribute_table_views", "TABLE_ATTRIBUTES", "PRINTED", "beside_printed",
+           "printed_long",
            "checklist_grid", "claims", "conditions_figure", "detectable_note", "exercise_prose",
            "example_continuations", "lambda_sweep", "show_attribute_tables",
            "specifications_table", "CONDITIONS", "NONSENSE_GROUPS", "NONSENSE_SEED", "PAPER_ADVERSARIAL_AVERAGES",

@@ -35,7 +35,7 @@ from toxlib.publish.chapter_result import ChapterResult
 from toxlib.publish.results import csv_href
 from toxlib.publish.tabs import tab_set
 
-STEM = "debias_consistency"
+_STEM = "debias_consistency"
 #: method key -> the tab set's name of its attribute tables
 TAB_SETS = {"self-debiasing": "self-debiasing: one table per model and prompt set",
             "instructive debiasing": "instructive debiasing: one table per model and prompt set"}
@@ -54,13 +54,13 @@ def attribute_tabs(tables: dict, key: str, method_name: str, note: str, decay_co
 
     def make() -> str:
         views = attribute_table_views(tables, key, method_name, note, decay_constant,
-                                      csv=csv_href(STEM, "attribute_tables"))
+                                      csv=csv_href(_STEM, "attribute_tables"))
         return tab_set(labels, [view._repr_html_() for view in views], TAB_SETS[key])
     return make
 
 
 def compute(v: dict, models: Models) -> ChapterResult:
-    out = ChapterResult(STEM, v)
+    out = ChapterResult(_STEM, v)
     caption = CAPTIONS.bind(**v)
     alpha, decay_constant = v["alpha"], v["decay_constant"]
     sets, prompt_sets = drawn_prompts(v["n_prompts"], v["seed"])

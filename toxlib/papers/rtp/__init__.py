@@ -34,7 +34,10 @@ from toxlib.papers.rtp.prompts import PROMPT_POOL_DESCRIPTION, challenging_promp
 from toxlib.papers.rtp.prose import prompted_prose, scorer_swap_prose, unprompted_prose
 from toxlib.papers.rtp.unprompted_toxicity import curve_sizes, expected_max_at, pool_summary
 
-__all__ = ["PAPER", "PAPER_GPT2_UNPROMPTED_AT_100", "PROMPT_POOL_DESCRIPTION", "RULES", "challenging_prompts",
+#: the paper's name, as the scorecard's list of rules names it
+NAME = "RealToxicityPrompts"
+
+__all__ = ["NAME", "PAPER", "PAPER_GPT2_UNPROMPTED_AT_100", "PROMPT_POOL_DESCRIPTION", "RULES", "challenging_prompts",
            "challenging_share", "claims_prompted", "claims_unprompted", "curve_sizes", "expected_max_at",
            "greedy_summary", "pool_summary", "prompt_maxima_by", "prompt_overview", "prompted", "prompted_prose",
            "scorer_swap_prose", "stratified_prompts", "table2", "unprompted_pool", "unprompted_prose", "with_scores",

@@ -59,6 +59,10 @@ def source_text() -> str:
 
 #: the authors' generations per prompt (k), the only k their values stand beside
 AUTHORS_K = 25
+#: the two metrics drawn as bars beside the authors' values: {our column: bar label}, {our column: the beside column}
+BAR_LABELS = {"exp_max_toxicity": "expected max toxicity", "toxicity_probability": "toxicity probability"}
+BESIDE_COLUMNS = {"exp_max_toxicity": "exp_max_toxicity_authors",
+                  "toxicity_probability": "toxicity_probability_authors"}
 
 
 def beside_table2(table2: pd.DataFrame, system: str = "GPT-2") -> pd.DataFrame:

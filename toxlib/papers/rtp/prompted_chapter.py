@@ -27,9 +27,6 @@ from toxlib.publish.chapter_result import ChapterResult
 
 TABLE2_SHOWN = ["model", "prompt_class", "k", "exp_max_toxicity", "exp_max_toxicity_authors", "exp_max_std",
                 "exp_max_std_authors", "toxicity_probability", "toxicity_probability_authors", "n_prompts"]
-#: the bars under Table 2: column -> legend, and the authors' value drawn beside each
-BARS = {"exp_max_toxicity": "expected max toxicity", "toxicity_probability": "toxicity probability"}
-AUTHORS = {"exp_max_toxicity": "exp_max_toxicity_authors", "toxicity_probability": "toxicity_probability_authors"}
 
 
 def scored_by_model(lms: dict, prompts: pd.DataFrame, decoding, scorer: str, progress: bool = True) -> pd.DataFrame:
@@ -55,8 +52,8 @@ def compute(v: dict, models: Models) -> ChapterResult:
     t2 = pd.concat([table2(scored, kk) for kk in sorted({k, min(5, k)}, reverse=True)], ignore_index=True)
     beside = out.add_table("table2", authors.beside_table2(t2), caption("table2"), columns=TABLE2_SHOWN)
     out.add_figure("table2", lambda: plots.grouped_bars(
-        beside[beside["k"] == k].assign(group=lambda t: t["model"] + " / " + t["prompt_class"]), "group", BARS,
-        caption("fig_table2"), "toxicity (0-1)", references=AUTHORS,
+        beside[beside["k"] == k].assign(group=lambda t: t["model"] + " / " + t["prompt_class"]), "group",
+        authors.BAR_LABELS, caption("fig_table2"), "toxicity (0-1)", references=authors.BESIDE_COLUMNS,
         reference_label="GPT-2 in the paper (authors' notebook)"))
     greedy = scored_by_model(lms, prompts, greedy_config, scorer)
     out.add_table("greedy", greedy_summary(greedy), caption("greedy"))

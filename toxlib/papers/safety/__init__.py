@@ -41,7 +41,11 @@ from toxlib.papers.safety.scores import (
     with_paper_rows,
 )
 
-__all__ = ["GROUPS", "PAPER", "PAPER_GPT2", "PAPER_TABLE8", "PAPER_TABLE9", "PAPER_TABLE10", "PAPER_TABLE13", "RULES",
+#: the paper's name, as the scorecard's list of rules names it
+NAME = "The safety score"
+
+__all__ = ["NAME", "GROUPS", "PAPER", "PAPER_GPT2", "PAPER_TABLE8", "PAPER_TABLE9", "PAPER_TABLE10", "PAPER_TABLE13",
+           "RULES",
            "claims", "dataset_scores", "group_scores", "log_perplexity_summary", "model_averages",
            "paper_correlations", "paper_table8_long", "per_sentence", "precision_fidelity", "pvalue_table",
            "safety_interval", "sample_sentences", "score_models", "scoring_times", "wide", "with_paper_rows"]

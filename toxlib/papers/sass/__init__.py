@@ -44,7 +44,10 @@ from toxlib.papers.sass.tables import (
     with_scorer_columns,
 )
 
-__all__ = ["CATEGORY_ORDER", "PAPER", "PAPER_TABLE3", "PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7",
+#: the paper's name, as the scorecard's list of rules names it
+NAME = "SASS"
+
+__all__ = ["NAME", "CATEGORY_ORDER", "PAPER", "PAPER_TABLE3", "PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7",
            "RECORDED_SYSTEMS", "RULES", "best_lm_system", "best_per_model", "claims", "classifier_table",
            "f1_difference", "lm_classifier_labels", "prf_claim", "relabel", "share_interval", "table3", "table5",
            "table6", "table6_by_word_list", "table7", "tweet_table7", "with_local_systems", "with_paper",

@@ -31,9 +31,6 @@ from toxlib.steer.adapt import AdaptConfig, adapt, training_metadata
 from toxlib.steer.pplm import PPLM
 from toxlib.steer.vocab_shift import top_tokens
 
-#: the bars under Table 3: column -> legend, and the authors' value drawn beside each
-BARS = {"exp_max_toxicity": "expected max toxicity", "toxicity_probability": "toxicity probability"}
-AUTHORS = {"exp_max_toxicity": "exp_max_toxicity_authors", "toxicity_probability": "toxicity_probability_authors"}
 #: the methods trained by continued pretraining: their corpus's label (None: the whole corpus) and recipe
 ADAPTED = {"DAPT (non-toxic)": (0, "dapt"), "DAPT (toxic)": (1, "dapt"), "ATCON": (None, "atcon")}
 #: the rows of the expected maximum per prompt class the chapter shows
@@ -91,8 +88,8 @@ def compute(v: dict, models: Models) -> ChapterResult:
                   caption("table3", vocab_shift_texts=v["vocab_shift_texts"] or "all"))
     bars = (authors.beside_methods(long3[long3["prompt_class"] != "unprompted"])
             .assign(group=lambda t: t["method"] + " / " + t["prompt_class"]))
-    out.add_figure("table3", lambda: plots.grouped_bars(bars, "group", BARS, caption("fig_table3"), "toxicity (0-1)",
-                                                        references=AUTHORS,
+    out.add_figure("table3", lambda: plots.grouped_bars(bars, "group", authors.BAR_LABELS, caption("fig_table3"),
+                                                        "toxicity (0-1)", references=authors.BESIDE_COLUMNS,
                                                         reference_label="the paper's counterpart (GPT-2)"))
     by_class = long3.pivot_table(index="method", columns="prompt_class", values="exp_max_toxicity", sort=False)
     out.add_table("exp_max_by_class", by_class.loc[BY_CLASS].reset_index(), caption("exp_max_by_class"), file=False)
