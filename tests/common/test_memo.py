@@ -15,4 +15,4 @@ def test_the_artefact_cache_keeps_memos_whatever_was_imported_first(module):
     code = (f"import {module}\nfrom toxlib.common import memo\n"
             "keeper = memo._keeper\nprint(getattr(keeper, '__module__', None), getattr(keeper, '__name__', None))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["toxlib.store.artefacts", "artefact_json"], f"after importing {module} first: {out}"
+    assert out == ["toxlib.store.artefacts", "recorded_json"], f"after importing {module} first: {out}"

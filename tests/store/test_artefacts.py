@@ -142,6 +142,23 @@ def test_a_file_that_cannot_be_read_is_an_error_not_damage(cache, monkeypatch):
     assert json.loads(real(path)) == {"a": 1}  # neither deleted nor made again as if it were damaged
 
 
+def test_a_kept_memo_is_read_from_the_record_first_and_named_in_the_usage_log(cache, tmp_path, monkeypatch):
+    record = tmp_path / "record"
+    (record / "artefacts/intervals").mkdir(parents=True)
+    data = json.dumps([0.1, 0.2, "BCa"]).encode()
+    (record / "artefacts/intervals/k.json").write_bytes(data)
+    (record / "SHA256SUMS").write_text(f"{hashlib.sha256(data).hexdigest()}  artefacts/intervals/k.json\n")
+    monkeypatch.setenv("TOXLIB_RECORD_USAGE", str(tmp_path / "usage.sqlite"))
+    assert memo.kept("intervals/k.json", lambda: pytest.fail("computed although recorded")) == [0.1, 0.2, "BCa"]
+    assert not (cache / "intervals").exists()
+    used = sqlite3.connect(tmp_path / "usage.sqlite").execute("SELECT name FROM artefacts").fetchall()
+    assert used == [("intervals/k.json",)]
+    assert memo.kept("intervals/other.json", lambda: [0.3, 0.4, "BCa"]) == [0.3, 0.4, "BCa"]  # not held: cached
+    assert (cache / "intervals/other.json").exists()
+    monkeypatch.setenv("TOXLIB_RECORD", "off")
+    assert memo.kept("intervals/k.json", lambda: [0.5, 0.6, "BCa"]) == [0.5, 0.6, "BCa"]  # record off: recomputed
+
+
 def test_a_recorded_frame_is_read_from_the_record(cache, tmp_path, monkeypatch):
     record = tmp_path / "record"
     artefacts.artefact_frame("frames/r.csv.gz", lambda: _table(7))  # made in a cache, then put in the record

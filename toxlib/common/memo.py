@@ -2,9 +2,10 @@
 
 ``kept(name, compute)`` returns ``compute()``'s JSON-ready value through the keeper ``keep_with`` installed, else
 computes it every time. ``toxlib.store`` installs its artefact cache when it is imported
-(``toxlib.store.artefacts.artefact_json``), and ``import toxlib`` imports it, whatever module was asked for: the
-metrics keep their bootstrap bounds there without depending on any storage (``tests/test_import_graph.py`` holds
-the metrics to importing nothing of ``store``), and no import order decides whether they are kept.
+(``toxlib.store.artefacts.recorded_json``: the sample record's copy, else the user's cache), and ``import toxlib``
+imports it, whatever module was asked for: the metrics keep their bootstrap bounds there without depending on any
+storage (``tests/test_import_graph.py`` holds the metrics to importing nothing of ``store``), and no import order
+decides whether they are kept.
 """
 
 from __future__ import annotations

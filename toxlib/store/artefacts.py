@@ -89,6 +89,13 @@ def artefact_json(name: str, compute: Callable[[], object], recorded: bool = Fal
     return _kept(name, make, lambda path: json.loads(path.read_text()), recorded, root)
 
 
+def recorded_json(name: str, compute: Callable[[], object]):
+    """``artefact_json(name, compute, recorded=True)``: the sample record's copy first (the keeper of
+    ``toxlib.common.memo``, so the bootstrap bounds of the book's claims are read, not recomputed, wherever the
+    record is on; a build with a usage log names each one for ``record write``)."""
+    return artefact_json(name, compute, recorded=True)
+
+
 def _read_frame(source):
     import pandas as pd  # heavy
 
