@@ -5,7 +5,9 @@
 #   tiny-smoke      python -m toxlib report --model <a tiny random Llama> --budget smoke   (every row computed)
 #   your-model      python -m toxlib run book/your_model.ipynb -o <a temporary copy>        (the page, default values)
 # Every run starts from an empty report folder and an empty user cache (TOXLIB_CACHE_DIR), with the bundled models
-# already converted (TOXLIB_MODEL_CACHE: the machine's, as for a user who ran toxlib before). The working tree is
+# already converted (TOXLIB_MODEL_CACHE: the machine's, as for a user who ran toxlib before) and the data files
+# this clone has fetched (TOXLIB_DATA_DIR: this clone's data/downloads, with the mirror beside the clone, as the
+# scripts set it, for any file it lacks). The working tree is
 # timed as it is (commit it first); OLD is checked out beside it (git worktree) and run with this clone's .venv.
 # Prints one JSON line per run, then the medians; usage: bash scripts/bench_report.sh OLD_COMMIT [RUNS (3)]
 set -euo pipefail
@@ -14,6 +16,10 @@ runs="${2:-3}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="$root/.venv/bin/python"
 models="$("$python" -c 'from toxlib.store import paths; print(paths.model_cache_dir())')"
+data="${TOXLIB_DATA_DIR:-$root/data/downloads}"
+if [ -z "${TOXLIB_DATA_MIRROR:-}" ] && [ -d "$root/../shared/data" ]; then
+  export TOXLIB_DATA_MIRROR="$(cd "$root/../shared/data" && pwd)"
+fi
 work="$(mktemp -d)"
 git -C "$root" worktree add --detach "$work/old" "$old" >/dev/null 2>&1
 trap 'git -C "$root" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
@@ -32,7 +38,7 @@ time_one() {  # benchmark, label, tree -> one JSON line
   rm -rf "$work/out" "$work/cache" && mkdir -p "$work/out"
   local start end
   start="$(date +%s.%N)"
-  if ! (cd "$3" && PYTHONPATH="$3" TOXLIB_CACHE_DIR="$work/cache" TOXLIB_MODEL_CACHE="$models" \
+  if ! (cd "$3" && PYTHONPATH="$3" TOXLIB_CACHE_DIR="$work/cache" TOXLIB_MODEL_CACHE="$models" TOXLIB_DATA_DIR="$data" \
         $(command_for "$1") >"$work/log" 2>&1); then
     echo "{\"benchmark\": \"$1\", \"tree\": \"$2\", \"failed\": true}"; tail -20 "$work/log" >&2; return 1
   fi
