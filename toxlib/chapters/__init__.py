@@ -114,8 +114,7 @@ def chapter(name: str) -> Chapter | None:
         return found[name]
     if ":" not in name:
         return None
-    module, _, attribute = name.partition(":")
-    declared = getattr(importlib.import_module(module), attribute)
+    declared = pkgutil.resolve_name(name)
     if not isinstance(declared, Chapter):
         raise TypeError(f"{name} is a {type(declared).__name__}, not a toxlib.chapters.spec.Chapter")
     return declared

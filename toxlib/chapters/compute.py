@@ -8,15 +8,16 @@
 chapter's ``executor`` the default of every stage and its ``model_names`` the short names models load under, and
 calls the function the declaration names (``Chapter.compute``) with the checked values and a
 ``toxlib.models.source.Models``: the caller's (a report hands over its one loaded model), or a new one on
-``device``. The data files the chapter read are noted in the result (``sources``); one its declaration does not
-name is warned about. ``in_notebook`` reads the parameters as the notebook holds them after its parameters cell
+``device``. The data files the chapter read itself are noted in the result (``sources``; a chapter computed inside
+another, as the Your model page's report computes the report's chapters, keeps its reads); one its declaration does
+not name is warned about. ``in_notebook`` reads the parameters as the notebook holds them after its parameters cell
 (checked as ``run`` checks them), computes, and publishes the result (its files under ``results_dir()``, its glue
 keys).
 """
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 import warnings
 from collections.abc import Mapping
 
@@ -29,6 +30,9 @@ from toxlib.data import sources
 from toxlib.models.names import name_models
 from toxlib.models.source import Models
 from toxlib.publish.chapter_result import ChapterResult
+
+#: per chapter computing now (innermost last): the spans of ``sources.ENSURED`` that chapters computed inside it read
+_INNER_READS: list[list[range]] = []
 
 
 def declaration(name: str | Chapter) -> Chapter:
@@ -47,10 +51,9 @@ def compute_function(chapter: Chapter):
     if not chapter.compute or ":" not in chapter.compute:
         raise UnknownNameError(f"chapter {chapter.stem} names no compute function (its declaration's compute must "
                                "be 'module:function')")
-    module, _, function = chapter.compute.partition(":")
     try:
-        return getattr(importlib.import_module(module), function)
-    except (ImportError, AttributeError) as exc:
+        return pkgutil.resolve_name(chapter.compute)
+    except (ImportError, AttributeError, ValueError) as exc:
         raise UnknownNameError(f"chapter {chapter.stem}'s compute function {chapter.compute} cannot be imported "
                                f"({type(exc).__name__}: {exc})") from exc
 
@@ -69,10 +72,17 @@ def compute_chapter(name: str | Chapter, values: Mapping | None = None, profile:
         name_models(names)  # also for the stages that load a model by name away from ``models`` (Ray actors)
     models = models if models is not None else Models(names=names, device=device)
     first = len(sources.ENSURED)
-    result = compute_function(chapter)(checked, models)
+    _INNER_READS.append([])
+    try:
+        result = compute_function(chapter)(checked, models)
+    finally:
+        inner = _INNER_READS.pop()
+    read = range(first, len(sources.ENSURED))
+    if _INNER_READS:
+        _INNER_READS[-1].append(read)
     if not isinstance(result, ChapterResult):
         raise TypeError(f"{chapter.compute} returned a {type(result).__name__}, not a ChapterResult")
-    result.sources = sorted(set(sources.ENSURED[first:]))
+    result.sources = sorted({sources.ENSURED[i] for i in read if not any(i in span for span in inner)})
     undeclared = sorted(set(result.sources) - set(chapter.sources)) if "*" not in chapter.sources else []
     if undeclared:
         warnings.warn(f"chapter {chapter.stem} read the data file(s) {', '.join(undeclared)}, which its declaration's "

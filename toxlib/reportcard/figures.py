@@ -9,7 +9,7 @@ run wrote no table for it, and labels every model by its name as data, never as 
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -131,8 +131,7 @@ def declared_figures() -> dict:
     found = {}
     for stem in model_chapters():
         for name, where in chapter(stem).report.figures.items():
-            module, _, function = where.partition(":")
-            found[name] = getattr(importlib.import_module(module), function)
+            found[name] = pkgutil.resolve_name(where)
     return found
 
 
