@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "notebooks").glob("*.ipynb")) + [
-    ROOT / "book" / "scorecard.ipynb"]
+PAGES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+    (ROOT / "book").glob("*.ipynb"))
 #: words of the project's work process, and the paths of this project's machines
 INTERNAL = re.compile(r"\bthe issue\b|\bissue \d+|\bthis machine\b|\.\./shared\b|/work/|/root/|/home/\w+", re.I)
 
@@ -34,6 +34,15 @@ def page_text(path: Path) -> str:
 def test_no_page_speaks_of_the_work_process_or_shows_a_machine_path(path):
     found = sorted({m.group(0) for m in INTERNAL.finditer(page_text(path))})
     assert found == [], f"{path.name}: {found}"
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.suffix == ".ipynb"], ids=lambda p: p.name)
+def test_no_notebook_shows_a_warning_or_a_progress_bar(path):
+    streams = [out for cell in json.loads(path.read_text())["cells"] for out in cell.get("outputs", [])
+               if out.get("output_type") == "stream" and out.get("name") == "stderr"
+               or "application/vnd.jupyter.widget-view+json" in out.get("data", {})]  # a tqdm widget
+    streams = [{"text": out.get("text", "a progress widget")} for out in streams]
+    assert streams == [], f"{path.name}: {[''.join(out['text'])[:200] for out in streams]}"
 
 
 def test_the_pattern_catches_what_it_is_for():
