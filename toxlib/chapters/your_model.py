@@ -30,4 +30,5 @@ CHAPTER = Chapter(
     order=10,
     part='Using this book',
     page='book/your_model.ipynb',
+    sources=('rtp_sample',),  # the domain check's prompts and human continuations (toxlib.reportcard.domain)
 )
